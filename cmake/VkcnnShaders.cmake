@@ -1,0 +1,47 @@
+# Compiles every glsl/*.comp to SPIR-V once per storage variant, reflects each module with
+# SPIRV-Cross and embeds code and reflection into the library (nothing is read at run time).
+#
+# Variants differ only in the format of the storage images a kernel writes; arithmetic is float32
+# in all of them. A kernel family that needs other compile-time switches uses its own .comp file.
+
+set(VKCNN_SHADER_VARIANTS "f16:rgba16f" "f32:rgba32f" "u8:rgba8")
+
+function(vkcnn_embed_shaders target)
+  file(GLOB comp_files CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/glsl/*.comp)
+  list(SORT comp_files)
+  set(spv_dir ${CMAKE_CURRENT_BINARY_DIR}/spirv)
+  file(MAKE_DIRECTORY ${spv_dir})
+  set(spv_files)
+  set(embed_args)
+  foreach(comp ${comp_files})
+    get_filename_component(name ${comp} NAME_WE)
+    foreach(variant ${VKCNN_SHADER_VARIANTS})
+      string(REPLACE ":" ";" parts ${variant})
+      list(GET parts 0 suffix)
+      list(GET parts 1 format)
+      set(spv ${spv_dir}/${name}_${suffix}.spv)
+      add_custom_command(
+        OUTPUT ${spv}
+        COMMAND ${GLSLANG_VALIDATOR} -V --target-env vulkan1.1 -Os
+                -DVKCNN_OUTPUT_FORMAT=${format} -DVKCNN_VARIANT_${suffix}=1
+                -I${PROJECT_SOURCE_DIR}/glsl --depfile ${spv}.d -o ${spv} ${comp}
+        DEPENDS ${comp}
+        DEPFILE ${spv}.d
+        COMMENT "glslangValidator ${name}.comp (${suffix})"
+        VERBATIM)
+      list(APPEND spv_files ${spv})
+      list(APPEND embed_args ${name}:${suffix}:${spv})
+    endforeach()
+  endforeach()
+
+  set(out_header ${CMAKE_CURRENT_BINARY_DIR}/generated/vkcnn_shader_ids.h)
+  set(out_source ${CMAKE_CURRENT_BINARY_DIR}/generated/vkcnn_shader_table.cpp)
+  add_custom_command(
+    OUTPUT ${out_header} ${out_source}
+    COMMAND vkcnn_spirv_embed ${out_header} ${out_source} ${embed_args}
+    DEPENDS vkcnn_spirv_embed ${spv_files}
+    COMMENT "Reflecting and embedding SPIR-V modules"
+    VERBATIM)
+  target_sources(${target} PRIVATE ${out_header} ${out_source})
+  target_include_directories(${target} PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated)
+endfunction()

@@ -1,0 +1,73 @@
+// CommandBuffer: the MTLCommandBuffer analogue kernels encode into. It owns the pool that its
+// TemporaryImages draw memory from; that memory goes back to the Context once the work completes.
+#pragma once
+
+#include <vulkan/vulkan_core.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "vkcnn/context.h"
+#include "vkcnn/export.h"
+
+namespace vkcnn {
+
+namespace detail {
+class CommandBufferImpl;
+}
+
+enum class CommandBufferStatus {
+  encoding,   // kernels may be encoded
+  committed,  // submitted, not known to be complete
+  completed,  // the GPU finished it
+  error,      // the submission failed; see Context errors
+};
+
+VKCNN_API const char* toString(CommandBufferStatus status);
+
+struct TemporaryPoolStatistics {
+  uint64_t bytesAllocated = 0;  // device memory held by the pool (its blocks)
+  uint64_t bytesInUse = 0;      // held by temporaries whose readCount is above zero
+  uint64_t peakBytesInUse = 0;
+  uint32_t temporariesCreated = 0;
+  uint32_t reuses = 0;          // temporaries placed in memory an earlier temporary gave back
+};
+
+// Dispatches and barriers recorded so far (benchmarks print these).
+struct EncodingStatistics {
+  uint32_t dispatches = 0;
+  uint32_t barriers = 0;
+};
+
+class VKCNN_API CommandBuffer {
+ public:
+  explicit CommandBuffer(const Context& context, const std::string& label = {});
+  // Records into a VkCommandBuffer the application owns, in the recording state. The application
+  // calls endEncoding() before vkEndCommandBuffer, submits it itself, and calls markCompleted()
+  // once that submission has finished (or drops every handle to this CommandBuffer only then).
+  static CommandBuffer wrap(const Context& context, VkCommandBuffer commandBuffer,
+                            const std::string& label = {});
+
+  // Ends recording and submits to the Context's queue.
+  void commit();
+  void waitUntilCompleted();
+  CommandBufferStatus status() const;
+
+  void endEncoding();
+  void markCompleted();
+
+  VkCommandBuffer vkCommandBuffer() const;
+  const std::string& label() const;
+  TemporaryPoolStatistics temporaryPoolStatistics() const;
+  EncodingStatistics encodingStatistics() const;
+  const Context& context() const;
+
+  const std::shared_ptr<detail::CommandBufferImpl>& impl() const { return impl_; }
+
+ private:
+  explicit CommandBuffer(std::shared_ptr<detail::CommandBufferImpl> impl);
+  std::shared_ptr<detail::CommandBufferImpl> impl_;
+};
+
+}  // namespace vkcnn

@@ -1,0 +1,124 @@
+// Context: one Vulkan device as vkcnn sees it. Either vkcnn creates the instance and device, or it
+// adopts an application's (games embed the engine on their own VkDevice). All Vulkan calls go
+// through tables held here, never through globals, so several Contexts live side by side.
+//
+// Thread safety: a Context may be used from several threads at once; each CommandBuffer, Image
+// and kernel object must be used by one thread at a time.
+#pragma once
+
+#include <vulkan/vulkan_core.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vkcnn/export.h"
+
+namespace vkcnn {
+
+namespace detail {
+class ContextImpl;
+}
+
+enum class LogSeverity { verbose, info, warning, error };
+
+// Receives validation-layer messages (when validation is on) and vkcnn's own diagnostics.
+using LogCallback = std::function<void(LogSeverity severity, std::string_view message)>;
+
+enum class DeviceType { other, integratedGpu, discreteGpu, virtualGpu, cpu };
+
+struct ContextOptions {
+  // Physical device by index or by a substring of its name; empty: the VKCNN_DEVICE environment
+  // variable, else the first discrete GPU, then integrated GPU, then CPU (lavapipe).
+  std::string device;
+  // VK_LAYER_KHRONOS_validation with synchronization validation; unset: VKCNN_VALIDATION=1.
+  std::optional<bool> validation;
+  // Where messages go; unset: standard error.
+  LogCallback log;
+  std::string applicationName = "vkcnn";
+};
+
+// An application's own Vulkan objects, adopted as they are. vkcnn never destroys them. The
+// application keeps them alive for the Context's lifetime and must not use `queue` from another
+// thread while vkcnn submits to it (vkcnn serialises its own submissions).
+struct AdoptedDevice {
+  PFN_vkGetInstanceProcAddr getInstanceProcAddr = nullptr;
+  VkInstance instance = VK_NULL_HANDLE;
+  VkPhysicalDevice physicalDevice = VK_NULL_HANDLE;
+  VkDevice device = VK_NULL_HANDLE;
+  uint32_t queueFamilyIndex = 0;
+  VkQueue queue = VK_NULL_HANDLE;
+  // The device's enabled Vulkan 1.1/1.2 features, if the application enabled any vkcnn can use
+  // (16-bit storage, shaderFloat16); null: vkcnn assumes only core 1.0 features.
+  const VkPhysicalDeviceVulkan11Features* enabledVulkan11Features = nullptr;
+  const VkPhysicalDeviceVulkan12Features* enabledVulkan12Features = nullptr;
+  // Whether VK_EXT_debug_utils is enabled on the instance (for object names).
+  bool debugUtilsEnabled = false;
+};
+
+struct DeviceCapabilities {
+  std::string deviceName;
+  std::string driverName;
+  DeviceType deviceType = DeviceType::other;
+  uint32_t vendorId = 0;
+  uint32_t deviceId = 0;
+  uint32_t apiVersion = 0;
+  uint32_t driverVersion = 0;
+  bool shaderFloat16 = false;       // enabled on the device
+  bool storage16Bit = false;        // storageBuffer16BitAccess enabled on the device
+  uint32_t subgroupSize = 0;
+  uint32_t maxImageArrayLayers = 0;
+  uint32_t maxImageDimension2D = 0;
+  uint32_t maxPerStageDescriptorStorageImages = 0;
+  uint32_t maxComputeSharedMemorySize = 0;
+  uint32_t maxComputeWorkGroupInvocations = 0;
+  bool cooperativeMatrix = false;   // VK_KHR_cooperative_matrix or VK_NV_cooperative_matrix exposed
+  bool pushDescriptors = false;     // VK_KHR_push_descriptor exposed
+  float timestampPeriodNs = 0;
+  bool validationEnabled = false;
+  bool adopted = false;
+};
+
+struct PhysicalDeviceInfo {
+  uint32_t index = 0;
+  std::string name;
+  DeviceType type = DeviceType::other;
+  uint32_t apiVersion = 0;
+};
+
+VKCNN_API const char* toString(DeviceType type);
+
+class VKCNN_API Context {
+ public:
+  explicit Context(const ContextOptions& options = {});
+  static Context adopt(const AdoptedDevice& device, const ContextOptions& options = {});
+
+  // Lists the physical devices the Vulkan loader reports (for choosing one).
+  static std::vector<PhysicalDeviceInfo> enumerateDevices();
+
+  const DeviceCapabilities& capabilities() const;
+  void setLogCallback(LogCallback callback);
+  // Validation messages of severity warning or error seen so far.
+  uint64_t validationMessageCount() const;
+
+  VkInstance vkInstance() const;
+  VkPhysicalDevice vkPhysicalDevice() const;
+  VkDevice vkDevice() const;
+  VkQueue vkQueue() const;
+  uint32_t queueFamilyIndex() const;
+
+  // Blocks until the device is idle (vkcnn's own queue work included).
+  void waitIdle() const;
+
+  const std::shared_ptr<detail::ContextImpl>& impl() const { return impl_; }
+  explicit Context(std::shared_ptr<detail::ContextImpl> impl) : impl_(std::move(impl)) {}
+
+ private:
+  std::shared_ptr<detail::ContextImpl> impl_;
+};
+
+}  // namespace vkcnn

@@ -1,0 +1,35 @@
+// Errors: every failure is a vkcnn::Error carrying a code and a message that names what was wrong
+// and where (the object's label, the value and the limit it broke).
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include "vkcnn/export.h"
+
+namespace vkcnn {
+
+enum class ErrorCode {
+  invalidArgument,  // a value, shape, offset or descriptor field that does not fit
+  limitExceeded,    // a device limit (array layers, image dimension, memory) would be broken
+  unsupported,      // the device or build lacks what was asked for
+  misuse,           // an object used outside its rules (temporaries, command buffer states)
+  outOfMemory,      // host or device memory could not be allocated
+  deviceLost,       // VK_ERROR_DEVICE_LOST or a fence timeout; sticky for the Context
+  vulkan,           // any other failing Vulkan call
+  io,               // a file could not be read or has the wrong size
+  invalidModel,     // a model or weight file is malformed
+};
+
+VKCNN_API const char* toString(ErrorCode code);
+
+class VKCNN_API Error : public std::runtime_error {
+ public:
+  Error(ErrorCode code, const std::string& message);
+  ErrorCode code() const noexcept { return code_; }
+
+ private:
+  ErrorCode code_;
+};
+
+}  // namespace vkcnn

@@ -1,0 +1,7 @@
+#pragma once
+
+#if defined(VKCNN_BUILDING_LIBRARY)
+#define VKCNN_API __attribute__((visibility("default")))
+#else
+#define VKCNN_API
+#endif

@@ -1,0 +1,182 @@
+// Image: a CNN image of any number of feature channels (MPSImage). Storage is a 2D-array image with
+// (featureChannels+3)/4 layers per image, 4 consecutive channels per layer, the images of a batch
+// one after another. Padding channels of the last layer hold zeros.
+//
+// Image is a handle: copies, sub-images and batch representations share storage with the image
+// they came from. TemporaryImage is an Image whose memory comes from a CommandBuffer's pool.
+#pragma once
+
+#include <vulkan/vulkan_core.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "vkcnn/command_buffer.h"
+#include "vkcnn/context.h"
+#include "vkcnn/export.h"
+
+namespace vkcnn {
+
+namespace detail {
+class ImageStorage;
+}
+
+enum class ChannelFormat {
+  float16,  // rgba16f: the default; 11 bits of precision
+  float32,  // rgba32f: 24 bits
+  unorm8,   // rgba8 unorm: input pictures; 8 bits
+};
+
+VKCNN_API const char* toString(ChannelFormat format);
+VKCNN_API uint32_t bytesPerChannel(ChannelFormat format);
+
+// Bit flags: how the image will be used. Every image can be read and written by kernels and by
+// the host; the flags exist for wrapped application images whose usage vkcnn must respect.
+enum class ImageUsage : uint32_t {
+  shaderRead = 1,
+  shaderWrite = 2,
+  hostTransfer = 4,
+  all = 7,
+};
+
+struct ImageDescriptor {
+  uint32_t width = 1;
+  uint32_t height = 1;
+  uint32_t featureChannels = 1;
+  uint32_t numberOfImages = 1;
+  ChannelFormat channelFormat = ChannelFormat::float16;
+  ImageUsage usage = ImageUsage::all;
+  std::string label;
+};
+
+// Host-side layouts, as in MPS: pixels with their channels interleaved, or channel planes.
+enum class DataLayout { HeightxWidthxFeatureChannels, FeatureChannelsxHeightxWidth };
+
+// Element type of host data. float32 converts to any storage format; float16 and uint8 must
+// match a float16 or unorm8 image.
+enum class HostDataType { float32, float16, uint8 };
+
+struct ImageRegion {
+  uint32_t x = 0, y = 0;
+  uint32_t width = 0, height = 0;  // 0: to the image's edge
+};
+
+// What readBytes/writeBytes move. bytesPerRow: stride between rows of the host data (0: tight).
+// bytesPerImage: stride between channel planes for FeatureChannelsxHeightxWidth (0: tight); unused
+// for HeightxWidthxFeatureChannels.
+struct ImageReadWriteParams {
+  DataLayout dataLayout = DataLayout::HeightxWidthxFeatureChannels;
+  HostDataType dataType = HostDataType::float32;
+  ImageRegion region;
+  uint32_t featureChannelOffset = 0;
+  uint32_t numberOfFeatureChannels = 0;  // 0: from the offset to the last channel
+  uint32_t imageIndex = 0;
+  size_t bytesPerRow = 0;
+  size_t bytesPerImage = 0;
+};
+
+struct ChannelRange {
+  uint32_t location = 0;
+  uint32_t length = 0;
+};
+
+struct BatchRange {
+  uint32_t location = 0;
+  uint32_t length = 0;
+};
+
+class Image;
+using ImageBatch = std::vector<Image>;
+
+// float32 data written into a float16 image is rounded to nearest even. Finite values beyond the
+// float16 range (|x| > 65504) saturate to +-65504 rather than becoming infinities (an infinity in a
+// CNN poisons every later layer); infinities and NaN are stored as such.
+class VKCNN_API Image {
+ public:
+  Image() = default;  // an empty handle; valid() is false
+  Image(const Context& context, const ImageDescriptor& descriptor);
+
+  // Wraps an application's VkImage (initWithTexture:featureChannels:). A 2D image with one layer
+  // holds one image of up to 4 channels (an RGBA8 render target read as 3 channels, say); a 2D
+  // array holds layerCount/((featureChannels+3)/4) images. `layout` is the layout the image is in
+  // whenever vkcnn uses it and must be VK_IMAGE_LAYOUT_GENERAL for images kernels write.
+  static Image wrap(const Context& context, VkImage image, VkFormat format, uint32_t width,
+                    uint32_t height, uint32_t arrayLayers, uint32_t featureChannels,
+                    VkImageUsageFlags usage, VkImageLayout layout = VK_IMAGE_LAYOUT_GENERAL,
+                    const std::string& label = {});
+
+  bool valid() const { return storage_ != nullptr; }
+  uint32_t width() const;
+  uint32_t height() const;
+  uint32_t featureChannels() const { return featureChannels_; }
+  uint32_t numberOfImages() const { return numberOfImages_; }
+  ChannelFormat channelFormat() const;
+  VkFormat vkFormat() const;
+  // Bits of precision per channel, as MPS reports it: 11 for float16, 24 for float32, 8 for unorm8.
+  uint32_t precision() const;
+  // Bytes of device memory behind the storage; 0 for views and wrapped images (as in MPS).
+  size_t resourceSize() const;
+  // Layers of the 2D array per image: (featureChannels+3)/4.
+  uint32_t slicesPerImage() const { return (featureChannels_ + 3) / 4; }
+  const std::string& label() const;
+  void setLabel(const std::string& label);
+  bool isTemporary() const;
+  // The image this one is a view of; an empty handle if none.
+  Image parent() const;
+
+  // A view over channels [range.location, +range.length): location a multiple of 4.
+  Image subImage(ChannelRange range) const;
+  // A view over images [range.location, +range.length) of this batch.
+  Image batchRepresentation(BatchRange range) const;
+  // One view per image of the batch.
+  ImageBatch batchRepresentation() const;
+
+  void writeBytes(const void* data, const ImageReadWriteParams& params);
+  void readBytes(void* data, const ImageReadWriteParams& params) const;
+  // Whole image `imageIndex` as float32, in the given layout.
+  void writeFloats(std::span<const float> data, DataLayout layout, uint32_t imageIndex = 0);
+  std::vector<float> readFloats(DataLayout layout, uint32_t imageIndex = 0) const;
+
+  // Where this view sits in its storage (for kernels and importers).
+  uint32_t storageFirstImage() const { return firstImage_; }
+  uint32_t storageChannelOffset() const { return channelOffset_; }
+  const std::shared_ptr<detail::ImageStorage>& storage() const { return storage_; }
+
+  // Largest numberOfImages one Image can hold for this many channels on this device.
+  static uint32_t maxNumberOfImages(const Context& context, uint32_t featureChannels);
+  // An ImageBatch holding descriptor.numberOfImages images in as few Images as the device allows.
+  static ImageBatch makeBatch(const Context& context, const ImageDescriptor& descriptor);
+
+ protected:
+  Image(std::shared_ptr<detail::ImageStorage> storage, uint32_t featureChannels,
+        uint32_t numberOfImages, uint32_t firstImage, uint32_t channelOffset,
+        std::shared_ptr<const Image> parent);
+
+  std::shared_ptr<detail::ImageStorage> storage_;
+  uint32_t featureChannels_ = 0;
+  uint32_t numberOfImages_ = 0;
+  uint32_t firstImage_ = 0;     // first image of the view inside the storage
+  uint32_t channelOffset_ = 0;  // first channel of the view inside each storage image
+  std::shared_ptr<const Image> parent_;
+};
+
+// Short-lived image (MPSTemporaryImage), valid only while its CommandBuffer is being encoded.
+// Every kernel that reads it, or decrementReadCount(), lowers readCount; at zero its memory goes
+// back to the CommandBuffer's pool for later temporaries. The host cannot read or write it.
+// Views of a temporary share its readCount.
+class VKCNN_API TemporaryImage : public Image {
+ public:
+  TemporaryImage() = default;
+  TemporaryImage(const CommandBuffer& commandBuffer, const ImageDescriptor& descriptor);
+  // Treats an Image known to be temporary as one (throws if it is not).
+  explicit TemporaryImage(const Image& image);
+
+  uint32_t readCount() const;
+  void setReadCount(uint32_t readCount);
+  void decrementReadCount();
+};
+
+}  // namespace vkcnn

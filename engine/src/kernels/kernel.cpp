@@ -1,0 +1,417 @@
+#include <algorithm>
+
+#include "kernels/kernel_encoding.h"
+#include "memory/image_storage.h"
+#include "vulkan/context_impl.h"
+#include "vulkan/pipelines.h"
+
+namespace vkcnn {
+namespace detail {
+
+std::string KernelEncoding::what() const { return "kernel '" + kernel.label + "'"; }
+
+shader::Geometry KernelEncoding::geometry(uint32_t slicesPerImage) const {
+  shader::Geometry g{};
+  g.clipX = int32_t(clipX);
+  g.clipY = int32_t(clipY);
+  g.clipWidth = int32_t(clipWidth);
+  g.clipHeight = int32_t(clipHeight);
+  g.offsetX = offsetX;
+  g.offsetY = offsetY;
+  g.imageCount = int32_t(imageCount);
+  g.slices = int32_t(slicesPerImage);
+  return g;
+}
+
+ShaderVariant variantFor(const Image& destination) {
+  switch (destination.channelFormat()) {
+    case ChannelFormat::float16: return ShaderVariant::f16;
+    case ChannelFormat::float32: return ShaderVariant::f32;
+    case ChannelFormat::unorm8: return ShaderVariant::u8;
+  }
+  return ShaderVariant::f32;
+}
+
+void checkUsable(const CommandBufferImpl& cb, const Image& image, bool write,
+                 const std::string& what) {
+  if (!image.valid()) throw Error(ErrorCode::invalidArgument, what + ": an Image handle is empty");
+  const ImageStorage& s = *image.storage();
+  if (s.context != cb.context)
+    throw Error(ErrorCode::invalidArgument,
+                what + ": " + s.describe() + " belongs to another Context than command buffer '" +
+                    cb.label + "'");
+  if (s.wrapped) {
+    const VkImageUsageFlags needed = write ? VK_IMAGE_USAGE_STORAGE_BIT : VK_IMAGE_USAGE_SAMPLED_BIT;
+    if (!(s.usage & needed))
+      throw Error(ErrorCode::invalidArgument,
+                  what + ": wrapped " + s.describe() + " lacks " +
+                      (write ? "VK_IMAGE_USAGE_STORAGE_BIT" : "VK_IMAGE_USAGE_SAMPLED_BIT"));
+    if (write && s.wrappedLayout != VK_IMAGE_LAYOUT_GENERAL)
+      throw Error(ErrorCode::invalidArgument,
+                  what + ": wrapped " + s.describe() + " must be in VK_IMAGE_LAYOUT_GENERAL to be written");
+  }
+  if (!s.temporary) return;
+  auto owner = s.owner.lock();
+  if (owner.get() != &cb)
+    throw Error(ErrorCode::misuse, what + ": " + s.describe() +
+                                       " belongs to another command buffer than '" + cb.label +
+                                       "' (temporaries are valid only in the one that made them)");
+  if (s.released)
+    throw Error(ErrorCode::misuse, what + ": " + s.describe() +
+                                       " has readCount 0; its memory already went back to the "
+                                       "pool (raise readCount to read it more often)");
+  if (!write && !s.written)
+    throw Error(ErrorCode::misuse,
+                what + ": " + s.describe() + " is read before any kernel wrote it");
+}
+
+void consumeRead(const Image& image) {
+  if (image.isTemporary()) TemporaryImage(image).decrementReadCount();
+}
+
+// ---- DispatchRecorder -------------------------------------------------------------------------
+
+DispatchRecorder::DispatchRecorder(CommandBufferImpl& cb, ShaderId shader, ShaderVariant variant,
+                                   std::string what)
+    : commandBuffer_(cb), what_(std::move(what)) {
+  pipeline_ = &cb.context->pipelines().get(shader, variant);
+  module_ = pipeline_->module;
+}
+
+const ShaderBinding& DispatchRecorder::expect(uint32_t binding, BindingType type) const {
+  static const char* names[] = {"sampled image", "storage image", "storage buffer", "uniform buffer"};
+  for (uint32_t i = 0; i < module_->bindingCount; ++i) {
+    const ShaderBinding& b = module_->bindings[i];
+    if (b.binding != binding) continue;
+    if (b.type != type)
+      throw Error(ErrorCode::vulkan, what_ + ": host binds a " + names[uint32_t(type)] +
+                                         " at binding " + std::to_string(binding) + " but shader " +
+                                         module_->name + " declares '" + b.name + "' as a " +
+                                         names[uint32_t(b.type)]);
+    if ((type == BindingType::sampledImage || type == BindingType::storageImage) &&
+        (!b.arrayed || b.dimension != 1))
+      throw Error(ErrorCode::vulkan, what_ + ": shader " + module_->name + " binding '" + b.name +
+                                         "' is not a 2D array image");
+    return b;
+  }
+  throw Error(ErrorCode::vulkan, what_ + ": shader " + module_->name + " has no binding " +
+                                     std::to_string(binding));
+}
+
+shader::ImageView DispatchRecorder::bindSource(uint32_t binding, const Image& image,
+                                               uint32_t firstImage, uint32_t imageCount,
+                                               uint32_t channelOffset, uint32_t channels) {
+  expect(binding, BindingType::sampledImage);
+  ImageStorage& s = *image.storage();
+  s.materialize();
+  const uint32_t spi = s.slicesPerImage();
+  const uint32_t firstChannel = image.storageChannelOffset() + channelOffset;
+  const uint32_t first = (image.storageFirstImage() + firstImage) * spi + firstChannel / 4;
+  const uint32_t count = (imageCount - 1) * spi + touchedSlices(firstChannel % 4, channels);
+  VkDescriptorImageInfo info{commandBuffer_.context->nearestSampler(), s.view(first, count), s.layout()};
+  writes_.push_back({binding, VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, imageInfos_.size()});
+  imageInfos_.push_back(info);
+  accesses_.push_back({&s, first, count, false});
+  commandBuffer_.keepAlive(image.storage());
+  shader::ImageView v{};
+  v.layersPerImage = int32_t(spi);
+  v.featureChannels = int32_t(channels);
+  v.channelShift = int32_t(firstChannel % 4);
+  v.paddingFrom = int32_t(s.featureChannels - (firstChannel / 4) * 4);
+  return v;
+}
+
+shader::ImageView DispatchRecorder::bindDestination(uint32_t binding, const Image& image,
+                                                    uint32_t firstImage, uint32_t imageCount,
+                                                    uint32_t channelOffset, uint32_t channels) {
+  const ShaderBinding& b = expect(binding, BindingType::storageImage);
+  ImageStorage& s = *image.storage();
+  if (b.imageFormat != uint32_t(s.format))
+    throw Error(ErrorCode::vulkan, what_ + ": shader " + module_->name + " writes format " +
+                                       std::to_string(b.imageFormat) + " but " + s.describe() +
+                                       " has format " + std::to_string(int(s.format)));
+  auto& context = *commandBuffer_.context;
+  if (s.temporary && !s.bound) {
+    const VkMemoryRequirements& req = s.memoryRequirements();
+    s.slot = commandBuffer_.temporaries.allocate(req);
+    s.bound = true;
+    context.check(context.vk().vkBindImageMemory(context.device(), s.image,
+                                                 commandBuffer_.temporaries.memory(s.slot),
+                                                 s.slot.offset),
+                  "vkBindImageMemory (temporary)");
+    // The new image's contents are undefined: it may alias a temporary read earlier.
+    VkImageMemoryBarrier transition{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
+    transition.srcAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+    transition.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+    transition.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+    transition.newLayout = VK_IMAGE_LAYOUT_GENERAL;
+    transition.srcQueueFamilyIndex = transition.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    transition.image = s.image;
+    transition.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, s.layers()};
+    transitions_.push_back(transition);
+    aliased_ = aliased_ || s.slot.reused;
+  }
+  s.materialize();
+  const uint32_t spi = s.slicesPerImage();
+  const uint32_t firstChannel = image.storageChannelOffset() + channelOffset;
+  const uint32_t first = (image.storageFirstImage() + firstImage) * spi + firstChannel / 4;
+  const uint32_t count = (imageCount - 1) * spi + touchedSlices(firstChannel % 4, channels);
+  VkDescriptorImageInfo info{VK_NULL_HANDLE, s.view(first, count), s.layout()};
+  writes_.push_back({binding, VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, imageInfos_.size()});
+  imageInfos_.push_back(info);
+  accesses_.push_back({&s, first, count, true});
+  written_.push_back(image.storage());
+  commandBuffer_.keepAlive(image.storage());
+  shader::ImageView v{};
+  v.layersPerImage = int32_t(spi);
+  v.featureChannels = int32_t(channels);
+  v.channelShift = int32_t(firstChannel % 4);
+  v.paddingFrom = int32_t(s.featureChannels - (firstChannel / 4) * 4);
+  return v;
+}
+
+void DispatchRecorder::bindBuffer(uint32_t binding, const std::shared_ptr<DeviceBuffer>& buffer) {
+  expect(binding, BindingType::storageBuffer);
+  writes_.push_back({binding, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, bufferInfos_.size()});
+  bufferInfos_.push_back({buffer->buffer(), 0, VK_WHOLE_SIZE});
+  commandBuffer_.keepAlive(buffer);
+}
+
+void DispatchRecorder::dispatchGroups(const void* push, size_t pushSize, uint32_t gx, uint32_t gy,
+                                      uint32_t gz) {
+  if (pushSize != module_->pushConstantSize)
+    throw Error(ErrorCode::vulkan, what_ + ": host push constants are " + std::to_string(pushSize) +
+                                       " bytes, shader " + module_->name + " declares " +
+                                       std::to_string(module_->pushConstantSize));
+  for (uint32_t i = 0; i < module_->bindingCount; ++i) {
+    const uint32_t binding = module_->bindings[i].binding;
+    if (std::none_of(writes_.begin(), writes_.end(), [&](auto& w) { return w.binding == binding; }))
+      throw Error(ErrorCode::vulkan, what_ + ": shader " + module_->name + " binding '" +
+                                         module_->bindings[i].name + "' was not bound");
+  }
+  if (!gx || !gy || !gz) return;
+  // In-place use (reading and writing the same layers in one dispatch) is not supported.
+  for (auto& a : accesses_)
+    for (auto& b : accesses_)
+      if (&a != &b && a.write && !b.write && a.storage == b.storage &&
+          a.firstLayer < b.firstLayer + b.layerCount && b.firstLayer < a.firstLayer + a.layerCount)
+        throw Error(ErrorCode::invalidArgument,
+                    what_ + ": the source and destination share layers of " +
+                        a.storage->describe() + "; in-place kernels are not supported");
+  const auto& context = *commandBuffer_.context;
+  const auto& vk = context.vk();
+  VkDescriptorSet set = commandBuffer_.allocateDescriptorSet(pipeline_->setLayout);
+  std::vector<VkWriteDescriptorSet> writes;
+  for (auto& w : writes_) {
+    VkWriteDescriptorSet write{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    write.dstSet = set;
+    write.dstBinding = w.binding;
+    write.descriptorCount = 1;
+    write.descriptorType = w.type;
+    if (w.type == VK_DESCRIPTOR_TYPE_STORAGE_BUFFER) write.pBufferInfo = &bufferInfos_[w.infoIndex];
+    else write.pImageInfo = &imageInfos_[w.infoIndex];
+    writes.push_back(write);
+  }
+  vk.vkUpdateDescriptorSets(context.device(), uint32_t(writes.size()), writes.data(), 0, nullptr);
+  commandBuffer_.barrierBefore(accesses_, transitions_, aliased_);
+  VkCommandBuffer cb = commandBuffer_.commandBuffer;
+  vk.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_->pipeline);
+  vk.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_->layout, 0, 1, &set, 0,
+                             nullptr);
+  if (pushSize)
+    vk.vkCmdPushConstants(cb, pipeline_->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, uint32_t(pushSize),
+                          push);
+  vk.vkCmdDispatch(cb, gx, gy, gz);
+  commandBuffer_.statistics.dispatches++;
+  for (auto& s : written_) s->written = true;
+  transitions_.clear();
+  aliased_ = false;
+}
+
+}  // namespace detail
+
+// ---- Kernel base classes ------------------------------------------------------------------------
+
+Kernel::Kernel(const Context& context, std::string defaultLabel)
+    : label(std::move(defaultLabel)), context_(context) {}
+Kernel::~Kernel() = default;
+
+namespace {
+
+std::string range(uint64_t start, uint64_t count) {
+  return "[" + std::to_string(start) + ", " + std::to_string(start + count) + ")";
+}
+
+// The parts of the geometry both kernel kinds share: clip, depth, destination channels.
+void resolveCommon(detail::KernelEncoding& e, const Kernel& k, const Image& source,
+                   const Image& destination) {
+  const std::string what = e.what();
+  const ClipRect& clip = k.clipRect;
+  if (clip.x >= destination.width() || clip.y >= destination.height() ||
+      clip.z >= destination.numberOfImages())
+    throw Error(ErrorCode::invalidArgument,
+                what + ": clipRect origin (" + std::to_string(clip.x) + ", " + std::to_string(clip.y) +
+                    ", " + std::to_string(clip.z) + ") is outside destination '" +
+                    destination.label() + "' (" + std::to_string(destination.width()) + "x" +
+                    std::to_string(destination.height()) + ", " +
+                    std::to_string(destination.numberOfImages()) + " images)");
+  e.clipX = clip.x;
+  e.clipY = clip.y;
+  e.clipWidth = clip.width == kWholeExtent ? destination.width() - clip.x : clip.width;
+  e.clipHeight = clip.height == kWholeExtent ? destination.height() - clip.y : clip.height;
+  e.imageCount = clip.depth == kWholeExtent ? destination.numberOfImages() - clip.z : clip.depth;
+  if (!e.clipWidth || !e.clipHeight || !e.imageCount ||
+      uint64_t(clip.x) + e.clipWidth > destination.width() ||
+      uint64_t(clip.y) + e.clipHeight > destination.height() ||
+      uint64_t(clip.z) + e.imageCount > destination.numberOfImages())
+    throw Error(ErrorCode::invalidArgument,
+                what + ": clipRect x " + range(clip.x, e.clipWidth) + ", y " +
+                    range(clip.y, e.clipHeight) + ", images " + range(clip.z, e.imageCount) +
+                    " is empty or outside destination '" + destination.label() + "' (" +
+                    std::to_string(destination.width()) + "x" + std::to_string(destination.height()) +
+                    ", " + std::to_string(destination.numberOfImages()) + " images)");
+  e.destinationFirstImage = clip.z;
+  if (k.offset.z < 0 || uint64_t(k.offset.z) + e.imageCount > source.numberOfImages())
+    throw Error(ErrorCode::invalidArgument,
+                what + ": source images " + range(uint64_t(std::max(k.offset.z, 0)), e.imageCount) +
+                    " (offset.z " + std::to_string(k.offset.z) + ", clipRect depth " +
+                    std::to_string(e.imageCount) + ") exceed source '" + source.label() + "' with " +
+                    std::to_string(source.numberOfImages()) + " images");
+  e.sourceFirstImage = uint32_t(k.offset.z);
+  e.offsetX = k.offset.x;
+  e.offsetY = k.offset.y;
+  if (k.sourceFeatureChannelOffset >= source.featureChannels())
+    throw Error(ErrorCode::invalidArgument,
+                what + ": sourceFeatureChannelOffset " + std::to_string(k.sourceFeatureChannelOffset) +
+                    " is not below source '" + source.label() + "' featureChannels " +
+                    std::to_string(source.featureChannels()));
+  e.sourceChannelOffset = k.sourceFeatureChannelOffset;
+  e.sourceChannels = std::min(k.sourceFeatureChannelMaxCount,
+                              source.featureChannels() - k.sourceFeatureChannelOffset);
+  if (!e.sourceChannels)
+    throw Error(ErrorCode::invalidArgument, what + ": sourceFeatureChannelMaxCount is 0");
+}
+
+void checkDestinationChannels(detail::KernelEncoding& e, const Kernel& k, const Image& destination) {
+  e.destinationChannelOffset = k.destinationFeatureChannelOffset;
+  if (uint64_t(e.destinationChannelOffset) + e.destinationChannels > destination.featureChannels())
+    throw Error(ErrorCode::invalidArgument,
+                e.what() + ": writes channels " + range(e.destinationChannelOffset, e.destinationChannels) +
+                    " (destinationFeatureChannelOffset " + std::to_string(e.destinationChannelOffset) +
+                    ") but destination '" + destination.label() + "' has " +
+                    std::to_string(destination.featureChannels()) + " feature channels");
+}
+
+ChannelFormat temporaryFormat(const Image& source) {
+  return source.channelFormat() == ChannelFormat::unorm8 ? ChannelFormat::float16
+                                                         : source.channelFormat();
+}
+
+}  // namespace
+
+void UnaryKernel::validate(const detail::KernelEncoding&) const {}
+
+ImageDescriptor UnaryKernel::destinationImageDescriptor(const Image& source) const {
+  ImageDescriptor d;
+  d.width = destinationWidth(source.width());
+  d.height = destinationHeight(source.height());
+  const uint32_t window =
+      source.featureChannels() > sourceFeatureChannelOffset
+          ? std::min(sourceFeatureChannelMaxCount, source.featureChannels() - sourceFeatureChannelOffset)
+          : 1;
+  d.featureChannels = destinationFeatureChannelOffset + destinationFeatureChannels(window);
+  d.numberOfImages = clipRect.depth == kWholeExtent
+                         ? source.numberOfImages() - uint32_t(std::max(offset.z, 0))
+                         : clipRect.z + clipRect.depth;
+  d.channelFormat = temporaryFormat(source);
+  d.label = label + " output";
+  return d;
+}
+
+void UnaryKernel::encode(CommandBuffer& commandBuffer, const Image& source,
+                         const Image& destination) {
+  detail::CommandBufferImpl& cb = *commandBuffer.impl();
+  detail::KernelEncoding e{cb, *this, source, destination};
+  cb.requireEncoding(e.what());
+  detail::checkUsable(cb, source, false, e.what() + " source");
+  detail::checkUsable(cb, destination, true, e.what() + " destination");
+  resolveCommon(e, *this, source, destination);
+  e.destinationChannels = destinationFeatureChannels(e.sourceChannels);
+  checkDestinationChannels(e, *this, destination);
+  validate(e);
+  encodeKernel(e);
+  detail::consumeRead(source);
+}
+
+TemporaryImage UnaryKernel::encode(CommandBuffer& commandBuffer, const Image& source) {
+  if (!source.valid()) throw Error(ErrorCode::invalidArgument, "kernel '" + label + "': the source is empty");
+  TemporaryImage destination(commandBuffer, destinationImageDescriptor(source));
+  encode(commandBuffer, source, destination);
+  return destination;
+}
+
+void BinaryKernel::validate(const detail::BinaryKernelEncoding&) const {}
+
+ImageDescriptor BinaryKernel::destinationImageDescriptor(const Image& primary, const Image&) const {
+  ImageDescriptor d;
+  d.width = primary.width();
+  d.height = primary.height();
+  const uint32_t window =
+      primary.featureChannels() > sourceFeatureChannelOffset
+          ? std::min(sourceFeatureChannelMaxCount, primary.featureChannels() - sourceFeatureChannelOffset)
+          : 1;
+  d.featureChannels = destinationFeatureChannelOffset + window;
+  d.numberOfImages = clipRect.depth == kWholeExtent
+                         ? primary.numberOfImages() - uint32_t(std::max(offset.z, 0))
+                         : clipRect.z + clipRect.depth;
+  d.channelFormat = temporaryFormat(primary);
+  d.label = label + " output";
+  return d;
+}
+
+void BinaryKernel::encode(CommandBuffer& commandBuffer, const Image& primary,
+                          const Image& secondary, const Image& destination) {
+  detail::CommandBufferImpl& cb = *commandBuffer.impl();
+  detail::BinaryKernelEncoding e{{cb, *this, primary, destination}, secondary};
+  cb.requireEncoding(e.what());
+  detail::checkUsable(cb, primary, false, e.what() + " primary source");
+  detail::checkUsable(cb, secondary, false, e.what() + " secondary source");
+  detail::checkUsable(cb, destination, true, e.what() + " destination");
+  resolveCommon(e, *this, primary, destination);
+  if (secondaryOffset.z < 0 || uint64_t(secondaryOffset.z) + e.imageCount > secondary.numberOfImages())
+    throw Error(ErrorCode::invalidArgument,
+                e.what() + ": secondary images " +
+                    range(uint64_t(std::max(secondaryOffset.z, 0)), e.imageCount) + " exceed '" +
+                    secondary.label() + "' with " + std::to_string(secondary.numberOfImages()) +
+                    " images");
+  if (secondaryFeatureChannelOffset >= secondary.featureChannels())
+    throw Error(ErrorCode::invalidArgument,
+                e.what() + ": secondaryFeatureChannelOffset " +
+                    std::to_string(secondaryFeatureChannelOffset) + " is not below '" +
+                    secondary.label() + "' featureChannels " +
+                    std::to_string(secondary.featureChannels()));
+  e.secondaryFirstImage = uint32_t(secondaryOffset.z);
+  e.secondaryOffsetX = secondaryOffset.x;
+  e.secondaryOffsetY = secondaryOffset.y;
+  e.secondaryChannelOffset = secondaryFeatureChannelOffset;
+  e.secondaryChannels = std::min(sourceFeatureChannelMaxCount,
+                                 secondary.featureChannels() - secondaryFeatureChannelOffset);
+  e.destinationChannels = e.sourceChannels;
+  checkDestinationChannels(e, *this, destination);
+  validate(e);
+  encodeKernel(e);
+  detail::consumeRead(primary);
+  // One kernel reading a temporary through both sources counts as one read.
+  if (secondary.storage() != primary.storage()) detail::consumeRead(secondary);
+}
+
+TemporaryImage BinaryKernel::encode(CommandBuffer& commandBuffer, const Image& primary,
+                                    const Image& secondary) {
+  if (!primary.valid() || !secondary.valid())
+    throw Error(ErrorCode::invalidArgument, "kernel '" + label + "': a source is empty");
+  TemporaryImage destination(commandBuffer, destinationImageDescriptor(primary, secondary));
+  encode(commandBuffer, primary, secondary, destination);
+  return destination;
+}
+
+}  // namespace vkcnn

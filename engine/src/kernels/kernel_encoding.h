@@ -1,0 +1,105 @@
+// What a kernel's host class needs to encode its dispatches: the resolved and checked geometry,
+// and a recorder that binds images and buffers (checked against the shader's SPIR-V reflection),
+// places barriers and dispatches.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "interface.h"
+#include "memory/device_buffer.h"
+#include "vkcnn/kernel.h"
+#include "vkcnn_shader_ids.h"
+#include "vulkan/command_buffer_impl.h"
+#include "vulkan/shader_module_info.h"
+
+namespace vkcnn::detail {
+
+// Geometry of one encode call, checked against both images before anything is recorded.
+struct KernelEncoding {
+  CommandBufferImpl& commandBuffer;
+  const Kernel& kernel;
+  const Image& source;
+  const Image& destination;
+  uint32_t imageCount = 0;             // n = clipRect.depth, resolved
+  uint32_t sourceFirstImage = 0;       // offset.z
+  uint32_t destinationFirstImage = 0;  // clipRect.z
+  uint32_t clipX = 0, clipY = 0, clipWidth = 0, clipHeight = 0;
+  int32_t offsetX = 0, offsetY = 0;
+  uint32_t sourceChannelOffset = 0, sourceChannels = 0;  // the source window
+  uint32_t destinationChannelOffset = 0, destinationChannels = 0;
+
+  // "kernel 'label'" for messages.
+  std::string what() const;
+  shader::Geometry geometry(uint32_t slicesPerImage) const;
+};
+
+struct BinaryKernelEncoding : KernelEncoding {
+  const Image& secondary;
+  uint32_t secondaryFirstImage = 0;
+  int32_t secondaryOffsetX = 0, secondaryOffsetY = 0;
+  uint32_t secondaryChannelOffset = 0, secondaryChannels = 0;
+};
+
+// Destination layers a window of `channels` channels starting at `shift` inside a layer touches.
+inline uint32_t touchedSlices(uint32_t channelShift, uint32_t channels) {
+  return (channelShift + channels + 3) / 4;
+}
+
+ShaderVariant variantFor(const Image& destination);
+
+// Throws misuse unless `image` may be read (or written) by a kernel in `commandBuffer` now:
+// temporaries must belong to it, still have readCount > 0, and (for reads) have been written.
+void checkUsable(const CommandBufferImpl& commandBuffer, const Image& image, bool write,
+                 const std::string& what);
+// A temporary source has been read by one more kernel.
+void consumeRead(const Image& image);
+
+class DispatchRecorder {
+ public:
+  DispatchRecorder(CommandBufferImpl& commandBuffer, ShaderId shader, ShaderVariant variant,
+                   std::string what);
+
+  // Binds images [firstImage, +imageCount) of `image`, window channels [channelOffset, +channels)
+  // of the view, as a sampled source or a storage destination, and returns what the shader needs
+  // to address them. The bound view covers exactly the layers the dispatch reads or writes.
+  shader::ImageView bindSource(uint32_t binding, const Image& image, uint32_t firstImage,
+                               uint32_t imageCount, uint32_t channelOffset, uint32_t channels);
+  shader::ImageView bindDestination(uint32_t binding, const Image& image, uint32_t firstImage,
+                                    uint32_t imageCount, uint32_t channelOffset, uint32_t channels);
+  void bindBuffer(uint32_t binding, const std::shared_ptr<DeviceBuffer>& buffer);
+
+  uint32_t localSize(uint32_t axis) const { return module_->localSize[axis]; }
+
+  // Dispatches enough workgroups to cover x*y*z invocations.
+  template <typename Push>
+  void dispatch(const Push& push, uint32_t x, uint32_t y, uint32_t z) {
+    dispatchGroups(&push, sizeof(Push), (x + localSize(0) - 1) / localSize(0),
+                   (y + localSize(1) - 1) / localSize(1), (z + localSize(2) - 1) / localSize(2));
+  }
+  void dispatchGroups(const void* push, size_t pushSize, uint32_t groupsX, uint32_t groupsY,
+                      uint32_t groupsZ);
+
+ private:
+  const ShaderBinding& expect(uint32_t binding, BindingType type) const;
+
+  CommandBufferImpl& commandBuffer_;
+  const struct Pipeline* pipeline_;
+  const ShaderModuleInfo* module_;
+  std::string what_;
+  std::vector<VkDescriptorImageInfo> imageInfos_;
+  std::vector<VkDescriptorBufferInfo> bufferInfos_;
+  struct PendingWrite {
+    uint32_t binding;
+    VkDescriptorType type;
+    size_t infoIndex;
+  };
+  std::vector<PendingWrite> writes_;
+  std::vector<LayerAccess> accesses_;
+  std::vector<VkImageMemoryBarrier> transitions_;
+  std::vector<std::shared_ptr<ImageStorage>> written_;
+  bool aliased_ = false;
+};
+
+}  // namespace vkcnn::detail

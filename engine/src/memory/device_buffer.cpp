@@ -1,0 +1,121 @@
+#include "memory/device_buffer.h"
+
+#include <cstring>
+
+#include "vulkan/context_impl.h"
+
+namespace vkcnn::detail {
+
+namespace {
+void memoryBarrier(ContextImpl& context, VkCommandBuffer cb, VkPipelineStageFlags src,
+                   VkAccessFlags srcAccess, VkPipelineStageFlags dst, VkAccessFlags dstAccess) {
+  VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  barrier.srcAccessMask = srcAccess;
+  barrier.dstAccessMask = dstAccess;
+  context.vk().vkCmdPipelineBarrier(cb, src, dst, 0, 1, &barrier, 0, nullptr, 0, nullptr);
+}
+}  // namespace
+
+void transferPrologue(ContextImpl& context, VkCommandBuffer cb) {
+  memoryBarrier(context, cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                VK_ACCESS_MEMORY_WRITE_BIT | VK_ACCESS_MEMORY_READ_BIT,
+                VK_PIPELINE_STAGE_TRANSFER_BIT,
+                VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+}
+
+void transferEpilogue(ContextImpl& context, VkCommandBuffer cb) {
+  memoryBarrier(context, cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT,
+                VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT | VK_ACCESS_HOST_READ_BIT);
+}
+
+std::shared_ptr<DeviceBuffer> DeviceBuffer::create(ContextImpl& context, VkDeviceSize size,
+                                                   const void* data, const std::string& label) {
+  std::shared_ptr<DeviceBuffer> b(new DeviceBuffer(context.shared_from_this()));
+  b->size_ = size;
+  VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  info.size = size;
+  info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  context.check(context.vk().vkCreateBuffer(context.device(), &info, nullptr, &b->buffer_),
+                "vkCreateBuffer");
+  context.setName(VK_OBJECT_TYPE_BUFFER, b->buffer_, label);
+  VkMemoryRequirements req;
+  context.vk().vkGetBufferMemoryRequirements(context.device(), b->buffer_, &req);
+  b->allocation_ = context.allocator().allocate(req, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0,
+                                                label.c_str());
+  context.check(context.vk().vkBindBufferMemory(context.device(), b->buffer_,
+                                                b->allocation_.memory, b->allocation_.offset),
+                "vkBindBufferMemory");
+  if (data) {
+    StagingBuffer staging(context, size, label.c_str());
+    std::memcpy(staging.data(), data, size);
+    staging.flush();
+    context.submitAndWait(
+        [&](VkCommandBuffer cb) {
+          transferPrologue(context, cb);
+          VkBufferCopy region{0, 0, size};
+          context.vk().vkCmdCopyBuffer(cb, staging.buffer(), b->buffer_, 1, &region);
+          transferEpilogue(context, cb);
+        },
+        "buffer upload");
+  }
+  return b;
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (buffer_) context_->vk().vkDestroyBuffer(context_->device(), buffer_, nullptr);
+  context_->allocator().free(allocation_);
+}
+
+StagingBuffer::StagingBuffer(ContextImpl& context, VkDeviceSize size, const char* what)
+    : context_(context) {
+  VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  info.size = size;
+  info.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  context.check(context.vk().vkCreateBuffer(context.device(), &info, nullptr, &buffer_),
+                "vkCreateBuffer (staging)");
+  context.setName(VK_OBJECT_TYPE_BUFFER, buffer_, std::string("staging: ") + what);
+  VkMemoryRequirements req;
+  context.vk().vkGetBufferMemoryRequirements(context.device(), buffer_, &req);
+  try {
+    allocation_ = context.allocator().allocate(
+        req, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT,
+        VK_MEMORY_PROPERTY_HOST_COHERENT_BIT | VK_MEMORY_PROPERTY_HOST_CACHED_BIT, what);
+    context.check(context.vk().vkBindBufferMemory(context.device(), buffer_, allocation_.memory,
+                                                  allocation_.offset),
+                  "vkBindBufferMemory (staging)");
+  } catch (...) {
+    context.vk().vkDestroyBuffer(context.device(), buffer_, nullptr);
+    context.allocator().free(allocation_);
+    throw;
+  }
+}
+
+StagingBuffer::~StagingBuffer() {
+  context_.vk().vkDestroyBuffer(context_.device(), buffer_, nullptr);
+  context_.allocator().free(allocation_);
+}
+
+void StagingBuffer::flush() {
+  VkMappedMemoryRange range{VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE};
+  range.memory = allocation_.memory;
+  range.offset = 0;
+  range.size = VK_WHOLE_SIZE;
+  if (!(context_.memoryProperties().memoryTypes[allocation_.memoryType].propertyFlags &
+        VK_MEMORY_PROPERTY_HOST_COHERENT_BIT))
+    context_.check(context_.vk().vkFlushMappedMemoryRanges(context_.device(), 1, &range),
+                   "vkFlushMappedMemoryRanges");
+}
+
+void StagingBuffer::invalidate() {
+  VkMappedMemoryRange range{VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE};
+  range.memory = allocation_.memory;
+  range.offset = 0;
+  range.size = VK_WHOLE_SIZE;
+  if (!(context_.memoryProperties().memoryTypes[allocation_.memoryType].propertyFlags &
+        VK_MEMORY_PROPERTY_HOST_COHERENT_BIT))
+    context_.check(context_.vk().vkInvalidateMappedMemoryRanges(context_.device(), 1, &range),
+                   "vkInvalidateMappedMemoryRanges");
+}
+
+}  // namespace vkcnn::detail

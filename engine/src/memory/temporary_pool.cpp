@@ -1,0 +1,141 @@
+#include "memory/temporary_pool.h"
+
+#include <algorithm>
+
+#include "vulkan/context_impl.h"
+
+namespace vkcnn::detail {
+
+namespace {
+VkDeviceSize alignUp(VkDeviceSize value, VkDeviceSize alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+constexpr VkDeviceSize kBlockGranularity = VkDeviceSize(64) << 10;
+}  // namespace
+
+TemporaryBlockCache::~TemporaryBlockCache() { trim(); }
+
+Allocation TemporaryBlockCache::take(VkDeviceSize size, uint32_t typeBits) {
+  std::lock_guard lock(mutex_);
+  // The smallest cached block that fits, so large blocks stay for large temporaries.
+  auto best = blocks_.end();
+  for (auto it = blocks_.begin(); it != blocks_.end(); ++it)
+    if (it->size >= size && (typeBits & (1u << it->memoryType)) &&
+        (best == blocks_.end() || it->size < best->size))
+      best = it;
+  if (best == blocks_.end()) return {};
+  Allocation a = *best;
+  blocks_.erase(best);
+  return a;
+}
+
+void TemporaryBlockCache::give(Allocation block) {
+  std::lock_guard lock(mutex_);
+  blocks_.push_back(block);
+}
+
+void TemporaryBlockCache::trim() {
+  std::lock_guard lock(mutex_);
+  for (Allocation& a : blocks_) context_.allocator().free(a);
+  blocks_.clear();
+}
+
+TemporaryPool::~TemporaryPool() { recycle(); }
+
+bool TemporaryPool::overlapsUsed(const Block& block, VkDeviceSize offset,
+                                 VkDeviceSize size) const {
+  auto it = block.used.upper_bound(offset);
+  if (it != block.used.begin()) {
+    auto prev = std::prev(it);
+    if (prev->first + prev->second > offset) return true;
+  }
+  return it != block.used.end() && it->first < offset + size;
+}
+
+void TemporaryPool::markUsed(Block& block, VkDeviceSize offset, VkDeviceSize size) {
+  VkDeviceSize start = offset, end = offset + size;
+  auto it = block.used.lower_bound(start);
+  if (it != block.used.begin()) {
+    auto prev = std::prev(it);
+    if (prev->first + prev->second >= start) it = prev;
+  }
+  while (it != block.used.end() && it->first <= end) {
+    start = std::min(start, it->first);
+    end = std::max(end, it->first + it->second);
+    it = block.used.erase(it);
+  }
+  block.used[start] = end - start;
+}
+
+TemporaryPool::Slot TemporaryPool::allocate(const VkMemoryRequirements& req) {
+  if (recycled_) throw Error(ErrorCode::misuse, "temporary pool used after its command buffer completed");
+  auto place = [&](uint32_t index) -> Slot {
+    Block& b = blocks_[index];
+    if (!(req.memoryTypeBits & (1u << b.memory.memoryType))) return {};
+    for (auto it = b.free.begin(); it != b.free.end(); ++it) {
+      VkDeviceSize start = alignUp(it->first, req.alignment);
+      VkDeviceSize end = it->first + it->second;
+      if (start + req.size > end) continue;
+      VkDeviceSize holeStart = it->first;
+      b.free.erase(it);
+      if (start > holeStart) b.free[holeStart] = start - holeStart;
+      if (start + req.size < end) b.free[start + req.size] = end - (start + req.size);
+      Slot slot{index, start, req.size, overlapsUsed(b, start, req.size)};
+      markUsed(b, start, req.size);
+      return slot;
+    }
+    return {};
+  };
+  Slot slot;
+  for (uint32_t i = 0; i < blocks_.size() && !slot; ++i) slot = place(i);
+  if (!slot) {
+    const VkDeviceSize size = alignUp(req.size, kBlockGranularity);
+    Block block;
+    block.memory = context_.temporaryBlocks().take(size, req.memoryTypeBits);
+    if (!block.memory)
+      block.memory = context_.allocator().allocateDedicated(
+          size, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, "temporary image pool");
+    block.free[0] = block.memory.size;
+    statistics_.bytesAllocated += block.memory.size;
+    blocks_.push_back(std::move(block));
+    slot = place(uint32_t(blocks_.size() - 1));
+  }
+  statistics_.temporariesCreated++;
+  if (slot.reused) statistics_.reuses++;
+  statistics_.bytesInUse += slot.size;
+  statistics_.peakBytesInUse = std::max(statistics_.peakBytesInUse, statistics_.bytesInUse);
+  return slot;
+}
+
+void TemporaryPool::release(Slot& slot) {
+  if (!slot || recycled_) {
+    slot = Slot{};
+    return;
+  }
+  Block& b = blocks_[slot.block];
+  auto [it, inserted] = b.free.emplace(slot.offset, slot.size);
+  auto next = std::next(it);
+  if (next != b.free.end() && it->first + it->second == next->first) {
+    it->second += next->second;
+    b.free.erase(next);
+  }
+  if (it != b.free.begin()) {
+    auto prev = std::prev(it);
+    if (prev->first + prev->second == it->first) {
+      prev->second += it->second;
+      b.free.erase(it);
+    }
+  }
+  statistics_.bytesInUse -= slot.size;
+  slot = Slot{};
+}
+
+void TemporaryPool::recycle() {
+  if (recycled_) return;
+  recycled_ = true;
+  for (Block& b : blocks_) context_.temporaryBlocks().give(b.memory);
+  blocks_.clear();
+  statistics_.bytesInUse = 0;
+}
+
+}  // namespace vkcnn::detail

@@ -1,0 +1,71 @@
+// The memory pool of one CommandBuffer's TemporaryImages. Temporaries are placed first-fit in
+// blocks; a temporary whose readCount reaches zero gives its range back at once, so the next one
+// can alias it (with the barrier and UNDEFINED transition that makes that correct). Blocks go back
+// to the Context when the CommandBuffer completes and are reused by later CommandBuffers.
+#pragma once
+
+#include <vulkan/vulkan_core.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "memory/allocator.h"
+#include "vkcnn/command_buffer.h"
+
+namespace vkcnn::detail {
+
+class ContextImpl;
+
+// Blocks returned by completed CommandBuffers, kept by the Context for the next ones.
+class TemporaryBlockCache {
+ public:
+  explicit TemporaryBlockCache(ContextImpl& context) : context_(context) {}
+  ~TemporaryBlockCache();
+  // A cached block of at least `size` bytes with a type in `typeBits`, or an empty Allocation.
+  Allocation take(VkDeviceSize size, uint32_t typeBits);
+  void give(Allocation block);
+  void trim();
+
+ private:
+  ContextImpl& context_;
+  std::mutex mutex_;
+  std::vector<Allocation> blocks_;
+};
+
+class TemporaryPool {
+ public:
+  struct Slot {
+    uint32_t block = UINT32_MAX;
+    VkDeviceSize offset = 0, size = 0;
+    bool reused = false;  // overlaps memory an earlier temporary of this pool used
+    explicit operator bool() const { return block != UINT32_MAX; }
+  };
+
+  explicit TemporaryPool(ContextImpl& context) : context_(context) {}
+  ~TemporaryPool();
+
+  Slot allocate(const VkMemoryRequirements& requirements);
+  void release(Slot& slot);
+  VkDeviceMemory memory(const Slot& slot) const { return blocks_[slot.block].memory.memory; }
+  // Gives every block back to the Context (the CommandBuffer completed); later releases no-op.
+  void recycle();
+  const TemporaryPoolStatistics& statistics() const { return statistics_; }
+
+ private:
+  struct Block {
+    Allocation memory;
+    std::map<VkDeviceSize, VkDeviceSize> free;  // offset -> size
+    std::map<VkDeviceSize, VkDeviceSize> used;  // ranges ever handed out (coalesced)
+  };
+  bool overlapsUsed(const Block& block, VkDeviceSize offset, VkDeviceSize size) const;
+  void markUsed(Block& block, VkDeviceSize offset, VkDeviceSize size);
+
+  ContextImpl& context_;
+  std::vector<Block> blocks_;
+  bool recycled_ = false;
+  TemporaryPoolStatistics statistics_;
+};
+
+}  // namespace vkcnn::detail

@@ -1,0 +1,259 @@
+#include <algorithm>
+
+#include "memory/image_storage.h"
+#include "vulkan/command_buffer_impl.h"
+#include "vulkan/context_impl.h"
+
+namespace vkcnn {
+namespace detail {
+
+namespace {
+bool overlaps(const LayerAccess& a, const LayerAccess& b) {
+  return a.storage == b.storage && a.firstLayer < b.firstLayer + b.layerCount &&
+         b.firstLayer < a.firstLayer + a.layerCount;
+}
+}  // namespace
+
+bool HazardTracker::conflicts(const std::vector<LayerAccess>& next) const {
+  for (const LayerAccess& n : next)
+    for (const LayerAccess& p : pending_)
+      if ((n.write || p.write) && overlaps(n, p)) return true;
+  return false;
+}
+
+void HazardTracker::record(const std::vector<LayerAccess>& next) {
+  pending_.insert(pending_.end(), next.begin(), next.end());
+}
+
+CommandBufferImpl::CommandBufferImpl(std::shared_ptr<ContextImpl> ctx, std::string name,
+                                     VkCommandBuffer wrappedBuffer)
+    : context(std::move(ctx)),
+      contextHandle(context),
+      label(std::move(name)),
+      temporaries(*context) {
+  context->throwIfLost();
+  const auto& vk = context->vk();
+  if (label.empty()) label = context->uniqueName("command buffer");
+  if (wrappedBuffer) {
+    wrapped = true;
+    commandBuffer = wrappedBuffer;
+    return;
+  }
+  VkCommandPoolCreateInfo poolInfo{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  poolInfo.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
+  poolInfo.queueFamilyIndex = context->queueFamilyIndex();
+  context->check(vk.vkCreateCommandPool(context->device(), &poolInfo, nullptr, &pool_),
+                 "vkCreateCommandPool");
+  context->setName(VK_OBJECT_TYPE_COMMAND_POOL, pool_, label);
+  VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  alloc.commandPool = pool_;
+  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  alloc.commandBufferCount = 1;
+  context->check(vk.vkAllocateCommandBuffers(context->device(), &alloc, &commandBuffer),
+                 "vkAllocateCommandBuffers");
+  context->setName(VK_OBJECT_TYPE_COMMAND_BUFFER, commandBuffer, label);
+  VkFenceCreateInfo fenceInfo{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  context->check(vk.vkCreateFence(context->device(), &fenceInfo, nullptr, &fence_), "vkCreateFence");
+  context->setName(VK_OBJECT_TYPE_FENCE, fence_, label);
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  context->check(vk.vkBeginCommandBuffer(commandBuffer, &begin), "vkBeginCommandBuffer");
+}
+
+CommandBufferImpl::~CommandBufferImpl() {
+  if (status_ == CommandBufferStatus::committed && !wrapped) {
+    try {
+      waitUntilCompleted();
+    } catch (...) {
+      // Destructors do not throw; a lost device stays reported by the Context.
+    }
+  }
+  onCompleted();
+  const auto& vk = context->vk();
+  for (VkDescriptorPool p : descriptorPools_) vk.vkDestroyDescriptorPool(context->device(), p, nullptr);
+  if (fence_) vk.vkDestroyFence(context->device(), fence_, nullptr);
+  if (pool_) vk.vkDestroyCommandPool(context->device(), pool_, nullptr);
+}
+
+void CommandBufferImpl::requireEncoding(const std::string& what) const {
+  context->throwIfLost();
+  if (status_ != CommandBufferStatus::encoding)
+    throw Error(ErrorCode::misuse, what + ": command buffer '" + label + "' is " +
+                                       toString(status_) + ", no longer encoding");
+}
+
+VkDescriptorSet CommandBufferImpl::allocateDescriptorSet(VkDescriptorSetLayout layout) {
+  const auto& vk = context->vk();
+  VkDescriptorSetAllocateInfo info{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+  info.descriptorSetCount = 1;
+  info.pSetLayouts = &layout;
+  VkDescriptorSet set = VK_NULL_HANDLE;
+  if (!descriptorPools_.empty()) {
+    info.descriptorPool = descriptorPools_.back();
+    VkResult r = vk.vkAllocateDescriptorSets(context->device(), &info, &set);
+    if (r == VK_SUCCESS) return set;
+    if (r != VK_ERROR_OUT_OF_POOL_MEMORY && r != VK_ERROR_FRAGMENTED_POOL)
+      context->check(r, "vkAllocateDescriptorSets");
+  }
+  // Every pool size is non-zero: some drivers reject zero-count pool sizes.
+  const VkDescriptorPoolSize sizes[] = {
+      {VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, 512},
+      {VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, 256},
+      {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 512},
+      {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, 64},
+  };
+  VkDescriptorPoolCreateInfo poolInfo{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+  poolInfo.maxSets = 256;
+  poolInfo.poolSizeCount = uint32_t(std::size(sizes));
+  poolInfo.pPoolSizes = sizes;
+  VkDescriptorPool pool = VK_NULL_HANDLE;
+  context->check(vk.vkCreateDescriptorPool(context->device(), &poolInfo, nullptr, &pool),
+                 "vkCreateDescriptorPool");
+  context->setName(VK_OBJECT_TYPE_DESCRIPTOR_POOL, pool, label);
+  descriptorPools_.push_back(pool);
+  info.descriptorPool = pool;
+  context->check(vk.vkAllocateDescriptorSets(context->device(), &info, &set),
+                 "vkAllocateDescriptorSets");
+  return set;
+}
+
+void CommandBufferImpl::barrierBefore(const std::vector<LayerAccess>& accesses,
+                                      const std::vector<VkImageMemoryBarrier>& transitions,
+                                      bool aliased) {
+  // The first dispatch waits for all earlier work on the queue (host transfers, earlier command
+  // buffers, the application's own commands before ours in a wrapped buffer).
+  const bool first = firstDispatch_;
+  const bool hazard = first || aliased || hazards_.conflicts(accesses);
+  firstDispatch_ = false;
+  if (hazard || !transitions.empty()) {
+    VkMemoryBarrier memory{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    memory.srcAccessMask = first ? VK_ACCESS_MEMORY_WRITE_BIT | VK_ACCESS_MEMORY_READ_BIT
+                                 : VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT;
+    memory.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+    VkPipelineStageFlags src = first ? VK_PIPELINE_STAGE_ALL_COMMANDS_BIT
+                                     : VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+    context->vk().vkCmdPipelineBarrier(commandBuffer, src, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0,
+                                       hazard ? 1 : 0, &memory, 0, nullptr,
+                                       uint32_t(transitions.size()), transitions.data());
+    statistics.barriers++;
+    if (hazard) hazards_.clear();
+  }
+  hazards_.record(accesses);
+}
+
+void CommandBufferImpl::endEncoding() {
+  if (status_ != CommandBufferStatus::encoding) return;
+  if (wrapped && !firstDispatch_) {
+    // Publish our writes to whatever the application records after us.
+    VkMemoryBarrier memory{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    memory.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+    memory.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
+    context->vk().vkCmdPipelineBarrier(commandBuffer, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                                       VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &memory, 0,
+                                       nullptr, 0, nullptr);
+    statistics.barriers++;
+  }
+  status_ = CommandBufferStatus::committed;
+}
+
+void CommandBufferImpl::commit() {
+  if (wrapped)
+    throw Error(ErrorCode::misuse, "command buffer '" + label +
+                                       "' wraps an application's VkCommandBuffer: the application "
+                                       "submits it (call endEncoding() first)");
+  requireEncoding("commit");
+  context->check(context->vk().vkEndCommandBuffer(commandBuffer), "vkEndCommandBuffer");
+  try {
+    context->submit(commandBuffer, fence_, "vkQueueSubmit");
+  } catch (...) {
+    status_ = CommandBufferStatus::error;
+    throw;
+  }
+  status_ = CommandBufferStatus::committed;
+}
+
+void CommandBufferImpl::waitUntilCompleted() {
+  if (status_ == CommandBufferStatus::encoding)
+    throw Error(ErrorCode::misuse, "waitUntilCompleted: command buffer '" + label +
+                                       "' was never committed");
+  if (status_ != CommandBufferStatus::committed) return;
+  if (wrapped)
+    throw Error(ErrorCode::misuse, "waitUntilCompleted: command buffer '" + label +
+                                       "' is submitted by the application; call markCompleted()");
+  try {
+    context->waitForFence(fence_, "waiting for command buffer");
+  } catch (...) {
+    status_ = CommandBufferStatus::error;
+    throw;
+  }
+  onCompleted();
+}
+
+CommandBufferStatus CommandBufferImpl::status() {
+  if (status_ == CommandBufferStatus::committed && !wrapped) {
+    VkResult r = context->vk().vkGetFenceStatus(context->device(), fence_);
+    if (r == VK_SUCCESS) onCompleted();
+    else if (r != VK_NOT_READY) {
+      status_ = CommandBufferStatus::error;
+      context->check(r, "vkGetFenceStatus");
+    }
+  }
+  return status_;
+}
+
+void CommandBufferImpl::markCompleted() {
+  if (!wrapped)
+    throw Error(ErrorCode::misuse, "markCompleted is for wrapped command buffers; '" + label +
+                                       "' is vkcnn's own: use waitUntilCompleted()");
+  if (status_ == CommandBufferStatus::encoding) endEncoding();
+  onCompleted();
+}
+
+void CommandBufferImpl::onCompleted() {
+  if (status_ == CommandBufferStatus::committed) status_ = CommandBufferStatus::completed;
+  // Storages first (a temporary gives its range back), then the pool's blocks to the Context.
+  keepAlive_.clear();
+  temporaries.recycle();
+}
+
+}  // namespace detail
+
+// ---- public CommandBuffer -------------------------------------------------------------------
+
+const char* toString(CommandBufferStatus status) {
+  switch (status) {
+    case CommandBufferStatus::encoding: return "encoding";
+    case CommandBufferStatus::committed: return "committed";
+    case CommandBufferStatus::completed: return "completed";
+    case CommandBufferStatus::error: return "in error";
+  }
+  return "unknown";
+}
+
+CommandBuffer::CommandBuffer(const Context& context, const std::string& label)
+    : impl_(std::make_shared<detail::CommandBufferImpl>(context.impl(), label, VK_NULL_HANDLE)) {}
+
+CommandBuffer::CommandBuffer(std::shared_ptr<detail::CommandBufferImpl> impl)
+    : impl_(std::move(impl)) {}
+
+CommandBuffer CommandBuffer::wrap(const Context& context, VkCommandBuffer commandBuffer,
+                                  const std::string& label) {
+  if (!commandBuffer)
+    throw Error(ErrorCode::invalidArgument, "CommandBuffer::wrap: the VkCommandBuffer is null");
+  return CommandBuffer(
+      std::make_shared<detail::CommandBufferImpl>(context.impl(), label, commandBuffer));
+}
+
+void CommandBuffer::commit() { impl_->commit(); }
+void CommandBuffer::waitUntilCompleted() { impl_->waitUntilCompleted(); }
+CommandBufferStatus CommandBuffer::status() const { return impl_->status(); }
+void CommandBuffer::endEncoding() { impl_->endEncoding(); }
+void CommandBuffer::markCompleted() { impl_->markCompleted(); }
+VkCommandBuffer CommandBuffer::vkCommandBuffer() const { return impl_->commandBuffer; }
+const std::string& CommandBuffer::label() const { return impl_->label; }
+TemporaryPoolStatistics CommandBuffer::temporaryPoolStatistics() const {
+  return impl_->temporaries.statistics();
+}
+EncodingStatistics CommandBuffer::encodingStatistics() const { return impl_->statistics; }
+const Context& CommandBuffer::context() const { return impl_->contextHandle; }
+
+}  // namespace vkcnn

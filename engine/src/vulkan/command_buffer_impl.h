@@ -1,0 +1,79 @@
+// CommandBuffer state: the VkCommandBuffer, its temporary pool, descriptor pools, what it keeps
+// alive until the GPU is done, and the accesses since the last barrier.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "memory/temporary_pool.h"
+#include "vkcnn/command_buffer.h"
+#include "vkcnn/context.h"
+
+namespace vkcnn::detail {
+
+class ContextImpl;
+class ImageStorage;
+
+// A range of array layers of one image that a dispatch reads or writes.
+struct LayerAccess {
+  const ImageStorage* storage = nullptr;
+  uint32_t firstLayer = 0;
+  uint32_t layerCount = 0;
+  bool write = false;
+};
+
+// Decides where barriers go: a dispatch needs one only when it touches layers that an earlier
+// dispatch since the last barrier wrote, or writes layers one read (RAW, WAW, WAR).
+class HazardTracker {
+ public:
+  bool conflicts(const std::vector<LayerAccess>& next) const;
+  void record(const std::vector<LayerAccess>& next);
+  void clear() { pending_.clear(); }
+
+ private:
+  std::vector<LayerAccess> pending_;
+};
+
+class CommandBufferImpl : public std::enable_shared_from_this<CommandBufferImpl> {
+ public:
+  CommandBufferImpl(std::shared_ptr<ContextImpl> context, std::string label,
+                    VkCommandBuffer wrapped);
+  ~CommandBufferImpl();
+
+  // Throws misuse unless kernels may still be encoded.
+  void requireEncoding(const std::string& what) const;
+  VkDescriptorSet allocateDescriptorSet(VkDescriptorSetLayout layout);
+  void keepAlive(std::shared_ptr<const void> object) { keepAlive_.push_back(std::move(object)); }
+  // Records one barrier before the next dispatch if `accesses` conflict with earlier ones (or it
+  // is the first dispatch), plus the UNDEFINED->GENERAL transitions of newly bound temporaries.
+  void barrierBefore(const std::vector<LayerAccess>& accesses,
+                     const std::vector<VkImageMemoryBarrier>& transitions, bool aliased);
+
+  void commit();
+  void waitUntilCompleted();
+  CommandBufferStatus status();
+  void endEncoding();
+  void markCompleted();
+
+  std::shared_ptr<ContextImpl> context;
+  Context contextHandle;  // what CommandBuffer::context() returns
+  std::string label;
+  VkCommandBuffer commandBuffer = VK_NULL_HANDLE;
+  bool wrapped = false;
+  TemporaryPool temporaries;
+  EncodingStatistics statistics;
+
+ private:
+  void onCompleted();
+
+  CommandBufferStatus status_ = CommandBufferStatus::encoding;
+  VkCommandPool pool_ = VK_NULL_HANDLE;
+  VkFence fence_ = VK_NULL_HANDLE;
+  std::vector<VkDescriptorPool> descriptorPools_;
+  std::vector<std::shared_ptr<const void>> keepAlive_;
+  HazardTracker hazards_;
+  bool firstDispatch_ = true;
+};
+
+}  // namespace vkcnn::detail

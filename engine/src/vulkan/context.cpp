@@ -1,0 +1,615 @@
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <vector>
+
+#include "memory/device_buffer.h"
+#include "vulkan/context_impl.h"
+
+namespace vkcnn {
+namespace detail {
+namespace {
+
+constexpr const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
+
+std::string envString(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? value : "";
+}
+
+bool envFlag(const char* name) {
+  std::string v = envString(name);
+  return !v.empty() && v != "0" && v != "false" && v != "off";
+}
+
+uint64_t fenceTimeoutNs() {
+  std::string v = envString("VKCNN_FENCE_TIMEOUT_MS");
+  uint64_t ms = v.empty() ? 300000 : std::strtoull(v.c_str(), nullptr, 10);
+  return ms * 1000000ull;
+}
+
+DeviceType toDeviceType(VkPhysicalDeviceType type) {
+  switch (type) {
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return DeviceType::integratedGpu;
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return DeviceType::discreteGpu;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return DeviceType::virtualGpu;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return DeviceType::cpu;
+    default: return DeviceType::other;
+  }
+}
+
+int typeRank(DeviceType type) {
+  switch (type) {
+    case DeviceType::discreteGpu: return 0;
+    case DeviceType::integratedGpu: return 1;
+    case DeviceType::virtualGpu: return 2;
+    case DeviceType::cpu: return 3;
+    default: return 4;
+  }
+}
+
+// The system Vulkan loader, opened per Context (dlopen reference-counts it).
+PFN_vkGetInstanceProcAddr openLoader(void** library) {
+  for (const char* name : {"libvulkan.so.1", "libvulkan.so"}) {
+    *library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (*library) break;
+  }
+  if (!*library)
+    throw Error(ErrorCode::unsupported,
+                "Vulkan loader libvulkan.so.1 not found: install libvulkan1 (Debian) or a GPU driver");
+  auto gipa = reinterpret_cast<PFN_vkGetInstanceProcAddr>(dlsym(*library, "vkGetInstanceProcAddr"));
+  if (!gipa) throw Error(ErrorCode::unsupported, "libvulkan.so.1 has no vkGetInstanceProcAddr");
+  return gipa;
+}
+
+struct LoaderInstance {
+  void* library = nullptr;
+  PFN_vkGetInstanceProcAddr gipa = nullptr;
+  VkInstance instance = VK_NULL_HANDLE;
+  InstanceTable vki;
+  LoaderInstance() = default;
+  LoaderInstance(const LoaderInstance&) = delete;
+  ~LoaderInstance() {
+    if (instance && vki.vkDestroyInstance) vki.vkDestroyInstance(instance, nullptr);
+    if (library) dlclose(library);
+  }
+};
+
+bool hasExtension(const std::vector<VkExtensionProperties>& list, const char* name) {
+  return std::any_of(list.begin(), list.end(),
+                     [&](const VkExtensionProperties& e) { return std::strcmp(e.extensionName, name) == 0; });
+}
+
+std::vector<VkPhysicalDevice> physicalDevices(const InstanceTable& vki, VkInstance instance) {
+  uint32_t count = 0;
+  vki.vkEnumeratePhysicalDevices(instance, &count, nullptr);
+  std::vector<VkPhysicalDevice> devices(count);
+  vki.vkEnumeratePhysicalDevices(instance, &count, devices.data());
+  devices.resize(count);
+  return devices;
+}
+
+}  // namespace
+
+std::string vkResultName(VkResult result) {
+  switch (result) {
+#define VKCNN_RESULT(r) \
+  case r: return #r;
+    VKCNN_RESULT(VK_SUCCESS)
+    VKCNN_RESULT(VK_NOT_READY)
+    VKCNN_RESULT(VK_TIMEOUT)
+    VKCNN_RESULT(VK_INCOMPLETE)
+    VKCNN_RESULT(VK_ERROR_OUT_OF_HOST_MEMORY)
+    VKCNN_RESULT(VK_ERROR_OUT_OF_DEVICE_MEMORY)
+    VKCNN_RESULT(VK_ERROR_INITIALIZATION_FAILED)
+    VKCNN_RESULT(VK_ERROR_DEVICE_LOST)
+    VKCNN_RESULT(VK_ERROR_MEMORY_MAP_FAILED)
+    VKCNN_RESULT(VK_ERROR_LAYER_NOT_PRESENT)
+    VKCNN_RESULT(VK_ERROR_EXTENSION_NOT_PRESENT)
+    VKCNN_RESULT(VK_ERROR_FEATURE_NOT_PRESENT)
+    VKCNN_RESULT(VK_ERROR_INCOMPATIBLE_DRIVER)
+    VKCNN_RESULT(VK_ERROR_TOO_MANY_OBJECTS)
+    VKCNN_RESULT(VK_ERROR_FORMAT_NOT_SUPPORTED)
+    VKCNN_RESULT(VK_ERROR_FRAGMENTED_POOL)
+    VKCNN_RESULT(VK_ERROR_OUT_OF_POOL_MEMORY)
+#undef VKCNN_RESULT
+    default: return "VkResult(" + std::to_string(int(result)) + ")";
+  }
+}
+
+void InstanceTable::load(PFN_vkGetInstanceProcAddr gipa, VkInstance instance) {
+  vkGetInstanceProcAddr = gipa;
+#define VKCNN_LOAD(name) name = reinterpret_cast<PFN_##name>(gipa(instance, #name))
+  VKCNN_LOAD(vkDestroyInstance);
+  VKCNN_LOAD(vkEnumeratePhysicalDevices);
+  VKCNN_LOAD(vkGetPhysicalDeviceProperties);
+  VKCNN_LOAD(vkGetPhysicalDeviceProperties2);
+  VKCNN_LOAD(vkGetPhysicalDeviceFeatures2);
+  VKCNN_LOAD(vkGetPhysicalDeviceQueueFamilyProperties);
+  VKCNN_LOAD(vkGetPhysicalDeviceMemoryProperties);
+  VKCNN_LOAD(vkGetPhysicalDeviceFormatProperties);
+  VKCNN_LOAD(vkEnumerateDeviceExtensionProperties);
+  VKCNN_LOAD(vkCreateDevice);
+  VKCNN_LOAD(vkGetDeviceProcAddr);
+  VKCNN_LOAD(vkCreateDebugUtilsMessengerEXT);
+  VKCNN_LOAD(vkDestroyDebugUtilsMessengerEXT);
+  VKCNN_LOAD(vkSetDebugUtilsObjectNameEXT);
+#undef VKCNN_LOAD
+}
+
+VkBool32 debugMessengerCallback(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                VkDebugUtilsMessageTypeFlagsEXT types,
+                                const VkDebugUtilsMessengerCallbackDataEXT* data, void* user) {
+  auto* context = static_cast<ContextImpl*>(user);
+  LogSeverity level = LogSeverity::verbose;
+  if (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) level = LogSeverity::error;
+  else if (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) level = LogSeverity::warning;
+  else if (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT) level = LogSeverity::info;
+  const bool counted = level >= LogSeverity::warning &&
+                       (types & (VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                                 VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT));
+  if (counted) context->validationMessages_++;
+  std::string message = std::string(counted ? "validation: " : "vulkan: ") +
+                        (data && data->pMessage ? data->pMessage : "(no message)");
+  context->log(level, message);
+  return VK_FALSE;
+}
+
+ContextImpl::~ContextImpl() {
+  if (device_ && !lost_) vk_.vkDeviceWaitIdle(device_);
+  emptyBuffer_.reset();
+  pipelines_.reset();
+  temporaryBlocks_.reset();
+  if (device_) {
+    if (transferPool_) vk_.vkDestroyCommandPool(device_, transferPool_, nullptr);
+    if (sampler_) vk_.vkDestroySampler(device_, sampler_, nullptr);
+  }
+  allocator_.reset();
+  if (ownsDevice_ && device_) vk_.vkDestroyDevice(device_, nullptr);
+  if (messenger_) vki_.vkDestroyDebugUtilsMessengerEXT(instance_, messenger_, nullptr);
+  if (ownsInstance_ && instance_) vki_.vkDestroyInstance(instance_, nullptr);
+  if (loaderLibrary_) dlclose(loaderLibrary_);
+}
+
+void ContextImpl::log(LogSeverity severity, std::string_view message) {
+  std::lock_guard lock(logMutex_);
+  if (logCallback_) {
+    logCallback_(severity, message);
+  } else if (severity >= LogSeverity::warning) {
+    std::fprintf(stderr, "vkcnn: %.*s\n", int(message.size()), message.data());
+  }
+}
+
+void ContextImpl::setLogCallback(LogCallback callback) {
+  std::lock_guard lock(logMutex_);
+  logCallback_ = std::move(callback);
+}
+
+void ContextImpl::throwIfLost() const {
+  if (lost_) {
+    std::lock_guard lock(lostMutex_);
+    throw Error(ErrorCode::deviceLost, "the Vulkan device was lost earlier (" + lostReason_ +
+                                           "); create a new Context");
+  }
+}
+
+void ContextImpl::markLost(const std::string& why) {
+  std::lock_guard lock(lostMutex_);
+  if (!lost_) lostReason_ = why;
+  lost_ = true;
+}
+
+void ContextImpl::check(VkResult result, const char* what) {
+  if (result == VK_SUCCESS) return;
+  std::string message = std::string(what) + " failed: " + vkResultName(result);
+  if (result == VK_ERROR_DEVICE_LOST) {
+    markLost(message);
+    throw Error(ErrorCode::deviceLost, message);
+  }
+  if (result == VK_ERROR_OUT_OF_DEVICE_MEMORY || result == VK_ERROR_OUT_OF_HOST_MEMORY)
+    throw Error(ErrorCode::outOfMemory, message);
+  throw Error(ErrorCode::vulkan, message);
+}
+
+void ContextImpl::setName(VkObjectType type, uint64_t handle, const std::string& name) const {
+  if (!debugUtils_ || !vki_.vkSetDebugUtilsObjectNameEXT || !handle) return;
+  VkDebugUtilsObjectNameInfoEXT info{VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT};
+  info.objectType = type;
+  info.objectHandle = handle;
+  info.pObjectName = name.c_str();
+  vki_.vkSetDebugUtilsObjectNameEXT(device_, &info);
+}
+
+std::string ContextImpl::uniqueName(const std::string& prefix) {
+  return prefix + "#" + std::to_string(++nameCounter_);
+}
+
+void ContextImpl::createOwned(const ContextOptions& options) {
+  if (options.log) logCallback_ = options.log;
+  PFN_vkGetInstanceProcAddr gipa = openLoader(&loaderLibrary_);
+  auto enumerateInstanceExtensions = reinterpret_cast<PFN_vkEnumerateInstanceExtensionProperties>(
+      gipa(nullptr, "vkEnumerateInstanceExtensionProperties"));
+  auto enumerateLayers = reinterpret_cast<PFN_vkEnumerateInstanceLayerProperties>(
+      gipa(nullptr, "vkEnumerateInstanceLayerProperties"));
+  auto createInstance = reinterpret_cast<PFN_vkCreateInstance>(gipa(nullptr, "vkCreateInstance"));
+
+  const bool validation = options.validation.value_or(envFlag("VKCNN_VALIDATION"));
+  uint32_t count = 0;
+  enumerateInstanceExtensions(nullptr, &count, nullptr);
+  std::vector<VkExtensionProperties> instanceExtensions(count);
+  enumerateInstanceExtensions(nullptr, &count, instanceExtensions.data());
+
+  std::vector<const char*> layers, extensions;
+  debugUtils_ = hasExtension(instanceExtensions, VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+  if (validation) {
+    enumerateLayers(&count, nullptr);
+    std::vector<VkLayerProperties> available(count);
+    enumerateLayers(&count, available.data());
+    bool found = std::any_of(available.begin(), available.end(), [](const VkLayerProperties& l) {
+      return std::strcmp(l.layerName, kValidationLayer) == 0;
+    });
+    if (!found)
+      throw Error(ErrorCode::unsupported,
+                  "validation was requested (VKCNN_VALIDATION or ContextOptions::validation) but "
+                  "VK_LAYER_KHRONOS_validation is not installed: install vulkan-validationlayers");
+    layers.push_back(kValidationLayer);
+    debugUtils_ = true;  // the validation layer provides VK_EXT_debug_utils
+  }
+  if (debugUtils_) extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+
+  VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+  app.pApplicationName = options.applicationName.c_str();
+  app.pEngineName = "vkcnn";
+  app.apiVersion = VK_API_VERSION_1_2;
+
+  VkValidationFeatureEnableEXT enables[] = {
+      VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+  VkValidationFeaturesEXT features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
+  features.enabledValidationFeatureCount = 1;
+  features.pEnabledValidationFeatures = enables;
+
+  VkDebugUtilsMessengerCreateInfoEXT messengerInfo{
+      VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
+  messengerInfo.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+                                  VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+  messengerInfo.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                              VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                              VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+  messengerInfo.pfnUserCallback = debugMessengerCallback;
+  messengerInfo.pUserData = this;
+  if (validation) {
+    features.pNext = &messengerInfo;  // also reports problems in vkCreate/DestroyInstance
+  }
+
+  VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+  info.pNext = validation ? &features : nullptr;
+  info.pApplicationInfo = &app;
+  info.enabledLayerCount = uint32_t(layers.size());
+  info.ppEnabledLayerNames = layers.data();
+  info.enabledExtensionCount = uint32_t(extensions.size());
+  info.ppEnabledExtensionNames = extensions.data();
+  VkResult result = createInstance(&info, nullptr, &instance_);
+  if (result != VK_SUCCESS)
+    throw Error(result == VK_ERROR_INCOMPATIBLE_DRIVER ? ErrorCode::unsupported : ErrorCode::vulkan,
+                "vkCreateInstance failed: " + vkResultName(result) +
+                    (result == VK_ERROR_INCOMPATIBLE_DRIVER ? " (no Vulkan 1.2 driver found)" : ""));
+  ownsInstance_ = true;
+  vki_.load(gipa, instance_);
+  if (validation) {
+    check(vki_.vkCreateDebugUtilsMessengerEXT(instance_, &messengerInfo, nullptr, &messenger_),
+          "vkCreateDebugUtilsMessengerEXT");
+  }
+  capabilities_.validationEnabled = validation;
+
+  // Device choice: an explicit index or name substring, else discrete > integrated > virtual > CPU.
+  std::vector<VkPhysicalDevice> devices = physicalDevices(vki_, instance_);
+  if (devices.empty()) throw Error(ErrorCode::unsupported, "the Vulkan loader reports no devices");
+  std::string wanted = options.device.empty() ? envString("VKCNN_DEVICE") : options.device;
+  std::vector<std::pair<VkPhysicalDevice, VkPhysicalDeviceProperties>> candidates;
+  for (VkPhysicalDevice d : devices) {
+    VkPhysicalDeviceProperties p;
+    vki_.vkGetPhysicalDeviceProperties(d, &p);
+    if (p.apiVersion >= VK_API_VERSION_1_2) candidates.emplace_back(d, p);
+  }
+  if (candidates.empty()) throw Error(ErrorCode::unsupported, "no Vulkan 1.2 device found");
+  if (!wanted.empty()) {
+    bool numeric = std::all_of(wanted.begin(), wanted.end(), ::isdigit);
+    auto it = candidates.end();
+    if (numeric) {
+      size_t index = std::stoul(wanted);
+      if (index < candidates.size()) it = candidates.begin() + long(index);
+    } else {
+      it = std::find_if(candidates.begin(), candidates.end(), [&](auto& c) {
+        return std::string(c.second.deviceName).find(wanted) != std::string::npos;
+      });
+    }
+    if (it == candidates.end()) {
+      std::ostringstream names;
+      for (size_t i = 0; i < candidates.size(); ++i)
+        names << (i ? ", " : "") << i << ": " << candidates[i].second.deviceName;
+      throw Error(ErrorCode::invalidArgument, "device '" + wanted + "' (VKCNN_DEVICE or "
+                                              "ContextOptions::device) matches none of: " + names.str());
+    }
+    physicalDevice_ = it->first;
+  } else {
+    auto best = std::min_element(candidates.begin(), candidates.end(), [](auto& a, auto& b) {
+      return typeRank(toDeviceType(a.second.deviceType)) < typeRank(toDeviceType(b.second.deviceType));
+    });
+    physicalDevice_ = best->first;
+  }
+
+  // A queue family with compute.
+  vki_.vkGetPhysicalDeviceQueueFamilyProperties(physicalDevice_, &count, nullptr);
+  std::vector<VkQueueFamilyProperties> families(count);
+  vki_.vkGetPhysicalDeviceQueueFamilyProperties(physicalDevice_, &count, families.data());
+  uint32_t family = UINT32_MAX;
+  for (uint32_t i = 0; i < count && family == UINT32_MAX; ++i)
+    if (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) family = i;
+  if (family == UINT32_MAX) throw Error(ErrorCode::unsupported, "the device has no compute queue");
+  queueFamilyIndex_ = family;
+
+  // Features vkcnn uses where the device has them.
+  VkPhysicalDeviceVulkan12Features supported12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceVulkan11Features supported11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  supported11.pNext = &supported12;
+  VkPhysicalDeviceFeatures2 supported{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  supported.pNext = &supported11;
+  vki_.vkGetPhysicalDeviceFeatures2(physicalDevice_, &supported);
+
+  VkPhysicalDeviceVulkan12Features enable12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  enable12.shaderFloat16 = supported12.shaderFloat16;
+  enable12.storageBuffer8BitAccess = supported12.storageBuffer8BitAccess;
+  VkPhysicalDeviceVulkan11Features enable11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  enable11.storageBuffer16BitAccess = supported11.storageBuffer16BitAccess;
+  enable11.pNext = &enable12;
+  VkPhysicalDeviceFeatures2 enable{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  enable.pNext = &enable11;
+  enable.features.shaderStorageImageExtendedFormats =
+      supported.features.shaderStorageImageExtendedFormats;
+  enable.features.shaderInt16 = supported.features.shaderInt16;
+
+  float priority = 1.0f;
+  VkDeviceQueueCreateInfo queueInfo{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  queueInfo.queueFamilyIndex = family;
+  queueInfo.queueCount = 1;
+  queueInfo.pQueuePriorities = &priority;
+  VkDeviceCreateInfo deviceInfo{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  deviceInfo.pNext = &enable;
+  deviceInfo.queueCreateInfoCount = 1;
+  deviceInfo.pQueueCreateInfos = &queueInfo;
+  check(vki_.vkCreateDevice(physicalDevice_, &deviceInfo, nullptr, &device_), "vkCreateDevice");
+  ownsDevice_ = true;
+  loadDevice(vki_.vkGetDeviceProcAddr);
+  vk_.vkGetDeviceQueue(device_, family, 0, &queue_);
+  queryCapabilities(false, &enable11, &enable12);
+  createCommonObjects();
+}
+
+void ContextImpl::adopt(const AdoptedDevice& adopted, const ContextOptions& options) {
+  if (options.log) logCallback_ = options.log;
+  if (!adopted.getInstanceProcAddr || !adopted.instance || !adopted.physicalDevice ||
+      !adopted.device || !adopted.queue)
+    throw Error(ErrorCode::invalidArgument,
+                "Context::adopt needs getInstanceProcAddr, instance, physicalDevice, device and "
+                "queue; one of them is null");
+  instance_ = adopted.instance;
+  physicalDevice_ = adopted.physicalDevice;
+  device_ = adopted.device;
+  queue_ = adopted.queue;
+  queueFamilyIndex_ = adopted.queueFamilyIndex;
+  vki_.load(adopted.getInstanceProcAddr, instance_);
+  debugUtils_ = adopted.debugUtilsEnabled && vki_.vkSetDebugUtilsObjectNameEXT;
+  uint32_t count = 0;
+  vki_.vkGetPhysicalDeviceQueueFamilyProperties(physicalDevice_, &count, nullptr);
+  std::vector<VkQueueFamilyProperties> families(count);
+  vki_.vkGetPhysicalDeviceQueueFamilyProperties(physicalDevice_, &count, families.data());
+  if (queueFamilyIndex_ >= count || !(families[queueFamilyIndex_].queueFlags & VK_QUEUE_COMPUTE_BIT))
+    throw Error(ErrorCode::invalidArgument, "Context::adopt: queue family " +
+                                                std::to_string(queueFamilyIndex_) +
+                                                " does not exist or has no compute support");
+  loadDevice(vki_.vkGetDeviceProcAddr);
+  queryCapabilities(true, adopted.enabledVulkan11Features, adopted.enabledVulkan12Features);
+  createCommonObjects();
+}
+
+void ContextImpl::loadDevice(PFN_vkGetDeviceProcAddr gdpa) {
+  vkcnnLoadDeviceTable(&vk_, device_, gdpa);
+  if (!vk_.vkCreateComputePipelines || !vk_.vkCmdDispatch)
+    throw Error(ErrorCode::vulkan, "could not load device functions through vkGetDeviceProcAddr");
+}
+
+void ContextImpl::queryCapabilities(bool adopted, const VkPhysicalDeviceVulkan11Features* f11,
+                                    const VkPhysicalDeviceVulkan12Features* f12) {
+  VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+  driver.pNext = &subgroup;
+  VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  props.pNext = &driver;
+  vki_.vkGetPhysicalDeviceProperties2(physicalDevice_, &props);
+  const VkPhysicalDeviceLimits& limits = props.properties.limits;
+  auto& c = capabilities_;
+  c.deviceName = props.properties.deviceName;
+  c.driverName = driver.driverName;
+  c.deviceType = toDeviceType(props.properties.deviceType);
+  c.vendorId = props.properties.vendorID;
+  c.deviceId = props.properties.deviceID;
+  c.apiVersion = props.properties.apiVersion;
+  c.driverVersion = props.properties.driverVersion;
+  c.subgroupSize = subgroup.subgroupSize;
+  c.maxImageArrayLayers = limits.maxImageArrayLayers;
+  c.maxImageDimension2D = limits.maxImageDimension2D;
+  c.maxPerStageDescriptorStorageImages = limits.maxPerStageDescriptorStorageImages;
+  c.maxComputeSharedMemorySize = limits.maxComputeSharedMemorySize;
+  c.maxComputeWorkGroupInvocations = limits.maxComputeWorkGroupInvocations;
+  c.timestampPeriodNs = limits.timestampPeriod;
+  c.shaderFloat16 = f12 && f12->shaderFloat16;
+  c.storage16Bit = f11 && f11->storageBuffer16BitAccess;
+  c.adopted = adopted;
+  uint32_t count = 0;
+  vki_.vkEnumerateDeviceExtensionProperties(physicalDevice_, nullptr, &count, nullptr);
+  std::vector<VkExtensionProperties> extensions(count);
+  vki_.vkEnumerateDeviceExtensionProperties(physicalDevice_, nullptr, &count, extensions.data());
+  c.cooperativeMatrix = hasExtension(extensions, "VK_KHR_cooperative_matrix") ||
+                        hasExtension(extensions, "VK_NV_cooperative_matrix");
+  c.pushDescriptors = hasExtension(extensions, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+  vki_.vkGetPhysicalDeviceMemoryProperties(physicalDevice_, &memoryProperties_);
+}
+
+void ContextImpl::createCommonObjects() {
+  setName(VK_OBJECT_TYPE_DEVICE, device_, "vkcnn device");
+  setName(VK_OBJECT_TYPE_QUEUE, queue_, "vkcnn queue");
+  allocator_ = std::make_unique<DeviceMemoryAllocator>(*this);
+  pipelines_ = std::make_unique<PipelineRegistry>(*this);
+  temporaryBlocks_ = std::make_unique<TemporaryBlockCache>(*this);
+
+  VkSamplerCreateInfo sampler{VK_STRUCTURE_TYPE_SAMPLER_CREATE_INFO};
+  sampler.magFilter = VK_FILTER_NEAREST;
+  sampler.minFilter = VK_FILTER_NEAREST;
+  sampler.mipmapMode = VK_SAMPLER_MIPMAP_MODE_NEAREST;
+  sampler.addressModeU = sampler.addressModeV = sampler.addressModeW =
+      VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE;
+  check(vk_.vkCreateSampler(device_, &sampler, nullptr, &sampler_), "vkCreateSampler");
+  setName(VK_OBJECT_TYPE_SAMPLER, sampler_, "vkcnn texelFetch sampler");
+
+  VkCommandPoolCreateInfo pool{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pool.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT | VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pool.queueFamilyIndex = queueFamilyIndex_;
+  check(vk_.vkCreateCommandPool(device_, &pool, nullptr, &transferPool_), "vkCreateCommandPool");
+  setName(VK_OBJECT_TYPE_COMMAND_POOL, transferPool_, "vkcnn transfer pool");
+}
+
+const std::shared_ptr<DeviceBuffer>& ContextImpl::emptyBuffer() {
+  std::lock_guard lock(emptyBufferMutex_);
+  if (!emptyBuffer_) {
+    const float zeros[4] = {};
+    emptyBuffer_ = DeviceBuffer::create(*this, sizeof(zeros), zeros, "vkcnn empty buffer");
+  }
+  return emptyBuffer_;
+}
+
+void ContextImpl::waitIdle() {
+  throwIfLost();
+  std::lock_guard lock(queueMutex_);
+  check(vk_.vkDeviceWaitIdle(device_), "vkDeviceWaitIdle");
+}
+
+void ContextImpl::submit(VkCommandBuffer commandBuffer, VkFence fence, const char* what) {
+  throwIfLost();
+  VkSubmitInfo info{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  info.commandBufferCount = 1;
+  info.pCommandBuffers = &commandBuffer;
+  std::lock_guard lock(queueMutex_);
+  check(vk_.vkQueueSubmit(queue_, 1, &info, fence), what);
+}
+
+void ContextImpl::waitForFence(VkFence fence, const char* what) {
+  throwIfLost();
+  VkResult result = vk_.vkWaitForFences(device_, 1, &fence, VK_TRUE, fenceTimeoutNs());
+  if (result == VK_TIMEOUT) {
+    std::string message = std::string(what) + ": the GPU did not finish within " +
+                          std::to_string(fenceTimeoutNs() / 1000000) +
+                          " ms (VKCNN_FENCE_TIMEOUT_MS); the device is considered lost";
+    markLost(message);
+    throw Error(ErrorCode::deviceLost, message);
+  }
+  check(result, what);
+}
+
+void ContextImpl::submitAndWait(const std::function<void(VkCommandBuffer)>& record,
+                                const char* what) {
+  throwIfLost();
+  std::lock_guard lock(queueMutex_);
+  VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  alloc.commandPool = transferPool_;
+  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  alloc.commandBufferCount = 1;
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  check(vk_.vkAllocateCommandBuffers(device_, &alloc, &cb), what);
+  VkFence fence = VK_NULL_HANDLE;
+  struct Cleanup {
+    ContextImpl* c;
+    VkCommandBuffer& cb;
+    VkFence& fence;
+    ~Cleanup() {
+      if (fence) c->vk_.vkDestroyFence(c->device_, fence, nullptr);
+      c->vk_.vkFreeCommandBuffers(c->device_, c->transferPool_, 1, &cb);
+    }
+  } cleanup{this, cb, fence};
+  setName(VK_OBJECT_TYPE_COMMAND_BUFFER, cb, std::string("vkcnn ") + what);
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  check(vk_.vkBeginCommandBuffer(cb, &begin), what);
+  record(cb);
+  check(vk_.vkEndCommandBuffer(cb), what);
+  VkFenceCreateInfo fenceInfo{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  check(vk_.vkCreateFence(device_, &fenceInfo, nullptr, &fence), what);
+  VkSubmitInfo info{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  info.commandBufferCount = 1;
+  info.pCommandBuffers = &cb;
+  check(vk_.vkQueueSubmit(queue_, 1, &info, fence), what);
+  waitForFence(fence, what);
+}
+
+}  // namespace detail
+
+// ---- public Context -------------------------------------------------------------------------
+
+const char* toString(DeviceType type) {
+  switch (type) {
+    case DeviceType::integratedGpu: return "integrated GPU";
+    case DeviceType::discreteGpu: return "discrete GPU";
+    case DeviceType::virtualGpu: return "virtual GPU";
+    case DeviceType::cpu: return "CPU";
+    default: return "other";
+  }
+}
+
+Context::Context(const ContextOptions& options) : impl_(std::make_shared<detail::ContextImpl>()) {
+  impl_->createOwned(options);
+}
+
+Context Context::adopt(const AdoptedDevice& device, const ContextOptions& options) {
+  auto impl = std::make_shared<detail::ContextImpl>();
+  impl->adopt(device, options);
+  return Context(std::move(impl));
+}
+
+std::vector<PhysicalDeviceInfo> Context::enumerateDevices() {
+  detail::LoaderInstance loader;
+  loader.gipa = detail::openLoader(&loader.library);
+  auto createInstance =
+      reinterpret_cast<PFN_vkCreateInstance>(loader.gipa(nullptr, "vkCreateInstance"));
+  VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+  app.apiVersion = VK_API_VERSION_1_2;
+  VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+  info.pApplicationInfo = &app;
+  VkResult result = createInstance(&info, nullptr, &loader.instance);
+  if (result != VK_SUCCESS)
+    throw Error(ErrorCode::vulkan, "vkCreateInstance failed: " + detail::vkResultName(result));
+  loader.vki.load(loader.gipa, loader.instance);
+  std::vector<PhysicalDeviceInfo> list;
+  uint32_t index = 0;
+  for (VkPhysicalDevice d : detail::physicalDevices(loader.vki, loader.instance)) {
+    VkPhysicalDeviceProperties p;
+    loader.vki.vkGetPhysicalDeviceProperties(d, &p);
+    if (p.apiVersion < VK_API_VERSION_1_2) continue;
+    list.push_back({index++, p.deviceName, detail::toDeviceType(p.deviceType), p.apiVersion});
+  }
+  return list;
+}
+
+const DeviceCapabilities& Context::capabilities() const { return impl_->capabilities(); }
+void Context::setLogCallback(LogCallback callback) { impl_->setLogCallback(std::move(callback)); }
+uint64_t Context::validationMessageCount() const { return impl_->validationMessageCount(); }
+VkInstance Context::vkInstance() const { return impl_->instance(); }
+VkPhysicalDevice Context::vkPhysicalDevice() const { return impl_->physicalDevice(); }
+VkDevice Context::vkDevice() const { return impl_->device(); }
+VkQueue Context::vkQueue() const { return impl_->queue(); }
+uint32_t Context::queueFamilyIndex() const { return impl_->queueFamilyIndex(); }
+void Context::waitIdle() const { impl_->waitIdle(); }
+
+}  // namespace vkcnn

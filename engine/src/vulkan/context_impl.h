@@ -1,0 +1,138 @@
+// The Context's state: instance and device function tables, the queue, the allocator, pipelines.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "memory/allocator.h"
+#include "memory/temporary_pool.h"
+#include "vkcnn/context.h"
+#include "vkcnn/error.h"
+#include "vulkan/pipelines.h"
+#include "vulkan/volk_table.h"
+
+namespace vkcnn::detail {
+
+// Instance-level functions, loaded per instance (never through volk's globals).
+struct InstanceTable {
+  PFN_vkGetInstanceProcAddr vkGetInstanceProcAddr = nullptr;
+  PFN_vkDestroyInstance vkDestroyInstance = nullptr;
+  PFN_vkEnumeratePhysicalDevices vkEnumeratePhysicalDevices = nullptr;
+  PFN_vkGetPhysicalDeviceProperties vkGetPhysicalDeviceProperties = nullptr;
+  PFN_vkGetPhysicalDeviceProperties2 vkGetPhysicalDeviceProperties2 = nullptr;
+  PFN_vkGetPhysicalDeviceFeatures2 vkGetPhysicalDeviceFeatures2 = nullptr;
+  PFN_vkGetPhysicalDeviceQueueFamilyProperties vkGetPhysicalDeviceQueueFamilyProperties = nullptr;
+  PFN_vkGetPhysicalDeviceMemoryProperties vkGetPhysicalDeviceMemoryProperties = nullptr;
+  PFN_vkGetPhysicalDeviceFormatProperties vkGetPhysicalDeviceFormatProperties = nullptr;
+  PFN_vkEnumerateDeviceExtensionProperties vkEnumerateDeviceExtensionProperties = nullptr;
+  PFN_vkCreateDevice vkCreateDevice = nullptr;
+  PFN_vkGetDeviceProcAddr vkGetDeviceProcAddr = nullptr;
+  PFN_vkCreateDebugUtilsMessengerEXT vkCreateDebugUtilsMessengerEXT = nullptr;
+  PFN_vkDestroyDebugUtilsMessengerEXT vkDestroyDebugUtilsMessengerEXT = nullptr;
+  PFN_vkSetDebugUtilsObjectNameEXT vkSetDebugUtilsObjectNameEXT = nullptr;
+
+  void load(PFN_vkGetInstanceProcAddr getInstanceProcAddr, VkInstance instance);
+};
+
+class ContextImpl : public std::enable_shared_from_this<ContextImpl> {
+ public:
+  ContextImpl() = default;
+  ~ContextImpl();
+  ContextImpl(const ContextImpl&) = delete;
+  ContextImpl& operator=(const ContextImpl&) = delete;
+
+  void createOwned(const ContextOptions& options);
+  void adopt(const AdoptedDevice& device, const ContextOptions& options);
+
+  const VolkDeviceTable& vk() const { return vk_; }
+  const InstanceTable& vki() const { return vki_; }
+  VkDevice device() const { return device_; }
+  VkPhysicalDevice physicalDevice() const { return physicalDevice_; }
+  VkInstance instance() const { return instance_; }
+  VkQueue queue() const { return queue_; }
+  uint32_t queueFamilyIndex() const { return queueFamilyIndex_; }
+  const DeviceCapabilities& capabilities() const { return capabilities_; }
+  const VkPhysicalDeviceMemoryProperties& memoryProperties() const { return memoryProperties_; }
+  DeviceMemoryAllocator& allocator() { return *allocator_; }
+  PipelineRegistry& pipelines() { return *pipelines_; }
+  TemporaryBlockCache& temporaryBlocks() { return *temporaryBlocks_; }
+  // A small storage buffer bound where a kernel's optional buffer is absent.
+  const std::shared_ptr<class DeviceBuffer>& emptyBuffer();
+  void waitIdle();
+  VkSampler nearestSampler() const { return sampler_; }
+
+  // Throws an Error for a failed call; device loss becomes sticky.
+  void check(VkResult result, const char* what);
+  void throwIfLost() const;
+  void markLost(const std::string& why);
+
+  // Gives a debug name to a Vulkan object (no-op without VK_EXT_debug_utils).
+  void setName(VkObjectType type, uint64_t handle, const std::string& name) const;
+  template <typename Handle>
+  void setName(VkObjectType type, Handle handle, const std::string& name) const {
+    setName(type, reinterpret_cast<uint64_t>(handle), name);
+  }
+
+  void log(LogSeverity severity, std::string_view message);
+  void setLogCallback(LogCallback callback);
+  uint64_t validationMessageCount() const { return validationMessages_.load(); }
+
+  // Records commands with `record`, submits them to the queue and waits (host transfers and
+  // one-time initialisation).
+  void submitAndWait(const std::function<void(VkCommandBuffer)>& record, const char* what);
+  // Submits a command buffer recorded elsewhere, signalling `fence`; serialised with other submits.
+  void submit(VkCommandBuffer commandBuffer, VkFence fence, const char* what);
+  // Waits for a fence with vkcnn's timeout; a timeout or device loss is sticky.
+  void waitForFence(VkFence fence, const char* what);
+
+  std::string uniqueName(const std::string& prefix);
+
+ private:
+  void loadDevice(PFN_vkGetDeviceProcAddr getDeviceProcAddr);
+  void queryCapabilities(bool adopted, const VkPhysicalDeviceVulkan11Features* f11,
+                         const VkPhysicalDeviceVulkan12Features* f12);
+  void createCommonObjects();
+
+  void* loaderLibrary_ = nullptr;
+  InstanceTable vki_;
+  VolkDeviceTable vk_{};
+  VkInstance instance_ = VK_NULL_HANDLE;
+  VkPhysicalDevice physicalDevice_ = VK_NULL_HANDLE;
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  uint32_t queueFamilyIndex_ = 0;
+  bool ownsInstance_ = false;
+  bool ownsDevice_ = false;
+  bool debugUtils_ = false;
+  VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
+  DeviceCapabilities capabilities_;
+  VkPhysicalDeviceMemoryProperties memoryProperties_{};
+  std::unique_ptr<DeviceMemoryAllocator> allocator_;
+  std::unique_ptr<PipelineRegistry> pipelines_;
+  std::unique_ptr<TemporaryBlockCache> temporaryBlocks_;
+  std::mutex emptyBufferMutex_;
+  std::shared_ptr<class DeviceBuffer> emptyBuffer_;
+  VkSampler sampler_ = VK_NULL_HANDLE;
+
+  std::mutex queueMutex_;
+  VkCommandPool transferPool_ = VK_NULL_HANDLE;  // guarded by queueMutex_
+
+  mutable std::mutex logMutex_;
+  LogCallback logCallback_;
+  std::atomic<uint64_t> validationMessages_{0};
+  std::atomic<uint64_t> nameCounter_{0};
+  mutable std::mutex lostMutex_;
+  std::string lostReason_;
+  std::atomic<bool> lost_{false};
+
+  friend VkBool32 debugMessengerCallback(VkDebugUtilsMessageSeverityFlagBitsEXT,
+                                         VkDebugUtilsMessageTypeFlagsEXT,
+                                         const VkDebugUtilsMessengerCallbackDataEXT*, void*);
+};
+
+std::string vkResultName(VkResult result);
+
+}  // namespace vkcnn::detail

@@ -1,0 +1,34 @@
+#version 450
+// Standalone neuron, and the copy behind concatenation (type none at a channel offset).
+#extension GL_GOOGLE_include_directive : require
+
+layout(local_size_x = 8, local_size_y = 8, local_size_z = 1) in;
+
+#include "interface.h"
+
+layout(set = 0, binding = 0) uniform sampler2DArray uSource;
+layout(set = 0, binding = 1, VKCNN_OUTPUT_FORMAT) uniform image2DArray uDestination;
+layout(set = 0, binding = 2, std430) readonly buffer Slopes { float slopes[]; };
+layout(push_constant) uniform Push { NeuronPush pc; };
+
+#include "image_io.glsl"
+#include "neuron.glsl"
+
+void main() {
+  ivec3 gid = ivec3(gl_GlobalInvocationID);
+  Geometry g = pc.geometry;
+  if (gid.x >= g.clipWidth || gid.y >= g.clipHeight || gid.z >= g.imageCount * g.slices) return;
+  int img = gid.z / g.slices;
+  int t = gid.z % g.slices;
+  ivec2 dst = ivec2(g.clipX, g.clipY) + gid.xy;
+  ivec2 src = gid.xy + ivec2(g.offsetX, g.offsetY);
+  int c0 = firstChannelOfSlice(pc.destination, t);
+  vec4 x = readChannels(uSource, pc.source, src, img, c0);
+  vec4 y;
+  for (int k = 0; k < 4; ++k) {
+    int c = clamp(c0 + k, 0, max(pc.neuron.slopeCount - 1, 0));
+    float slope = pc.neuron.slopeCount > 0 ? slopes[c] : 0.0;
+    y[k] = applyNeuron(pc.neuron, x[k], slope);
+  }
+  writeSlice(pc.destination, dst, img, t, y);
+}

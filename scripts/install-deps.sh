@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs vkcnn's build and test dependencies from Debian 12 packages. Idempotent: packages that
+# are already installed are left alone, and apt is only asked when something is missing.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ pkg-config
+  libvulkan-dev libvulkan-volk-dev
+  glslang-tools glslang-dev spirv-cross libspirv-cross-c-shared-dev spirv-tools
+  doctest-dev
+  mesa-vulkan-drivers vulkan-validationlayers
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "install-deps: installing ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

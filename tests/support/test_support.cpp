@@ -1,0 +1,147 @@
+#include "test_support.h"
+
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <mutex>
+#include <unistd.h>
+
+namespace vkcnn::test {
+
+namespace {
+std::atomic<uint64_t> messages{0};
+
+void onLog(LogSeverity severity, std::string_view message) {
+  if (severity < LogSeverity::warning) return;
+  messages++;
+  std::fprintf(stderr, "vkcnn test log: %.*s\n", int(message.size()), message.data());
+  // Fails the running test case too (the message usually arrives on the test's own thread).
+  if (doctest::is_running_in_test)
+    ADD_FAIL_CHECK_AT(__FILE__, __LINE__, "validation/log message: " << std::string(message));
+}
+}  // namespace
+
+Context makeContext(const ContextOptions& options) {
+  ContextOptions o = options;
+  o.validation = true;
+  o.log = onLog;
+  return Context(o);
+}
+
+Context& context() {
+  static Context shared = makeContext();
+  return shared;
+}
+
+uint64_t validationMessages() { return messages.load(); }
+
+Tensor randomTensor(uint32_t n, uint32_t c, uint32_t h, uint32_t w, uint32_t seed, double lo,
+                    double hi) {
+  Tensor t(n, c, h, w);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> dist(lo, hi);
+  for (double& v : t.data) v = dist(rng);
+  return t;
+}
+
+std::vector<float> randomFloats(size_t count, uint32_t seed, float lo, float hi) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(count);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+Tensor roundedTo(const Tensor& t, ChannelFormat format) {
+  if (format == ChannelFormat::float32) {
+    Tensor r = t;
+    for (double& v : r.data) v = double(float(v));
+    return r;
+  }
+  // Round through a float16 image on the host side of the library: write and read back.
+  Image image = makeImage(t, format, "rounding");
+  return download(image);
+}
+
+void upload(Image& image, const Tensor& t) {
+  REQUIRE(t.n == image.numberOfImages());
+  REQUIRE(t.c == image.featureChannels());
+  REQUIRE(t.h == image.height());
+  REQUIRE(t.w == image.width());
+  const size_t plane = size_t(t.c) * t.h * t.w;
+  std::vector<float> values(plane);
+  for (uint32_t i = 0; i < t.n; ++i) {
+    for (size_t k = 0; k < plane; ++k) values[k] = float(t.data[i * plane + k]);
+    image.writeFloats(values, DataLayout::FeatureChannelsxHeightxWidth, i);
+  }
+}
+
+Image makeImage(const Tensor& t, ChannelFormat format, const std::string& label) {
+  ImageDescriptor d{t.w, t.h, t.c, t.n, format};
+  d.label = label;
+  Image image(context(), d);
+  upload(image, t);
+  return image;
+}
+
+Tensor download(const Image& image) {
+  Tensor t(image.numberOfImages(), image.featureChannels(), image.height(), image.width());
+  const size_t plane = size_t(t.c) * t.h * t.w;
+  for (uint32_t i = 0; i < t.n; ++i) {
+    std::vector<float> values = image.readFloats(DataLayout::FeatureChannelsxHeightxWidth, i);
+    for (size_t k = 0; k < plane; ++k) t.data[i * plane + k] = values[k];
+  }
+  return t;
+}
+
+void fill(Image& image, float value) {
+  std::vector<float> values(size_t(image.width()) * image.height() * image.featureChannels(), value);
+  for (uint32_t i = 0; i < image.numberOfImages(); ++i)
+    image.writeFloats(values, DataLayout::HeightxWidthxFeatureChannels, i);
+}
+
+Image makePoisoned(const Context& ctx, ImageDescriptor descriptor) {
+  Image image(ctx, descriptor);
+  fill(image, std::numeric_limits<float>::quiet_NaN());
+  return image;
+}
+
+bool hasNaN(const Tensor& t) {
+  for (double v : t.data)
+    if (std::isnan(v)) return true;
+  return false;
+}
+
+double relativeL2(const Tensor& actual, const Tensor& expected) {
+  REQUIRE(actual.data.size() == expected.data.size());
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < actual.data.size(); ++i) {
+    if (std::isnan(actual.data[i]) || std::isnan(expected.data[i]))
+      return std::numeric_limits<double>::infinity();
+    const double d = actual.data[i] - expected.data[i];
+    diff += d * d;
+    norm += expected.data[i] * expected.data[i];
+  }
+  if (norm == 0) return std::sqrt(diff);
+  return std::sqrt(diff / norm);
+}
+
+double tolerance(ChannelFormat format) {
+  return format == ChannelFormat::float32 ? 1e-5 : 2e-3;
+}
+
+std::string writeTemporaryDatFile(const std::vector<float>& values, const std::string& name) {
+  static std::atomic<int> counter{0};
+  std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                              ("vkcnn-test-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::filesystem::path path = dir / (std::to_string(counter++) + "-" + name + ".dat");
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(values.data()), std::streamsize(values.size() * 4));
+  return path.string();
+}
+
+}  // namespace vkcnn::test

@@ -1,0 +1,95 @@
+// Shared test helpers: the validation-checked Context, random data, tensors on the host in double
+// precision, comparison by relative L2 error, and poisoning of destinations.
+#pragma once
+
+#include <doctest/doctest.h>
+#include <vkcnn/vkcnn.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace vkcnn::test {
+
+// A Context on the default device (lavapipe where there is no GPU, or VKCNN_DEVICE) with the
+// validation layer and synchronization validation on; any message fails the running test.
+Context& context();
+// A new Context with the same checks (for tests that need their own).
+Context makeContext(const ContextOptions& options = {});
+// Validation messages seen by every checked Context of this process.
+uint64_t validationMessages();
+
+// A host tensor [numberOfImages][featureChannels][height][width] in double precision.
+struct Tensor {
+  uint32_t n = 1, c = 1, h = 1, w = 1;
+  std::vector<double> data;
+
+  Tensor() = default;
+  Tensor(uint32_t n, uint32_t c, uint32_t h, uint32_t w, double value = 0)
+      : n(n), c(c), h(h), w(w), data(size_t(n) * c * h * w, value) {}
+  double& at(uint32_t i, uint32_t ch, uint32_t y, uint32_t x) {
+    return data[((size_t(i) * c + ch) * h + y) * w + x];
+  }
+  double at(uint32_t i, uint32_t ch, uint32_t y, uint32_t x) const {
+    return data[((size_t(i) * c + ch) * h + y) * w + x];
+  }
+  // Zero outside the image (edge mode zero).
+  double atOrZero(uint32_t i, uint32_t ch, int64_t y, int64_t x) const {
+    if (y < 0 || x < 0 || y >= int64_t(h) || x >= int64_t(w)) return 0;
+    return at(i, ch, uint32_t(y), uint32_t(x));
+  }
+};
+
+// Uniform random values in [lo, hi), from a seed so failures repeat.
+Tensor randomTensor(uint32_t n, uint32_t c, uint32_t h, uint32_t w, uint32_t seed, double lo = -1,
+                    double hi = 1);
+std::vector<float> randomFloats(size_t count, uint32_t seed, float lo = -1, float hi = 1);
+
+// Values as the storage format holds them (float16 rounding), so references see what the GPU sees.
+Tensor roundedTo(const Tensor& t, ChannelFormat format);
+
+// Creates an Image holding `t` (all images, all channels).
+Image makeImage(const Tensor& t, ChannelFormat format, const std::string& label = {});
+void upload(Image& image, const Tensor& t);
+// Reads every image and channel of `image` back.
+Tensor download(const Image& image);
+// Fills every channel (padding excluded) of every image with `value` (NaN poisons).
+void fill(Image& image, float value);
+Image makePoisoned(const Context& context, ImageDescriptor descriptor);
+
+// ||a - b|| / ||b|| over all elements; NaN anywhere makes it infinite.
+double relativeL2(const Tensor& actual, const Tensor& expected);
+// The tolerance issue #3 sets: 1e-5 for float32, 2e-3 for float16.
+double tolerance(ChannelFormat format);
+bool hasNaN(const Tensor& t);
+
+// Writes `values` as raw little-endian float32 to a new temporary file; returns its path.
+std::string writeTemporaryDatFile(const std::vector<float>& values, const std::string& name);
+
+// Runs `encode` in a fresh CommandBuffer, commits and waits.
+template <typename Encode>
+void runOnce(Encode&& encode) {
+  CommandBuffer commandBuffer(context());
+  encode(commandBuffer);
+  commandBuffer.commit();
+  commandBuffer.waitUntilCompleted();
+}
+
+}  // namespace vkcnn::test
+
+// Checks that `expression` throws vkcnn::Error with `code` and a message containing `fragment`.
+#define VKCNN_CHECK_ERROR(expression, errorCode, fragment)                                  \
+  do {                                                                                     \
+    bool thrown_ = false;                                                                  \
+    try {                                                                                  \
+      expression;                                                                          \
+    } catch (const vkcnn::Error& e_) {                                                     \
+      thrown_ = true;                                                                      \
+      CHECK_MESSAGE(int(e_.code()) == int(errorCode),                                     \
+                    "wrong code " << vkcnn::toString(e_.code()) << " for: " << e_.what()); \
+      CHECK_MESSAGE(std::string(e_.what()).find(fragment) != std::string::npos,            \
+                    "message lacks '" << (fragment) << "': " << e_.what());                \
+    }                                                                                      \
+    CHECK_MESSAGE(thrown_, "expected vkcnn::Error from " #expression);                     \
+  } while (0)
