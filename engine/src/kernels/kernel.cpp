@@ -331,7 +331,7 @@ ImageDescriptor UnaryKernel::destinationImageDescriptor(const Image& source) con
 void UnaryKernel::encode(CommandBuffer& commandBuffer, const Image& source,
                          const Image& destination) {
   detail::CommandBufferImpl& cb = *commandBuffer.impl();
-  detail::KernelEncoding e{cb, *this, source, destination};
+  detail::KernelEncoding e{cb, commandBuffer, *this, source, destination};
   cb.requireEncoding(e.what());
   detail::checkUsable(cb, source, false, e.what() + " source");
   detail::checkUsable(cb, destination, true, e.what() + " destination");
@@ -372,7 +372,7 @@ ImageDescriptor BinaryKernel::destinationImageDescriptor(const Image& primary, c
 void BinaryKernel::encode(CommandBuffer& commandBuffer, const Image& primary,
                           const Image& secondary, const Image& destination) {
   detail::CommandBufferImpl& cb = *commandBuffer.impl();
-  detail::BinaryKernelEncoding e{{cb, *this, primary, destination}, secondary};
+  detail::BinaryKernelEncoding e{{cb, commandBuffer, *this, primary, destination}, secondary};
   cb.requireEncoding(e.what());
   detail::checkUsable(cb, primary, false, e.what() + " primary source");
   detail::checkUsable(cb, secondary, false, e.what() + " secondary source");

@@ -19,6 +19,7 @@ namespace vkcnn::detail {
 // Geometry of one encode call, checked against both images before anything is recorded.
 struct KernelEncoding {
   CommandBufferImpl& commandBuffer;
+  CommandBuffer& handle;  // the public CommandBuffer (to make internal TemporaryImages)
   const Kernel& kernel;
   const Image& source;
   const Image& destination;
