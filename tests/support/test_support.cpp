@@ -1,6 +1,7 @@
 #include "test_support.h"
 
 #include <atomic>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -55,15 +56,29 @@ std::vector<float> randomFloats(size_t count, uint32_t seed, float lo, float hi)
   return v;
 }
 
+double roundToHalf(double value) {
+  if (std::isnan(value) || std::isinf(value) || value == 0) return value;
+  double x = double(float(value));  // host data is float32 first
+  int exponent;
+  std::frexp(x, &exponent);  // x = m * 2^exponent, 0.5 <= |m| < 1
+  // 11 significant bits for normals; subnormals share the fixed step 2^-24.
+  const int step = std::max(exponent - 11, -24);
+  double rounded = std::nearbyint(std::ldexp(x, -step));  // ties to even (default rounding mode)
+  double result = std::ldexp(rounded, step);
+  if (std::abs(result) > 65504.0) result = std::copysign(65504.0, result);
+  return result;
+}
+
 Tensor roundedTo(const Tensor& t, ChannelFormat format) {
-  if (format == ChannelFormat::float32) {
-    Tensor r = t;
-    for (double& v : r.data) v = double(float(v));
-    return r;
+  Tensor r = t;
+  for (double& v : r.data) {
+    switch (format) {
+      case ChannelFormat::float32: v = double(float(v)); break;
+      case ChannelFormat::float16: v = roundToHalf(v); break;
+      case ChannelFormat::unorm8: v = std::nearbyint(std::clamp(v, 0.0, 1.0) * 255.0) / 255.0; break;
+    }
   }
-  // Round through a float16 image on the host side of the library: write and read back.
-  Image image = makeImage(t, format, "rounding");
-  return download(image);
+  return r;
 }
 
 void upload(Image& image, const Tensor& t) {

@@ -46,6 +46,9 @@ Tensor randomTensor(uint32_t n, uint32_t c, uint32_t h, uint32_t w, uint32_t see
                     double hi = 1);
 std::vector<float> randomFloats(size_t count, uint32_t seed, float lo = -1, float hi = 1);
 
+// float16 rounding as documented (nearest even, finite overflow saturates to 65504), computed
+// independently of the library with frexp/nearbyint.
+double roundToHalf(double value);
 // Values as the storage format holds them (float16 rounding), so references see what the GPU sees.
 Tensor roundedTo(const Tensor& t, ChannelFormat format);
 

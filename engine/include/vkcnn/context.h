@@ -83,6 +83,12 @@ struct DeviceCapabilities {
   bool adopted = false;
 };
 
+struct MemoryStatistics {
+  uint64_t deviceBytesAllocated = 0;  // all VkDeviceMemory vkcnn holds on this Context
+  uint32_t memoryObjects = 0;         // how many VkDeviceMemory objects that is
+  uint32_t pipelines = 0;             // compute pipelines created so far
+};
+
 struct PhysicalDeviceInfo {
   uint32_t index = 0;
   std::string name;
@@ -104,6 +110,9 @@ class VKCNN_API Context {
   void setLogCallback(LogCallback callback);
   // Validation messages of severity warning or error seen so far.
   uint64_t validationMessageCount() const;
+  MemoryStatistics memoryStatistics() const;
+  // Frees the temporary-image memory kept for later command buffers.
+  void trimTemporaryMemory();
 
   VkInstance vkInstance() const;
   VkPhysicalDevice vkPhysicalDevice() const;

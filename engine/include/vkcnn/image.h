@@ -140,6 +140,10 @@ class VKCNN_API Image {
   void writeFloats(std::span<const float> data, DataLayout layout, uint32_t imageIndex = 0);
   std::vector<float> readFloats(DataLayout layout, uint32_t imageIndex = 0) const;
 
+  // The VkImage behind the storage (MPSImage.texture): allocates it if needed. Layers
+  // [storageFirstImage()*slices, ...) of it belong to this view; it rests in VK_IMAGE_LAYOUT_GENERAL.
+  VkImage vkImage() const;
+
   // Where this view sits in its storage (for kernels and importers).
   uint32_t storageFirstImage() const { return firstImage_; }
   uint32_t storageChannelOffset() const { return channelOffset_; }

@@ -462,6 +462,15 @@ size_t Image::resourceSize() const {
   if (storage_->temporary) return size_t(storage_->slot.size);
   return size_t(storage_->memoryRequirements().size);
 }
+VkImage Image::vkImage() const {
+  if (storage_->temporary) {
+    if (!storage_->bound)
+      throw Error(ErrorCode::misuse, storage_->describe() + ": no memory yet (nothing wrote it)");
+  } else {
+    storage_->materialize();
+  }
+  return storage_->image;
+}
 const std::string& Image::label() const { return storage_->label; }
 void Image::setLabel(const std::string& label) {
   storage_->label = label;

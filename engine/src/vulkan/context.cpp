@@ -611,5 +611,13 @@ VkDevice Context::vkDevice() const { return impl_->device(); }
 VkQueue Context::vkQueue() const { return impl_->queue(); }
 uint32_t Context::queueFamilyIndex() const { return impl_->queueFamilyIndex(); }
 void Context::waitIdle() const { impl_->waitIdle(); }
+MemoryStatistics Context::memoryStatistics() const {
+  MemoryStatistics m;
+  m.deviceBytesAllocated = impl_->allocator().bytesAllocated();
+  m.memoryObjects = impl_->allocator().memoryObjectCount();
+  m.pipelines = impl_->pipelines().pipelinesCreated();
+  return m;
+}
+void Context::trimTemporaryMemory() { impl_->temporaryBlocks().trim(); }
 
 }  // namespace vkcnn
