@@ -99,8 +99,8 @@ TEST_CASE("image: regions, channel ranges, strides and image index") {
     p.featureChannelOffset = 2;
     p.numberOfFeatureChannels = 7;
     p.imageIndex = 1;
-    p.bytesPerRow = 6 * sizeof(float);     // 4 floats used, 2 skipped
-    p.bytesPerImage = 4 * p.bytesPerRow;   // 3 rows used, 1 skipped
+    p.bytesPerRow = 6 * sizeof(float);    // 4 floats used, 2 skipped
+    p.bytesPerImage = 4 * p.bytesPerRow;  // 3 rows used, 1 skipped
     std::vector<float> patch(7 * 4 * 6, -100.f);
     for (uint32_t ch = 0; ch < 7; ++ch)
       for (uint32_t y = 0; y < 3; ++y)
@@ -110,7 +110,8 @@ TEST_CASE("image: regions, channel ranges, strides and image index") {
     Tensor expected = base;
     for (uint32_t ch = 0; ch < 7; ++ch)
       for (uint32_t y = 0; y < 3; ++y)
-        for (uint32_t x = 0; x < 4; ++x) expected.at(1, 2 + ch, 2 + y, 3 + x) = patch[ch * 24 + y * 6 + x];
+        for (uint32_t x = 0; x < 4; ++x)
+          expected.at(1, 2 + ch, 2 + y, 3 + x) = patch[ch * 24 + y * 6 + x];
     CHECK(relativeL2(download(image), expected) == 0.0);
 
     // Read the same region back in the other layout with a row stride.
@@ -132,13 +133,13 @@ TEST_CASE("image: regions, channel ranges, strides and image index") {
 TEST_CASE("image: float16 rounding, saturation, infinities and NaN are as documented") {
   const float inf = std::numeric_limits<float>::infinity();
   CHECK(stored(1.0f, ChannelFormat::float16) == 1.0f);
-  CHECK(stored(1.0f + 1.0f / 4096, ChannelFormat::float16) == 1.0f);     // below half a step: down
+  CHECK(stored(1.0f + 1.0f / 4096, ChannelFormat::float16) == 1.0f);  // below half a step: down
   CHECK(stored(1.0f + 3.0f / 2048, ChannelFormat::float16) == 1.0f + 2.0f / 1024);  // tie: to even
   CHECK(stored(65504.f, ChannelFormat::float16) == 65504.f);
   CHECK(stored(65519.f, ChannelFormat::float16) == 65504.f);
-  CHECK(stored(70000.f, ChannelFormat::float16) == 65504.f);    // saturates, never Inf
+  CHECK(stored(70000.f, ChannelFormat::float16) == 65504.f);  // saturates, never Inf
   CHECK(stored(-1e30f, ChannelFormat::float16) == -65504.f);
-  CHECK(stored(inf, ChannelFormat::float16) == inf);            // explicit infinities are kept
+  CHECK(stored(inf, ChannelFormat::float16) == inf);  // explicit infinities are kept
   CHECK(stored(-inf, ChannelFormat::float16) == -inf);
   CHECK(std::isnan(stored(std::nanf(""), ChannelFormat::float16)));
   // The library's rounding agrees with the test's independent model on many random values.
@@ -148,11 +149,14 @@ TEST_CASE("image: float16 rounding, saturation, infinities and NaN are as docume
   many.writeFloats(values, DataLayout::HeightxWidthxFeatureChannels);
   std::vector<float> back = many.readFloats(DataLayout::HeightxWidthxFeatureChannels);
   bool agree = true;
-  for (size_t i = 0; i < values.size(); ++i) agree &= back[i] == expectedStored(values[i], ChannelFormat::float16);
+  for (size_t i = 0; i < values.size(); ++i)
+    agree &= back[i] == expectedStored(values[i], ChannelFormat::float16);
   CHECK(agree);
-  CHECK(stored(std::ldexp(1.0f, -24), ChannelFormat::float16) == std::ldexp(1.0f, -24));  // subnormal
+  CHECK(stored(std::ldexp(1.0f, -24), ChannelFormat::float16) ==
+        std::ldexp(1.0f, -24));                                          // subnormal
   CHECK(stored(std::ldexp(1.0f, -26), ChannelFormat::float16) == 0.0f);  // below the subnormals
-  CHECK(stored(3.0f * std::ldexp(1.0f, -20), ChannelFormat::float16) == 3.0f * std::ldexp(1.0f, -20));
+  CHECK(stored(3.0f * std::ldexp(1.0f, -20), ChannelFormat::float16) ==
+        3.0f * std::ldexp(1.0f, -20));
 }
 
 TEST_CASE("image: unorm8 images and uint8 host data") {
@@ -198,7 +202,8 @@ TEST_CASE("image: sub-images and batch representations share storage with their 
   for (uint32_t i = 0; i < 3; ++i)
     for (uint32_t c = 0; c < 6; ++c)
       for (uint32_t y = 0; y < 4; ++y)
-        for (uint32_t x = 0; x < 5; ++x) ok &= seen.at(i, c, y, x) == float(base.at(i, c + 4, y, x));
+        for (uint32_t x = 0; x < 5; ++x)
+          ok &= seen.at(i, c, y, x) == float(base.at(i, c + 4, y, x));
   CHECK(ok);
 
   // Writing through the view changes the parent's channels 4..9 and nothing else (channels 10, 11
@@ -237,9 +242,10 @@ TEST_CASE("image: sub-images and batch representations share storage with their 
 TEST_CASE("image: limits are clear errors naming the limit; ImageBatch splits large batches") {
   const auto& caps = context().capabilities();
   // 2048 channels are 512 layers per image: 5 images need 2560 layers.
-  VKCNN_CHECK_ERROR(Image(context(), {4, 4, 2048, 5}), ErrorCode::limitExceeded, "maxImageArrayLayers");
-  VKCNN_CHECK_ERROR(Image(context(), {caps.maxImageDimension2D + 1, 4, 4}), ErrorCode::limitExceeded,
-                    "maxImageDimension2D");
+  VKCNN_CHECK_ERROR(Image(context(), {4, 4, 2048, 5}), ErrorCode::limitExceeded,
+                    "maxImageArrayLayers");
+  VKCNN_CHECK_ERROR(Image(context(), {caps.maxImageDimension2D + 1, 4, 4}),
+                    ErrorCode::limitExceeded, "maxImageDimension2D");
   VKCNN_CHECK_ERROR(Image(context(), {4, 0, 4}), ErrorCode::invalidArgument, "positive");
   CHECK(Image::maxNumberOfImages(context(), 2048) == caps.maxImageArrayLayers / 512);
   ImageBatch batch = Image::makeBatch(context(), {2, 2, 2048, 9, ChannelFormat::float16});
@@ -250,7 +256,7 @@ TEST_CASE("image: limits are clear errors naming the limit; ImageBatch splits la
   }
   CHECK(total == 9);
   CHECK(batch.size() == (9 + Image::maxNumberOfImages(context(), 2048) - 1) /
-                             Image::maxNumberOfImages(context(), 2048));
+                            Image::maxNumberOfImages(context(), 2048));
 }
 
 TEST_CASE("image: bad transfers are clear errors") {
@@ -271,6 +277,7 @@ TEST_CASE("image: bad transfers are clear errors") {
   VKCNN_CHECK_ERROR(image.writeBytes(data.data(), p), ErrorCode::invalidArgument, "bytesPerRow");
   p = {};
   VKCNN_CHECK_ERROR(image.writeBytes(nullptr, p), ErrorCode::invalidArgument, "null");
-  VKCNN_CHECK_ERROR(image.writeFloats(std::vector<float>(7), DataLayout::HeightxWidthxFeatureChannels),
-                    ErrorCode::invalidArgument, "expected");
+  VKCNN_CHECK_ERROR(
+      image.writeFloats(std::vector<float>(7), DataLayout::HeightxWidthxFeatureChannels),
+      ErrorCode::invalidArgument, "expected");
 }

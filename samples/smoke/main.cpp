@@ -39,10 +39,11 @@ int main() {
       worst = std::max(worst, std::abs(expected - result[i]));
     }
     auto stats = commandBuffer.encodingStatistics();
-    std::printf("pushed a %ux%u image of %u channels through ReLU6 -> tanh (%u dispatches, %u "
-                "barriers, temporary pool peak %llu bytes)\n",
-                width, height, channels, stats.dispatches, stats.barriers,
-                (unsigned long long)commandBuffer.temporaryPoolStatistics().peakBytesInUse);
+    std::printf(
+        "pushed a %ux%u image of %u channels through ReLU6 -> tanh (%u dispatches, %u "
+        "barriers, temporary pool peak %llu bytes)\n",
+        width, height, channels, stats.dispatches, stats.barriers,
+        (unsigned long long)commandBuffer.temporaryPoolStatistics().peakBytesInUse);
     std::printf("largest difference from the CPU: %.2e (float16 storage)\n", worst);
     if (worst > 2e-3) {
       std::fprintf(stderr, "smoke: the result differs from the CPU reference\n");

@@ -37,7 +37,9 @@ Context& context() {
   return shared;
 }
 
-uint64_t validationMessages() { return messages.load(); }
+uint64_t validationMessages() {
+  return messages.load();
+}
 
 Tensor randomTensor(uint32_t n, uint32_t c, uint32_t h, uint32_t w, uint32_t seed, double lo,
                     double hi) {
@@ -73,9 +75,15 @@ Tensor roundedTo(const Tensor& t, ChannelFormat format) {
   Tensor r = t;
   for (double& v : r.data) {
     switch (format) {
-      case ChannelFormat::float32: v = double(float(v)); break;
-      case ChannelFormat::float16: v = roundToHalf(v); break;
-      case ChannelFormat::unorm8: v = std::nearbyint(std::clamp(v, 0.0, 1.0) * 255.0) / 255.0; break;
+      case ChannelFormat::float32:
+        v = double(float(v));
+        break;
+      case ChannelFormat::float16:
+        v = roundToHalf(v);
+        break;
+      case ChannelFormat::unorm8:
+        v = std::nearbyint(std::clamp(v, 0.0, 1.0) * 255.0) / 255.0;
+        break;
     }
   }
   return r;
@@ -113,7 +121,8 @@ Tensor download(const Image& image) {
 }
 
 void fill(Image& image, float value) {
-  std::vector<float> values(size_t(image.width()) * image.height() * image.featureChannels(), value);
+  std::vector<float> values(size_t(image.width()) * image.height() * image.featureChannels(),
+                            value);
   for (uint32_t i = 0; i < image.numberOfImages(); ++i)
     image.writeFloats(values, DataLayout::HeightxWidthxFeatureChannels, i);
 }
@@ -150,8 +159,8 @@ double tolerance(ChannelFormat format) {
 
 std::string writeTemporaryDatFile(const std::vector<float>& values, const std::string& name) {
   static std::atomic<int> counter{0};
-  std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                              ("vkcnn-test-" + std::to_string(getpid()));
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("vkcnn-test-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   std::filesystem::path path = dir / (std::to_string(counter++) + "-" + name + ".dat");
   std::ofstream out(path, std::ios::binary);

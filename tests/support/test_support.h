@@ -6,9 +6,29 @@
 #include <vkcnn/vkcnn.h>
 
 #include <cstdint>
+#include <ostream>
 #include <random>
 #include <string>
 #include <vector>
+
+namespace vkcnn {
+// So doctest can print vkcnn's enums in failed comparisons.
+inline std::ostream& operator<<(std::ostream& o, CommandBufferStatus v) {
+  return o << toString(v);
+}
+inline std::ostream& operator<<(std::ostream& o, ErrorCode v) {
+  return o << toString(v);
+}
+inline std::ostream& operator<<(std::ostream& o, ChannelFormat v) {
+  return o << toString(v);
+}
+inline std::ostream& operator<<(std::ostream& o, DeviceType v) {
+  return o << toString(v);
+}
+inline std::ostream& operator<<(std::ostream& o, NeuronType v) {
+  return o << toString(v);
+}
+}  // namespace vkcnn
 
 namespace vkcnn::test {
 
@@ -82,14 +102,14 @@ void runOnce(Encode&& encode) {
 }  // namespace vkcnn::test
 
 // Checks that `expression` throws vkcnn::Error with `code` and a message containing `fragment`.
-#define VKCNN_CHECK_ERROR(expression, errorCode, fragment)                                  \
+#define VKCNN_CHECK_ERROR(expression, errorCode, fragment)                                 \
   do {                                                                                     \
     bool thrown_ = false;                                                                  \
     try {                                                                                  \
       expression;                                                                          \
     } catch (const vkcnn::Error& e_) {                                                     \
       thrown_ = true;                                                                      \
-      CHECK_MESSAGE(int(e_.code()) == int(errorCode),                                     \
+      CHECK_MESSAGE(int(e_.code()) == int(errorCode),                                      \
                     "wrong code " << vkcnn::toString(e_.code()) << " for: " << e_.what()); \
       CHECK_MESSAGE(std::string(e_.what()).find(fragment) != std::string::npos,            \
                     "message lacks '" << (fragment) << "': " << e_.what());                \

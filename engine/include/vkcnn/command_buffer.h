@@ -31,7 +31,7 @@ struct TemporaryPoolStatistics {
   uint64_t bytesInUse = 0;      // held by temporaries whose readCount is above zero
   uint64_t peakBytesInUse = 0;
   uint32_t temporariesCreated = 0;
-  uint32_t reuses = 0;          // temporaries placed in memory an earlier temporary gave back
+  uint32_t reuses = 0;  // temporaries placed in memory an earlier temporary gave back
 };
 
 // Dispatches and barriers recorded so far (benchmarks print these).

@@ -141,7 +141,8 @@ class VKCNN_API Image {
   std::vector<float> readFloats(DataLayout layout, uint32_t imageIndex = 0) const;
 
   // The VkImage behind the storage (MPSImage.texture): allocates it if needed. Layers
-  // [storageFirstImage()*slices, ...) of it belong to this view; it rests in VK_IMAGE_LAYOUT_GENERAL.
+  // [storageFirstImage()*slices, ...) of it belong to this view; it rests in
+  // VK_IMAGE_LAYOUT_GENERAL.
   VkImage vkImage() const;
 
   // Where this view sits in its storage (for kernels and importers).

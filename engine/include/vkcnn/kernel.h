@@ -2,11 +2,11 @@
 //
 // A kernel processes n = clipRect.depth images independently: source images [offset.z, +n) go to
 // destination images [clipRect.z, +n). In x and y it writes the destination pixels inside clipRect;
-// destination pixel p reads the source around (p - clipRect.origin) * stride + offset. Reads outside
-// the source are zero. Channel windows: sourceFeatureChannelOffset / sourceFeatureChannelMaxCount
-// select the source channels read, destinationFeatureChannelOffset where the result's channels go
-// (concatenation by writing into a larger destination). Anything that does not fit is an Error
-// before a single command is recorded.
+// destination pixel p reads the source around (p - clipRect.origin) * stride + offset. Reads
+// outside the source are zero. Channel windows: sourceFeatureChannelOffset /
+// sourceFeatureChannelMaxCount select the source channels read, destinationFeatureChannelOffset
+// where the result's channels go (concatenation by writing into a larger destination). Anything
+// that does not fit is an Error before a single command is recorded.
 #pragma once
 
 #include <cstdint>
@@ -109,8 +109,7 @@ class VKCNN_API BinaryKernel : public Kernel {
 
   void encode(CommandBuffer& commandBuffer, const Image& primary, const Image& secondary,
               const Image& destination);
-  TemporaryImage encode(CommandBuffer& commandBuffer, const Image& primary,
-                        const Image& secondary);
+  TemporaryImage encode(CommandBuffer& commandBuffer, const Image& primary, const Image& secondary);
   virtual ImageDescriptor destinationImageDescriptor(const Image& primary,
                                                      const Image& secondary) const;
 

@@ -12,25 +12,25 @@ namespace vkcnn {
 
 // f(x) with parameters a, b, c.
 enum class NeuronType : uint32_t {
-  none = 0,         // x
-  relu = 1,         // max(x, 0)
-  linear = 2,       // a*x + b
-  sigmoid = 3,      // 1 / (1 + exp(-x))
-  hardSigmoid = 4,  // clamp(a*x + b, 0, 1)
-  tanh = 5,         // a * tanh(b*x)
-  absolute = 6,     // |x|
-  softplus = 7,     // a * log(1 + exp(b*x))
-  softsign = 8,     // x / (1 + |x|)
-  elu = 9,          // x >= 0 ? x : a * (exp(x) - 1)
-  leakyRelu = 10,   // x >= 0 ? x : a*x
-  clamp = 11,       // min(max(x, a), b); ReLU6 is clamp(0, 6)
-  power = 12,       // (a*x + b) ^ c
-  exponential = 13, // c ^ (a*x + b); c <= 0 means e
-  logarithm = 14,   // log_c(a*x + b); c <= 0 means natural
-  hardSwish = 15,   // x * clamp(x/6 + 1/2, 0, 1)
-  gelu = 16,        // x/2 * (1 + erf(x / sqrt(2)))
-  selu = 17,        // b * (x > 0 ? x : a * (exp(x) - 1))
-  prelu = 18,       // x >= 0 ? x : a[channel] * x, one a per channel
+  none = 0,          // x
+  relu = 1,          // max(x, 0)
+  linear = 2,        // a*x + b
+  sigmoid = 3,       // 1 / (1 + exp(-x))
+  hardSigmoid = 4,   // clamp(a*x + b, 0, 1)
+  tanh = 5,          // a * tanh(b*x)
+  absolute = 6,      // |x|
+  softplus = 7,      // a * log(1 + exp(b*x))
+  softsign = 8,      // x / (1 + |x|)
+  elu = 9,           // x >= 0 ? x : a * (exp(x) - 1)
+  leakyRelu = 10,    // x >= 0 ? x : a*x
+  clamp = 11,        // min(max(x, a), b); ReLU6 is clamp(0, 6)
+  power = 12,        // (a*x + b) ^ c
+  exponential = 13,  // c ^ (a*x + b); c <= 0 means e
+  logarithm = 14,    // log_c(a*x + b); c <= 0 means natural
+  hardSwish = 15,    // x * clamp(x/6 + 1/2, 0, 1)
+  gelu = 16,         // x/2 * (1 + erf(x / sqrt(2)))
+  selu = 17,         // b * (x > 0 ? x : a * (exp(x) - 1))
+  prelu = 18,        // x >= 0 ? x : a[channel] * x, one a per channel
 };
 inline constexpr uint32_t kNeuronTypeCount = 19;
 

@@ -8,7 +8,9 @@
 namespace vkcnn {
 namespace detail {
 
-std::string KernelEncoding::what() const { return "kernel '" + kernel.label + "'"; }
+std::string KernelEncoding::what() const {
+  return "kernel '" + kernel.label + "'";
+}
 
 shader::Geometry KernelEncoding::geometry(uint32_t slicesPerImage) const {
   shader::Geometry g{};
@@ -25,9 +27,12 @@ shader::Geometry KernelEncoding::geometry(uint32_t slicesPerImage) const {
 
 ShaderVariant variantFor(const Image& destination) {
   switch (destination.channelFormat()) {
-    case ChannelFormat::float16: return ShaderVariant::f16;
-    case ChannelFormat::float32: return ShaderVariant::f32;
-    case ChannelFormat::unorm8: return ShaderVariant::u8;
+    case ChannelFormat::float16:
+      return ShaderVariant::f16;
+    case ChannelFormat::float32:
+      return ShaderVariant::f32;
+    case ChannelFormat::unorm8:
+      return ShaderVariant::u8;
   }
   return ShaderVariant::f32;
 }
@@ -41,14 +46,16 @@ void checkUsable(const CommandBufferImpl& cb, const Image& image, bool write,
                 what + ": " + s.describe() + " belongs to another Context than command buffer '" +
                     cb.label + "'");
   if (s.wrapped) {
-    const VkImageUsageFlags needed = write ? VK_IMAGE_USAGE_STORAGE_BIT : VK_IMAGE_USAGE_SAMPLED_BIT;
+    const VkImageUsageFlags needed =
+        write ? VK_IMAGE_USAGE_STORAGE_BIT : VK_IMAGE_USAGE_SAMPLED_BIT;
     if (!(s.usage & needed))
       throw Error(ErrorCode::invalidArgument,
                   what + ": wrapped " + s.describe() + " lacks " +
                       (write ? "VK_IMAGE_USAGE_STORAGE_BIT" : "VK_IMAGE_USAGE_SAMPLED_BIT"));
     if (write && s.wrappedLayout != VK_IMAGE_LAYOUT_GENERAL)
-      throw Error(ErrorCode::invalidArgument,
-                  what + ": wrapped " + s.describe() + " must be in VK_IMAGE_LAYOUT_GENERAL to be written");
+      throw Error(
+          ErrorCode::invalidArgument,
+          what + ": wrapped " + s.describe() + " must be in VK_IMAGE_LAYOUT_GENERAL to be written");
   }
   if (!s.temporary) return;
   auto owner = s.owner.lock();
@@ -79,7 +86,8 @@ DispatchRecorder::DispatchRecorder(CommandBufferImpl& cb, ShaderId shader, Shade
 }
 
 const ShaderBinding& DispatchRecorder::expect(uint32_t binding, BindingType type) const {
-  static const char* names[] = {"sampled image", "storage image", "storage buffer", "uniform buffer"};
+  static const char* names[] = {"sampled image", "storage image", "storage buffer",
+                                "uniform buffer"};
   for (uint32_t i = 0; i < module_->bindingCount; ++i) {
     const ShaderBinding& b = module_->bindings[i];
     if (b.binding != binding) continue;
@@ -94,8 +102,8 @@ const ShaderBinding& DispatchRecorder::expect(uint32_t binding, BindingType type
                                          "' is not a 2D array image");
     return b;
   }
-  throw Error(ErrorCode::vulkan, what_ + ": shader " + module_->name + " has no binding " +
-                                     std::to_string(binding));
+  throw Error(ErrorCode::vulkan,
+              what_ + ": shader " + module_->name + " has no binding " + std::to_string(binding));
 }
 
 shader::ImageView DispatchRecorder::bindSource(uint32_t binding, const Image& image,
@@ -108,7 +116,8 @@ shader::ImageView DispatchRecorder::bindSource(uint32_t binding, const Image& im
   const uint32_t firstChannel = image.storageChannelOffset() + channelOffset;
   const uint32_t first = (image.storageFirstImage() + firstImage) * spi + firstChannel / 4;
   const uint32_t count = (imageCount - 1) * spi + touchedSlices(firstChannel % 4, channels);
-  VkDescriptorImageInfo info{commandBuffer_.context->nearestSampler(), s.view(first, count), s.layout()};
+  VkDescriptorImageInfo info{commandBuffer_.context->nearestSampler(), s.view(first, count),
+                             s.layout()};
   writes_.push_back({binding, VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, imageInfos_.size()});
   imageInfos_.push_back(info);
   accesses_.push_back({&s, first, count, false});
@@ -135,10 +144,10 @@ shader::ImageView DispatchRecorder::bindDestination(uint32_t binding, const Imag
     const VkMemoryRequirements& req = s.memoryRequirements();
     s.slot = commandBuffer_.temporaries.allocate(req);
     s.bound = true;
-    context.check(context.vk().vkBindImageMemory(context.device(), s.image,
-                                                 commandBuffer_.temporaries.memory(s.slot),
-                                                 s.slot.offset),
-                  "vkBindImageMemory (temporary)");
+    context.check(
+        context.vk().vkBindImageMemory(context.device(), s.image,
+                                       commandBuffer_.temporaries.memory(s.slot), s.slot.offset),
+        "vkBindImageMemory (temporary)");
     // The new image's contents are undefined: it may alias a temporary read earlier.
     VkImageMemoryBarrier transition{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
     transition.srcAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
@@ -208,8 +217,10 @@ void DispatchRecorder::dispatchGroups(const void* push, size_t pushSize, uint32_
     write.dstBinding = w.binding;
     write.descriptorCount = 1;
     write.descriptorType = w.type;
-    if (w.type == VK_DESCRIPTOR_TYPE_STORAGE_BUFFER) write.pBufferInfo = &bufferInfos_[w.infoIndex];
-    else write.pImageInfo = &imageInfos_[w.infoIndex];
+    if (w.type == VK_DESCRIPTOR_TYPE_STORAGE_BUFFER)
+      write.pBufferInfo = &bufferInfos_[w.infoIndex];
+    else
+      write.pImageInfo = &imageInfos_[w.infoIndex];
     writes.push_back(write);
   }
   vk.vkUpdateDescriptorSets(context.device(), uint32_t(writes.size()), writes.data(), 0, nullptr);
@@ -250,9 +261,10 @@ void resolveCommon(detail::KernelEncoding& e, const Kernel& k, const Image& sour
   if (clip.x >= destination.width() || clip.y >= destination.height() ||
       clip.z >= destination.numberOfImages())
     throw Error(ErrorCode::invalidArgument,
-                what + ": clipRect origin (" + std::to_string(clip.x) + ", " + std::to_string(clip.y) +
-                    ", " + std::to_string(clip.z) + ") is outside destination '" +
-                    destination.label() + "' (" + std::to_string(destination.width()) + "x" +
+                what + ": clipRect origin (" + std::to_string(clip.x) + ", " +
+                    std::to_string(clip.y) + ", " + std::to_string(clip.z) +
+                    ") is outside destination '" + destination.label() + "' (" +
+                    std::to_string(destination.width()) + "x" +
                     std::to_string(destination.height()) + ", " +
                     std::to_string(destination.numberOfImages()) + " images)");
   e.clipX = clip.x;
@@ -268,23 +280,25 @@ void resolveCommon(detail::KernelEncoding& e, const Kernel& k, const Image& sour
                 what + ": clipRect x " + range(clip.x, e.clipWidth) + ", y " +
                     range(clip.y, e.clipHeight) + ", images " + range(clip.z, e.imageCount) +
                     " is empty or outside destination '" + destination.label() + "' (" +
-                    std::to_string(destination.width()) + "x" + std::to_string(destination.height()) +
-                    ", " + std::to_string(destination.numberOfImages()) + " images)");
+                    std::to_string(destination.width()) + "x" +
+                    std::to_string(destination.height()) + ", " +
+                    std::to_string(destination.numberOfImages()) + " images)");
   e.destinationFirstImage = clip.z;
   if (k.offset.z < 0 || uint64_t(k.offset.z) + e.imageCount > source.numberOfImages())
     throw Error(ErrorCode::invalidArgument,
                 what + ": source images " + range(uint64_t(std::max(k.offset.z, 0)), e.imageCount) +
                     " (offset.z " + std::to_string(k.offset.z) + ", clipRect depth " +
-                    std::to_string(e.imageCount) + ") exceed source '" + source.label() + "' with " +
-                    std::to_string(source.numberOfImages()) + " images");
+                    std::to_string(e.imageCount) + ") exceed source '" + source.label() +
+                    "' with " + std::to_string(source.numberOfImages()) + " images");
   e.sourceFirstImage = uint32_t(k.offset.z);
   e.offsetX = k.offset.x;
   e.offsetY = k.offset.y;
   if (k.sourceFeatureChannelOffset >= source.featureChannels())
-    throw Error(ErrorCode::invalidArgument,
-                what + ": sourceFeatureChannelOffset " + std::to_string(k.sourceFeatureChannelOffset) +
-                    " is not below source '" + source.label() + "' featureChannels " +
-                    std::to_string(source.featureChannels()));
+    throw Error(ErrorCode::invalidArgument, what + ": sourceFeatureChannelOffset " +
+                                                std::to_string(k.sourceFeatureChannelOffset) +
+                                                " is not below source '" + source.label() +
+                                                "' featureChannels " +
+                                                std::to_string(source.featureChannels()));
   e.sourceChannelOffset = k.sourceFeatureChannelOffset;
   e.sourceChannels = std::min(k.sourceFeatureChannelMaxCount,
                               source.featureChannels() - k.sourceFeatureChannelOffset);
@@ -292,14 +306,16 @@ void resolveCommon(detail::KernelEncoding& e, const Kernel& k, const Image& sour
     throw Error(ErrorCode::invalidArgument, what + ": sourceFeatureChannelMaxCount is 0");
 }
 
-void checkDestinationChannels(detail::KernelEncoding& e, const Kernel& k, const Image& destination) {
+void checkDestinationChannels(detail::KernelEncoding& e, const Kernel& k,
+                              const Image& destination) {
   e.destinationChannelOffset = k.destinationFeatureChannelOffset;
   if (uint64_t(e.destinationChannelOffset) + e.destinationChannels > destination.featureChannels())
-    throw Error(ErrorCode::invalidArgument,
-                e.what() + ": writes channels " + range(e.destinationChannelOffset, e.destinationChannels) +
-                    " (destinationFeatureChannelOffset " + std::to_string(e.destinationChannelOffset) +
-                    ") but destination '" + destination.label() + "' has " +
-                    std::to_string(destination.featureChannels()) + " feature channels");
+    throw Error(
+        ErrorCode::invalidArgument,
+        e.what() + ": writes channels " + range(e.destinationChannelOffset, e.destinationChannels) +
+            " (destinationFeatureChannelOffset " + std::to_string(e.destinationChannelOffset) +
+            ") but destination '" + destination.label() + "' has " +
+            std::to_string(destination.featureChannels()) + " feature channels");
 }
 
 ChannelFormat temporaryFormat(const Image& source) {
@@ -315,10 +331,10 @@ ImageDescriptor UnaryKernel::destinationImageDescriptor(const Image& source) con
   ImageDescriptor d;
   d.width = destinationWidth(source.width());
   d.height = destinationHeight(source.height());
-  const uint32_t window =
-      source.featureChannels() > sourceFeatureChannelOffset
-          ? std::min(sourceFeatureChannelMaxCount, source.featureChannels() - sourceFeatureChannelOffset)
-          : 1;
+  const uint32_t window = source.featureChannels() > sourceFeatureChannelOffset
+                              ? std::min(sourceFeatureChannelMaxCount,
+                                         source.featureChannels() - sourceFeatureChannelOffset)
+                              : 1;
   d.featureChannels = destinationFeatureChannelOffset + destinationFeatureChannels(window);
   d.numberOfImages = clipRect.depth == kWholeExtent
                          ? source.numberOfImages() - uint32_t(std::max(offset.z, 0))
@@ -344,7 +360,8 @@ void UnaryKernel::encode(CommandBuffer& commandBuffer, const Image& source,
 }
 
 TemporaryImage UnaryKernel::encode(CommandBuffer& commandBuffer, const Image& source) {
-  if (!source.valid()) throw Error(ErrorCode::invalidArgument, "kernel '" + label + "': the source is empty");
+  if (!source.valid())
+    throw Error(ErrorCode::invalidArgument, "kernel '" + label + "': the source is empty");
   TemporaryImage destination(commandBuffer, destinationImageDescriptor(source));
   encode(commandBuffer, source, destination);
   return destination;
@@ -356,10 +373,10 @@ ImageDescriptor BinaryKernel::destinationImageDescriptor(const Image& primary, c
   ImageDescriptor d;
   d.width = primary.width();
   d.height = primary.height();
-  const uint32_t window =
-      primary.featureChannels() > sourceFeatureChannelOffset
-          ? std::min(sourceFeatureChannelMaxCount, primary.featureChannels() - sourceFeatureChannelOffset)
-          : 1;
+  const uint32_t window = primary.featureChannels() > sourceFeatureChannelOffset
+                              ? std::min(sourceFeatureChannelMaxCount,
+                                         primary.featureChannels() - sourceFeatureChannelOffset)
+                              : 1;
   d.featureChannels = destinationFeatureChannelOffset + window;
   d.numberOfImages = clipRect.depth == kWholeExtent
                          ? primary.numberOfImages() - uint32_t(std::max(offset.z, 0))
@@ -378,18 +395,19 @@ void BinaryKernel::encode(CommandBuffer& commandBuffer, const Image& primary,
   detail::checkUsable(cb, secondary, false, e.what() + " secondary source");
   detail::checkUsable(cb, destination, true, e.what() + " destination");
   resolveCommon(e, *this, primary, destination);
-  if (secondaryOffset.z < 0 || uint64_t(secondaryOffset.z) + e.imageCount > secondary.numberOfImages())
+  if (secondaryOffset.z < 0 ||
+      uint64_t(secondaryOffset.z) + e.imageCount > secondary.numberOfImages())
     throw Error(ErrorCode::invalidArgument,
                 e.what() + ": secondary images " +
                     range(uint64_t(std::max(secondaryOffset.z, 0)), e.imageCount) + " exceed '" +
                     secondary.label() + "' with " + std::to_string(secondary.numberOfImages()) +
                     " images");
   if (secondaryFeatureChannelOffset >= secondary.featureChannels())
-    throw Error(ErrorCode::invalidArgument,
-                e.what() + ": secondaryFeatureChannelOffset " +
-                    std::to_string(secondaryFeatureChannelOffset) + " is not below '" +
-                    secondary.label() + "' featureChannels " +
-                    std::to_string(secondary.featureChannels()));
+    throw Error(ErrorCode::invalidArgument, e.what() + ": secondaryFeatureChannelOffset " +
+                                                std::to_string(secondaryFeatureChannelOffset) +
+                                                " is not below '" + secondary.label() +
+                                                "' featureChannels " +
+                                                std::to_string(secondary.featureChannels()));
   e.secondaryFirstImage = uint32_t(secondaryOffset.z);
   e.secondaryOffsetX = secondaryOffset.x;
   e.secondaryOffsetY = secondaryOffset.y;

@@ -11,34 +11,51 @@ namespace vkcnn {
 
 const char* toString(NeuronType type) {
   static const char* names[kNeuronTypeCount] = {
-      "none",     "relu",  "linear",      "sigmoid",     "hardSigmoid", "tanh",  "absolute",
-      "softplus", "softsign", "elu",      "leakyRelu",   "clamp",       "power", "exponential",
-      "logarithm", "hardSwish", "gelu",   "selu",        "prelu"};
+      "none",      "relu",      "linear", "sigmoid",   "hardSigmoid", "tanh",  "absolute",
+      "softplus",  "softsign",  "elu",    "leakyRelu", "clamp",       "power", "exponential",
+      "logarithm", "hardSwish", "gelu",   "selu",      "prelu"};
   return uint32_t(type) < kNeuronTypeCount ? names[uint32_t(type)] : "unknown";
 }
 
 double applyNeuron(const NeuronDescriptor& n, double x, uint32_t channel) {
   const double a = n.a, b = n.b, c = n.c;
   switch (n.type) {
-    case NeuronType::none: return x;
-    case NeuronType::relu: return x > 0 ? x : 0;
-    case NeuronType::linear: return a * x + b;
-    case NeuronType::sigmoid: return 1 / (1 + std::exp(-x));
-    case NeuronType::hardSigmoid: return std::clamp(a * x + b, 0.0, 1.0);
-    case NeuronType::tanh: return a * std::tanh(b * x);
-    case NeuronType::absolute: return std::abs(x);
-    case NeuronType::softplus: return a * std::log1p(std::exp(b * x));
-    case NeuronType::softsign: return x / (1 + std::abs(x));
-    case NeuronType::elu: return x >= 0 ? x : a * (std::exp(x) - 1);
-    case NeuronType::leakyRelu: return x >= 0 ? x : a * x;
-    case NeuronType::clamp: return std::min(std::max(x, a), b);
-    case NeuronType::power: return std::pow(a * x + b, c);
-    case NeuronType::exponential: return c <= 0 ? std::exp(a * x + b) : std::pow(c, a * x + b);
+    case NeuronType::none:
+      return x;
+    case NeuronType::relu:
+      return x > 0 ? x : 0;
+    case NeuronType::linear:
+      return a * x + b;
+    case NeuronType::sigmoid:
+      return 1 / (1 + std::exp(-x));
+    case NeuronType::hardSigmoid:
+      return std::clamp(a * x + b, 0.0, 1.0);
+    case NeuronType::tanh:
+      return a * std::tanh(b * x);
+    case NeuronType::absolute:
+      return std::abs(x);
+    case NeuronType::softplus:
+      return a * std::log1p(std::exp(b * x));
+    case NeuronType::softsign:
+      return x / (1 + std::abs(x));
+    case NeuronType::elu:
+      return x >= 0 ? x : a * (std::exp(x) - 1);
+    case NeuronType::leakyRelu:
+      return x >= 0 ? x : a * x;
+    case NeuronType::clamp:
+      return std::min(std::max(x, a), b);
+    case NeuronType::power:
+      return std::pow(a * x + b, c);
+    case NeuronType::exponential:
+      return c <= 0 ? std::exp(a * x + b) : std::pow(c, a * x + b);
     case NeuronType::logarithm:
       return c <= 0 ? std::log(a * x + b) : std::log(a * x + b) / std::log(c);
-    case NeuronType::hardSwish: return x * std::clamp(x / 6 + 0.5, 0.0, 1.0);
-    case NeuronType::gelu: return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
-    case NeuronType::selu: return b * (x > 0 ? x : a * (std::exp(x) - 1));
+    case NeuronType::hardSwish:
+      return x * std::clamp(x / 6 + 0.5, 0.0, 1.0);
+    case NeuronType::gelu:
+      return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+    case NeuronType::selu:
+      return b * (x > 0 ? x : a * (std::exp(x) - 1));
     case NeuronType::prelu: {
       if (n.preluSlopes.empty()) return x;
       double slope = n.preluSlopes[std::min<size_t>(channel, n.preluSlopes.size() - 1)];
@@ -52,8 +69,8 @@ namespace detail {
 
 void checkNeuron(const NeuronDescriptor& n, const std::string& what) {
   if (uint32_t(n.type) >= kNeuronTypeCount)
-    throw Error(ErrorCode::invalidArgument, what + ": neuron type " + std::to_string(uint32_t(n.type)) +
-                                                " does not exist");
+    throw Error(ErrorCode::invalidArgument,
+                what + ": neuron type " + std::to_string(uint32_t(n.type)) + " does not exist");
   if (n.type == NeuronType::prelu && n.preluSlopes.empty())
     throw Error(ErrorCode::invalidArgument, what + ": a PReLU neuron needs at least one slope");
 }
@@ -100,8 +117,8 @@ void Neuron::encodeKernel(detail::KernelEncoding& e) {
   push.destination = d.bindDestination(1, e.destination, e.destinationFirstImage, e.imageCount,
                                        e.destinationChannelOffset, e.destinationChannels);
   d.bindBuffer(2, std::static_pointer_cast<detail::DeviceBuffer>(slopes_));
-  const uint32_t slices = detail::touchedSlices(uint32_t(push.destination.channelShift),
-                                                e.destinationChannels);
+  const uint32_t slices =
+      detail::touchedSlices(uint32_t(push.destination.channelShift), e.destinationChannels);
   push.geometry = e.geometry(slices);
   push.neuron = detail::neuronParams(neuron_);
   d.dispatch(push, e.clipWidth, e.clipHeight, e.imageCount * slices);

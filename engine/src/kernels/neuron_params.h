@@ -1,4 +1,5 @@
-// Neuron plumbing shared by every kernel that fuses a neuron (standalone, convolution, element-wise).
+// Neuron plumbing shared by every kernel that fuses a neuron (standalone, convolution,
+// element-wise).
 #pragma once
 
 #include <memory>

@@ -30,8 +30,10 @@ void transferEpilogue(ContextImpl& context, VkCommandBuffer cb) {
 }
 
 std::shared_ptr<DeviceBuffer> DeviceBuffer::create(ContextImpl& context, VkDeviceSize size,
-                                                   const void* data, const std::string& label) {
-  std::shared_ptr<DeviceBuffer> b(new DeviceBuffer(context.shared_from_this()));
+                                                   const void* data, const std::string& label,
+                                                   bool ownedByContext) {
+  std::shared_ptr<DeviceBuffer> b(new DeviceBuffer(context));
+  if (!ownedByContext) b->keepAlive_ = context.shared_from_this();
   b->size_ = size;
   VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   info.size = size;
@@ -41,10 +43,10 @@ std::shared_ptr<DeviceBuffer> DeviceBuffer::create(ContextImpl& context, VkDevic
   context.setName(VK_OBJECT_TYPE_BUFFER, b->buffer_, label);
   VkMemoryRequirements req;
   context.vk().vkGetBufferMemoryRequirements(context.device(), b->buffer_, &req);
-  b->allocation_ = context.allocator().allocate(req, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0,
-                                                label.c_str());
-  context.check(context.vk().vkBindBufferMemory(context.device(), b->buffer_,
-                                                b->allocation_.memory, b->allocation_.offset),
+  b->allocation_ =
+      context.allocator().allocate(req, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, label.c_str());
+  context.check(context.vk().vkBindBufferMemory(context.device(), b->buffer_, b->allocation_.memory,
+                                                b->allocation_.offset),
                 "vkBindBufferMemory");
   if (data) {
     StagingBuffer staging(context, size, label.c_str());

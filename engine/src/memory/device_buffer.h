@@ -12,8 +12,11 @@ class ContextImpl;
 
 class DeviceBuffer {
  public:
+  // `ownedByContext`: the Context itself keeps the buffer, so it must not keep the Context alive
+  // (that cycle would leak both).
   static std::shared_ptr<DeviceBuffer> create(ContextImpl& context, VkDeviceSize size,
-                                              const void* data, const std::string& label);
+                                              const void* data, const std::string& label,
+                                              bool ownedByContext = false);
   ~DeviceBuffer();
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
@@ -22,8 +25,9 @@ class DeviceBuffer {
   VkDeviceSize size() const { return size_; }
 
  private:
-  explicit DeviceBuffer(std::shared_ptr<ContextImpl> context) : context_(std::move(context)) {}
-  std::shared_ptr<ContextImpl> context_;
+  explicit DeviceBuffer(ContextImpl& context) : context_(&context) {}
+  ContextImpl* context_;
+  std::shared_ptr<ContextImpl> keepAlive_;
   VkBuffer buffer_ = VK_NULL_HANDLE;
   VkDeviceSize size_ = 0;
   Allocation allocation_;

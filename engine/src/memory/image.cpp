@@ -27,9 +27,12 @@ std::string shape(uint32_t w, uint32_t h, uint32_t c, uint32_t n) {
 
 VkFormat vkFormatOf(ChannelFormat format) {
   switch (format) {
-    case ChannelFormat::float16: return VK_FORMAT_R16G16B16A16_SFLOAT;
-    case ChannelFormat::float32: return VK_FORMAT_R32G32B32A32_SFLOAT;
-    case ChannelFormat::unorm8: return VK_FORMAT_R8G8B8A8_UNORM;
+    case ChannelFormat::float16:
+      return VK_FORMAT_R16G16B16A16_SFLOAT;
+    case ChannelFormat::float32:
+      return VK_FORMAT_R32G32B32A32_SFLOAT;
+    case ChannelFormat::unorm8:
+      return VK_FORMAT_R8G8B8A8_UNORM;
   }
   return VK_FORMAT_UNDEFINED;
 }
@@ -81,11 +84,12 @@ ImageStorage::ImageStorage(std::shared_ptr<ContextImpl> ctx, const ImageDescript
                     std::to_string(caps.maxImageDimension2D));
   const uint64_t layerCount = uint64_t(slicesPerImage()) * numberOfImages;
   if (layerCount > caps.maxImageArrayLayers)
-    throw Error(ErrorCode::limitExceeded,
-                what + " needs " + std::to_string(layerCount) + " array layers (" +
-                    std::to_string(slicesPerImage()) + " per image); this device allows at most " +
-                    std::to_string(caps.maxImageArrayLayers) +
-                    " (maxImageArrayLayers): split the batch into an ImageBatch (Image::makeBatch)");
+    throw Error(
+        ErrorCode::limitExceeded,
+        what + " needs " + std::to_string(layerCount) + " array layers (" +
+            std::to_string(slicesPerImage()) + " per image); this device allows at most " +
+            std::to_string(caps.maxImageArrayLayers) +
+            " (maxImageArrayLayers): split the batch into an ImageBatch (Image::makeBatch)");
   usage = kImageUsage;
 }
 
@@ -108,8 +112,8 @@ void ImageStorage::createImage() {
   if (image) return;
   VkFormatProperties props;
   context->vki().vkGetPhysicalDeviceFormatProperties(context->physicalDevice(), format, &props);
-  const VkFormatFeatureFlags needed = VK_FORMAT_FEATURE_STORAGE_IMAGE_BIT |
-                                      VK_FORMAT_FEATURE_SAMPLED_IMAGE_BIT;
+  const VkFormatFeatureFlags needed =
+      VK_FORMAT_FEATURE_STORAGE_IMAGE_BIT | VK_FORMAT_FEATURE_SAMPLED_IMAGE_BIT;
   if ((props.optimalTilingFeatures & needed) != needed)
     throw Error(ErrorCode::unsupported, describe() + ": the device cannot use " +
                                             toString(channelFormat) +
@@ -189,8 +193,9 @@ VkImageView ImageStorage::view(uint32_t baseLayer, uint32_t layerCount) {
   VkImageView view = VK_NULL_HANDLE;
   context->check(context->vk().vkCreateImageView(context->device(), &info, nullptr, &view),
                  "vkCreateImageView");
-  context->setName(VK_OBJECT_TYPE_IMAGE_VIEW, view,
-                   label + " layers " + std::to_string(baseLayer) + "+" + std::to_string(layerCount));
+  context->setName(
+      VK_OBJECT_TYPE_IMAGE_VIEW, view,
+      label + " layers " + std::to_string(baseLayer) + "+" + std::to_string(layerCount));
   views_.emplace(key, view);
   return view;
 }
@@ -201,9 +206,12 @@ namespace {
 
 size_t hostElementSize(HostDataType t) {
   switch (t) {
-    case HostDataType::float32: return 4;
-    case HostDataType::float16: return 2;
-    case HostDataType::uint8: return 1;
+    case HostDataType::float32:
+      return 4;
+    case HostDataType::float16:
+      return 2;
+    case HostDataType::uint8:
+      return 1;
   }
   return 4;
 }
@@ -220,37 +228,51 @@ float readHost(const uint8_t* p, HostDataType t) {
       std::memcpy(&h, p, 2);
       return halfToFloat(h);
     }
-    case HostDataType::uint8: return float(*p) / 255.0f;
+    case HostDataType::uint8:
+      return float(*p) / 255.0f;
   }
   return 0;
 }
 
 void writeHost(uint8_t* p, HostDataType t, float v) {
   switch (t) {
-    case HostDataType::float32: std::memcpy(p, &v, 4); break;
+    case HostDataType::float32:
+      std::memcpy(p, &v, 4);
+      break;
     case HostDataType::float16: {
       uint16_t h = floatToHalf(v);
       std::memcpy(p, &h, 2);
       break;
     }
-    case HostDataType::uint8: *p = uint8_t(std::clamp(v, 0.0f, 1.0f) * 255.0f + 0.5f); break;
+    case HostDataType::uint8:
+      *p = uint8_t(std::clamp(v, 0.0f, 1.0f) * 255.0f + 0.5f);
+      break;
   }
 }
 
 float readStorage(const uint8_t* p, ChannelFormat f) {
   switch (f) {
-    case ChannelFormat::float16: return readHost(p, HostDataType::float16);
-    case ChannelFormat::float32: return readHost(p, HostDataType::float32);
-    case ChannelFormat::unorm8: return readHost(p, HostDataType::uint8);
+    case ChannelFormat::float16:
+      return readHost(p, HostDataType::float16);
+    case ChannelFormat::float32:
+      return readHost(p, HostDataType::float32);
+    case ChannelFormat::unorm8:
+      return readHost(p, HostDataType::uint8);
   }
   return 0;
 }
 
 void writeStorage(uint8_t* p, ChannelFormat f, float v) {
   switch (f) {
-    case ChannelFormat::float16: writeHost(p, HostDataType::float16, v); break;
-    case ChannelFormat::float32: writeHost(p, HostDataType::float32, v); break;
-    case ChannelFormat::unorm8: writeHost(p, HostDataType::uint8, v); break;
+    case ChannelFormat::float16:
+      writeHost(p, HostDataType::float16, v);
+      break;
+    case ChannelFormat::float32:
+      writeHost(p, HostDataType::float32, v);
+      break;
+    case ChannelFormat::unorm8:
+      writeHost(p, HostDataType::uint8, v);
+      break;
   }
 }
 
@@ -258,10 +280,10 @@ void writeStorage(uint8_t* p, ChannelFormat f, float v) {
 struct Transfer {
   ImageStorage* storage;
   uint32_t x, y, width, height;
-  uint32_t firstChannel;   // storage channel of host channel 0
-  uint32_t channels;       // host channels moved
-  uint32_t firstLayer;     // storage layer of the first touched slice
-  uint32_t slices;         // layers touched
+  uint32_t firstChannel;  // storage channel of host channel 0
+  uint32_t channels;      // host channels moved
+  uint32_t firstLayer;    // storage layer of the first touched slice
+  uint32_t slices;        // layers touched
   size_t elementSize, bytesPerRow, bytesPerImage;
   size_t texelSize;
 
@@ -277,8 +299,9 @@ Transfer resolve(const Image& image, const ImageReadWriteParams& p, bool writing
   if (s.temporary)
     throw Error(ErrorCode::misuse, what + ": the host cannot read or write a temporary image");
   if (s.wrapped && s.wrappedLayout != VK_IMAGE_LAYOUT_GENERAL)
-    throw Error(ErrorCode::unsupported, what + ": host transfers need a wrapped image in "
-                                               "VK_IMAGE_LAYOUT_GENERAL");
+    throw Error(ErrorCode::unsupported, what +
+                                            ": host transfers need a wrapped image in "
+                                            "VK_IMAGE_LAYOUT_GENERAL");
   if (p.imageIndex >= image.numberOfImages())
     throw Error(ErrorCode::invalidArgument, what + ": imageIndex " + std::to_string(p.imageIndex) +
                                                 " is outside its " +
@@ -319,9 +342,9 @@ Transfer resolve(const Image& image, const ImageReadWriteParams& p, bool writing
   const size_t tightRow = size_t(t.width) * (hwc ? t.channels : 1) * t.elementSize;
   t.bytesPerRow = p.bytesPerRow ? p.bytesPerRow : tightRow;
   if (t.bytesPerRow < tightRow)
-    throw Error(ErrorCode::invalidArgument, what + ": bytesPerRow " + std::to_string(p.bytesPerRow) +
-                                                " is less than a row of " + std::to_string(tightRow) +
-                                                " bytes");
+    throw Error(ErrorCode::invalidArgument,
+                what + ": bytesPerRow " + std::to_string(p.bytesPerRow) +
+                    " is less than a row of " + std::to_string(tightRow) + " bytes");
   const size_t tightImage = t.bytesPerRow * t.height;
   t.bytesPerImage = p.bytesPerImage ? p.bytesPerImage : tightImage;
   if (!hwc && t.bytesPerImage < tightImage)
@@ -373,18 +396,24 @@ using detail::ImageStorage;
 
 const char* toString(ChannelFormat format) {
   switch (format) {
-    case ChannelFormat::float16: return "float16";
-    case ChannelFormat::float32: return "float32";
-    case ChannelFormat::unorm8: return "unorm8";
+    case ChannelFormat::float16:
+      return "float16";
+    case ChannelFormat::float32:
+      return "float32";
+    case ChannelFormat::unorm8:
+      return "unorm8";
   }
   return "unknown";
 }
 
 uint32_t bytesPerChannel(ChannelFormat format) {
   switch (format) {
-    case ChannelFormat::float16: return 2;
-    case ChannelFormat::float32: return 4;
-    case ChannelFormat::unorm8: return 1;
+    case ChannelFormat::float16:
+      return 2;
+    case ChannelFormat::float32:
+      return 4;
+    case ChannelFormat::unorm8:
+      return 1;
   }
   return 4;
 }
@@ -409,9 +438,15 @@ Image Image::wrap(const Context& context, VkImage image, VkFormat format, uint32
                   VkImageUsageFlags usage, VkImageLayout layout, const std::string& label) {
   ChannelFormat channelFormat;
   switch (format) {
-    case VK_FORMAT_R16G16B16A16_SFLOAT: channelFormat = ChannelFormat::float16; break;
-    case VK_FORMAT_R32G32B32A32_SFLOAT: channelFormat = ChannelFormat::float32; break;
-    case VK_FORMAT_R8G8B8A8_UNORM: channelFormat = ChannelFormat::unorm8; break;
+    case VK_FORMAT_R16G16B16A16_SFLOAT:
+      channelFormat = ChannelFormat::float16;
+      break;
+    case VK_FORMAT_R32G32B32A32_SFLOAT:
+      channelFormat = ChannelFormat::float32;
+      break;
+    case VK_FORMAT_R8G8B8A8_UNORM:
+      channelFormat = ChannelFormat::unorm8;
+      break;
     default:
       throw Error(ErrorCode::unsupported,
                   "Image::wrap: VkFormat " + std::to_string(int(format)) +
@@ -419,7 +454,8 @@ Image Image::wrap(const Context& context, VkImage image, VkFormat format, uint32
   }
   if (!image) throw Error(ErrorCode::invalidArgument, "Image::wrap: the VkImage is null");
   if (!featureChannels || !arrayLayers)
-    throw Error(ErrorCode::invalidArgument, "Image::wrap: featureChannels and arrayLayers must be positive");
+    throw Error(ErrorCode::invalidArgument,
+                "Image::wrap: featureChannels and arrayLayers must be positive");
   const uint32_t slices = (featureChannels + 3) / 4;
   if (arrayLayers % slices)
     throw Error(ErrorCode::invalidArgument,
@@ -445,15 +481,26 @@ Image Image::wrap(const Context& context, VkImage image, VkFormat format, uint32
   return Image(storage, featureChannels, d.numberOfImages, 0, 0, nullptr);
 }
 
-uint32_t Image::width() const { return storage_->width; }
-uint32_t Image::height() const { return storage_->height; }
-ChannelFormat Image::channelFormat() const { return storage_->channelFormat; }
-VkFormat Image::vkFormat() const { return storage_->format; }
+uint32_t Image::width() const {
+  return storage_->width;
+}
+uint32_t Image::height() const {
+  return storage_->height;
+}
+ChannelFormat Image::channelFormat() const {
+  return storage_->channelFormat;
+}
+VkFormat Image::vkFormat() const {
+  return storage_->format;
+}
 uint32_t Image::precision() const {
   switch (storage_->channelFormat) {
-    case ChannelFormat::float16: return 11;
-    case ChannelFormat::float32: return 24;
-    case ChannelFormat::unorm8: return 8;
+    case ChannelFormat::float16:
+      return 11;
+    case ChannelFormat::float32:
+      return 24;
+    case ChannelFormat::unorm8:
+      return 8;
   }
   return 0;
 }
@@ -471,13 +518,19 @@ VkImage Image::vkImage() const {
   }
   return storage_->image;
 }
-const std::string& Image::label() const { return storage_->label; }
+const std::string& Image::label() const {
+  return storage_->label;
+}
 void Image::setLabel(const std::string& label) {
   storage_->label = label;
   if (storage_->image) storage_->context->setName(VK_OBJECT_TYPE_IMAGE, storage_->image, label);
 }
-bool Image::isTemporary() const { return storage_ && storage_->temporary; }
-Image Image::parent() const { return parent_ ? *parent_ : Image(); }
+bool Image::isTemporary() const {
+  return storage_ && storage_->temporary;
+}
+Image Image::parent() const {
+  return parent_ ? *parent_ : Image();
+}
 
 Image Image::subImage(ChannelRange range) const {
   if (range.location % 4)
@@ -490,8 +543,8 @@ Image Image::subImage(ChannelRange range) const {
                 "subImage of " + storage_->describe() + ": channels " +
                     std::to_string(range.location) + "+" + std::to_string(range.length) +
                     " are empty or exceed its " + std::to_string(featureChannels_) + " channels");
-  return Image(storage_, range.length, numberOfImages_, firstImage_, channelOffset_ + range.location,
-               std::make_shared<const Image>(*this));
+  return Image(storage_, range.length, numberOfImages_, firstImage_,
+               channelOffset_ + range.location, std::make_shared<const Image>(*this));
 }
 
 Image Image::batchRepresentation(BatchRange range) const {
@@ -526,7 +579,8 @@ ImageBatch Image::makeBatch(const Context& context, const ImageDescriptor& descr
   for (uint32_t done = 0; done < descriptor.numberOfImages; done += perImage) {
     ImageDescriptor d = descriptor;
     d.numberOfImages = std::min(perImage, descriptor.numberOfImages - done);
-    if (!descriptor.label.empty()) d.label = descriptor.label + "[" + std::to_string(batch.size()) + "]";
+    if (!descriptor.label.empty())
+      d.label = descriptor.label + "[" + std::to_string(batch.size()) + "]";
     batch.emplace_back(context, d);
   }
   return batch;
@@ -534,7 +588,9 @@ ImageBatch Image::makeBatch(const Context& context, const ImageDescriptor& descr
 
 void Image::writeBytes(const void* data, const ImageReadWriteParams& params) {
   if (!storage_) throw Error(ErrorCode::invalidArgument, "writeBytes on an empty Image handle");
-  if (!data) throw Error(ErrorCode::invalidArgument, "writeBytes to " + storage_->describe() + ": data is null");
+  if (!data)
+    throw Error(ErrorCode::invalidArgument,
+                "writeBytes to " + storage_->describe() + ": data is null");
   detail::Transfer t = detail::resolve(*this, params, true);
   ImageStorage& s = *storage_;
   s.materialize();
@@ -581,7 +637,9 @@ void Image::writeBytes(const void* data, const ImageReadWriteParams& params) {
 
 void Image::readBytes(void* data, const ImageReadWriteParams& params) const {
   if (!storage_) throw Error(ErrorCode::invalidArgument, "readBytes on an empty Image handle");
-  if (!data) throw Error(ErrorCode::invalidArgument, "readBytes from " + storage_->describe() + ": data is null");
+  if (!data)
+    throw Error(ErrorCode::invalidArgument,
+                "readBytes from " + storage_->describe() + ": data is null");
   detail::Transfer t = detail::resolve(*this, params, false);
   ImageStorage& s = *storage_;
   s.materialize();
@@ -596,7 +654,8 @@ void Image::readBytes(void* data, const ImageReadWriteParams& params) const {
     const uint32_t slice = (sc - sliceStart) / 4, k = sc % 4;
     for (uint32_t py = 0; py < t.height; ++py)
       for (uint32_t px = 0; px < t.width; ++px) {
-        float v = detail::readStorage(t.stagingTexel(base, slice, px, py) + k * cs, s.channelFormat);
+        float v =
+            detail::readStorage(t.stagingTexel(base, slice, px, py) + k * cs, s.channelFormat);
         detail::writeHost(host + detail::hostOffset(t, params.dataLayout, px, py, c),
                           params.dataType, v);
       }
@@ -639,11 +698,14 @@ TemporaryImage::TemporaryImage(const CommandBuffer& commandBuffer, const ImageDe
 TemporaryImage::TemporaryImage(const Image& image) : Image(image) {
   if (!image.isTemporary())
     throw Error(ErrorCode::invalidArgument,
-                "TemporaryImage(Image): '" + (image.valid() ? image.label() : std::string("empty")) +
+                "TemporaryImage(Image): '" +
+                    (image.valid() ? image.label() : std::string("empty")) +
                     "' is not a temporary image");
 }
 
-uint32_t TemporaryImage::readCount() const { return storage_->released ? 0 : storage_->readCount; }
+uint32_t TemporaryImage::readCount() const {
+  return storage_->released ? 0 : storage_->readCount;
+}
 
 void TemporaryImage::setReadCount(uint32_t readCount) {
   if (storage_->released)

@@ -58,9 +58,9 @@ class ImageStorage {
   bool temporary = false;
   std::weak_ptr<CommandBufferImpl> owner;
   uint32_t readCount = 1;
-  bool released = false;      // readCount reached 0: the memory went back to the pool
-  bool bound = false;         // pool memory bound
-  bool written = false;       // some kernel wrote it
+  bool released = false;  // readCount reached 0: the memory went back to the pool
+  bool bound = false;     // pool memory bound
+  bool written = false;   // some kernel wrote it
   TemporaryPool::Slot slot;
 
  private:

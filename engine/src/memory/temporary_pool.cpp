@@ -13,7 +13,9 @@ VkDeviceSize alignUp(VkDeviceSize value, VkDeviceSize alignment) {
 constexpr VkDeviceSize kBlockGranularity = VkDeviceSize(64) << 10;
 }  // namespace
 
-TemporaryBlockCache::~TemporaryBlockCache() { trim(); }
+TemporaryBlockCache::~TemporaryBlockCache() {
+  trim();
+}
 
 Allocation TemporaryBlockCache::take(VkDeviceSize size, uint32_t typeBits) {
   std::lock_guard lock(mutex_);
@@ -40,10 +42,11 @@ void TemporaryBlockCache::trim() {
   blocks_.clear();
 }
 
-TemporaryPool::~TemporaryPool() { recycle(); }
+TemporaryPool::~TemporaryPool() {
+  recycle();
+}
 
-bool TemporaryPool::overlapsUsed(const Block& block, VkDeviceSize offset,
-                                 VkDeviceSize size) const {
+bool TemporaryPool::overlapsUsed(const Block& block, VkDeviceSize offset, VkDeviceSize size) const {
   auto it = block.used.upper_bound(offset);
   if (it != block.used.begin()) {
     auto prev = std::prev(it);
@@ -68,7 +71,8 @@ void TemporaryPool::markUsed(Block& block, VkDeviceSize offset, VkDeviceSize siz
 }
 
 TemporaryPool::Slot TemporaryPool::allocate(const VkMemoryRequirements& req) {
-  if (recycled_) throw Error(ErrorCode::misuse, "temporary pool used after its command buffer completed");
+  if (recycled_)
+    throw Error(ErrorCode::misuse, "temporary pool used after its command buffer completed");
   auto place = [&](uint32_t index) -> Slot {
     Block& b = blocks_[index];
     if (!(req.memoryTypeBits & (1u << b.memory.memoryType))) return {};

@@ -53,7 +53,8 @@ CommandBufferImpl::CommandBufferImpl(std::shared_ptr<ContextImpl> ctx, std::stri
                  "vkAllocateCommandBuffers");
   context->setName(VK_OBJECT_TYPE_COMMAND_BUFFER, commandBuffer, label);
   VkFenceCreateInfo fenceInfo{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  context->check(vk.vkCreateFence(context->device(), &fenceInfo, nullptr, &fence_), "vkCreateFence");
+  context->check(vk.vkCreateFence(context->device(), &fenceInfo, nullptr, &fence_),
+                 "vkCreateFence");
   context->setName(VK_OBJECT_TYPE_FENCE, fence_, label);
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   context->check(vk.vkBeginCommandBuffer(commandBuffer, &begin), "vkBeginCommandBuffer");
@@ -69,7 +70,8 @@ CommandBufferImpl::~CommandBufferImpl() {
   }
   onCompleted();
   const auto& vk = context->vk();
-  for (VkDescriptorPool p : descriptorPools_) vk.vkDestroyDescriptorPool(context->device(), p, nullptr);
+  for (VkDescriptorPool p : descriptorPools_)
+    vk.vkDestroyDescriptorPool(context->device(), p, nullptr);
   if (fence_) vk.vkDestroyFence(context->device(), fence_, nullptr);
   if (pool_) vk.vkDestroyCommandPool(context->device(), pool_, nullptr);
 }
@@ -129,8 +131,8 @@ void CommandBufferImpl::barrierBefore(const std::vector<LayerAccess>& accesses,
     memory.srcAccessMask = first ? VK_ACCESS_MEMORY_WRITE_BIT | VK_ACCESS_MEMORY_READ_BIT
                                  : VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT;
     memory.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-    VkPipelineStageFlags src = first ? VK_PIPELINE_STAGE_ALL_COMMANDS_BIT
-                                     : VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+    VkPipelineStageFlags src =
+        first ? VK_PIPELINE_STAGE_ALL_COMMANDS_BIT : VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
     context->vk().vkCmdPipelineBarrier(commandBuffer, src, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0,
                                        hazard ? 1 : 0, &memory, 0, nullptr,
                                        uint32_t(transitions.size()), transitions.data());
@@ -173,8 +175,8 @@ void CommandBufferImpl::commit() {
 
 void CommandBufferImpl::waitUntilCompleted() {
   if (status_ == CommandBufferStatus::encoding)
-    throw Error(ErrorCode::misuse, "waitUntilCompleted: command buffer '" + label +
-                                       "' was never committed");
+    throw Error(ErrorCode::misuse,
+                "waitUntilCompleted: command buffer '" + label + "' was never committed");
   if (status_ != CommandBufferStatus::committed) return;
   if (wrapped)
     throw Error(ErrorCode::misuse, "waitUntilCompleted: command buffer '" + label +
@@ -191,7 +193,8 @@ void CommandBufferImpl::waitUntilCompleted() {
 CommandBufferStatus CommandBufferImpl::status() {
   if (status_ == CommandBufferStatus::committed && !wrapped) {
     VkResult r = context->vk().vkGetFenceStatus(context->device(), fence_);
-    if (r == VK_SUCCESS) onCompleted();
+    if (r == VK_SUCCESS)
+      onCompleted();
     else if (r != VK_NOT_READY) {
       status_ = CommandBufferStatus::error;
       context->check(r, "vkGetFenceStatus");
@@ -221,10 +224,14 @@ void CommandBufferImpl::onCompleted() {
 
 const char* toString(CommandBufferStatus status) {
   switch (status) {
-    case CommandBufferStatus::encoding: return "encoding";
-    case CommandBufferStatus::committed: return "committed";
-    case CommandBufferStatus::completed: return "completed";
-    case CommandBufferStatus::error: return "in error";
+    case CommandBufferStatus::encoding:
+      return "encoding";
+    case CommandBufferStatus::committed:
+      return "committed";
+    case CommandBufferStatus::completed:
+      return "completed";
+    case CommandBufferStatus::error:
+      return "in error";
   }
   return "unknown";
 }
@@ -243,17 +250,35 @@ CommandBuffer CommandBuffer::wrap(const Context& context, VkCommandBuffer comman
       std::make_shared<detail::CommandBufferImpl>(context.impl(), label, commandBuffer));
 }
 
-void CommandBuffer::commit() { impl_->commit(); }
-void CommandBuffer::waitUntilCompleted() { impl_->waitUntilCompleted(); }
-CommandBufferStatus CommandBuffer::status() const { return impl_->status(); }
-void CommandBuffer::endEncoding() { impl_->endEncoding(); }
-void CommandBuffer::markCompleted() { impl_->markCompleted(); }
-VkCommandBuffer CommandBuffer::vkCommandBuffer() const { return impl_->commandBuffer; }
-const std::string& CommandBuffer::label() const { return impl_->label; }
+void CommandBuffer::commit() {
+  impl_->commit();
+}
+void CommandBuffer::waitUntilCompleted() {
+  impl_->waitUntilCompleted();
+}
+CommandBufferStatus CommandBuffer::status() const {
+  return impl_->status();
+}
+void CommandBuffer::endEncoding() {
+  impl_->endEncoding();
+}
+void CommandBuffer::markCompleted() {
+  impl_->markCompleted();
+}
+VkCommandBuffer CommandBuffer::vkCommandBuffer() const {
+  return impl_->commandBuffer;
+}
+const std::string& CommandBuffer::label() const {
+  return impl_->label;
+}
 TemporaryPoolStatistics CommandBuffer::temporaryPoolStatistics() const {
   return impl_->temporaries.statistics();
 }
-EncodingStatistics CommandBuffer::encodingStatistics() const { return impl_->statistics; }
-const Context& CommandBuffer::context() const { return impl_->contextHandle; }
+EncodingStatistics CommandBuffer::encodingStatistics() const {
+  return impl_->statistics;
+}
+const Context& CommandBuffer::context() const {
+  return impl_->contextHandle;
+}
 
 }  // namespace vkcnn

@@ -34,21 +34,31 @@ uint64_t fenceTimeoutNs() {
 
 DeviceType toDeviceType(VkPhysicalDeviceType type) {
   switch (type) {
-    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return DeviceType::integratedGpu;
-    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return DeviceType::discreteGpu;
-    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return DeviceType::virtualGpu;
-    case VK_PHYSICAL_DEVICE_TYPE_CPU: return DeviceType::cpu;
-    default: return DeviceType::other;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+      return DeviceType::integratedGpu;
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+      return DeviceType::discreteGpu;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+      return DeviceType::virtualGpu;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU:
+      return DeviceType::cpu;
+    default:
+      return DeviceType::other;
   }
 }
 
 int typeRank(DeviceType type) {
   switch (type) {
-    case DeviceType::discreteGpu: return 0;
-    case DeviceType::integratedGpu: return 1;
-    case DeviceType::virtualGpu: return 2;
-    case DeviceType::cpu: return 3;
-    default: return 4;
+    case DeviceType::discreteGpu:
+      return 0;
+    case DeviceType::integratedGpu:
+      return 1;
+    case DeviceType::virtualGpu:
+      return 2;
+    case DeviceType::cpu:
+      return 3;
+    default:
+      return 4;
   }
 }
 
@@ -59,8 +69,9 @@ PFN_vkGetInstanceProcAddr openLoader(void** library) {
     if (*library) break;
   }
   if (!*library)
-    throw Error(ErrorCode::unsupported,
-                "Vulkan loader libvulkan.so.1 not found: install libvulkan1 (Debian) or a GPU driver");
+    throw Error(
+        ErrorCode::unsupported,
+        "Vulkan loader libvulkan.so.1 not found: install libvulkan1 (Debian) or a GPU driver");
   auto gipa = reinterpret_cast<PFN_vkGetInstanceProcAddr>(dlsym(*library, "vkGetInstanceProcAddr"));
   if (!gipa) throw Error(ErrorCode::unsupported, "libvulkan.so.1 has no vkGetInstanceProcAddr");
   return gipa;
@@ -80,8 +91,9 @@ struct LoaderInstance {
 };
 
 bool hasExtension(const std::vector<VkExtensionProperties>& list, const char* name) {
-  return std::any_of(list.begin(), list.end(),
-                     [&](const VkExtensionProperties& e) { return std::strcmp(e.extensionName, name) == 0; });
+  return std::any_of(list.begin(), list.end(), [&](const VkExtensionProperties& e) {
+    return std::strcmp(e.extensionName, name) == 0;
+  });
 }
 
 std::vector<VkPhysicalDevice> physicalDevices(const InstanceTable& vki, VkInstance instance) {
@@ -98,7 +110,8 @@ std::vector<VkPhysicalDevice> physicalDevices(const InstanceTable& vki, VkInstan
 std::string vkResultName(VkResult result) {
   switch (result) {
 #define VKCNN_RESULT(r) \
-  case r: return #r;
+  case r:               \
+    return #r;
     VKCNN_RESULT(VK_SUCCESS)
     VKCNN_RESULT(VK_NOT_READY)
     VKCNN_RESULT(VK_TIMEOUT)
@@ -117,7 +130,8 @@ std::string vkResultName(VkResult result) {
     VKCNN_RESULT(VK_ERROR_FRAGMENTED_POOL)
     VKCNN_RESULT(VK_ERROR_OUT_OF_POOL_MEMORY)
 #undef VKCNN_RESULT
-    default: return "VkResult(" + std::to_string(int(result)) + ")";
+    default:
+      return "VkResult(" + std::to_string(int(result)) + ")";
   }
 }
 
@@ -146,12 +160,15 @@ VkBool32 debugMessengerCallback(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
                                 const VkDebugUtilsMessengerCallbackDataEXT* data, void* user) {
   auto* context = static_cast<ContextImpl*>(user);
   LogSeverity level = LogSeverity::verbose;
-  if (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) level = LogSeverity::error;
-  else if (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) level = LogSeverity::warning;
-  else if (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT) level = LogSeverity::info;
-  const bool counted = level >= LogSeverity::warning &&
-                       (types & (VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
-                                 VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT));
+  if (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT)
+    level = LogSeverity::error;
+  else if (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT)
+    level = LogSeverity::warning;
+  else if (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT)
+    level = LogSeverity::info;
+  const bool counted =
+      level >= LogSeverity::warning && (types & (VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                                                 VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT));
   if (counted) context->validationMessages_++;
   std::string message = std::string(counted ? "validation: " : "vulkan: ") +
                         (data && data->pMessage ? data->pMessage : "(no message)");
@@ -192,8 +209,8 @@ void ContextImpl::setLogCallback(LogCallback callback) {
 void ContextImpl::throwIfLost() const {
   if (lost_) {
     std::lock_guard lock(lostMutex_);
-    throw Error(ErrorCode::deviceLost, "the Vulkan device was lost earlier (" + lostReason_ +
-                                           "); create a new Context");
+    throw Error(ErrorCode::deviceLost,
+                "the Vulkan device was lost earlier (" + lostReason_ + "); create a new Context");
   }
 }
 
@@ -294,9 +311,10 @@ void ContextImpl::createOwned(const ContextOptions& options) {
   info.ppEnabledExtensionNames = extensions.data();
   VkResult result = createInstance(&info, nullptr, &instance_);
   if (result != VK_SUCCESS)
-    throw Error(result == VK_ERROR_INCOMPATIBLE_DRIVER ? ErrorCode::unsupported : ErrorCode::vulkan,
-                "vkCreateInstance failed: " + vkResultName(result) +
-                    (result == VK_ERROR_INCOMPATIBLE_DRIVER ? " (no Vulkan 1.2 driver found)" : ""));
+    throw Error(
+        result == VK_ERROR_INCOMPATIBLE_DRIVER ? ErrorCode::unsupported : ErrorCode::vulkan,
+        "vkCreateInstance failed: " + vkResultName(result) +
+            (result == VK_ERROR_INCOMPATIBLE_DRIVER ? " (no Vulkan 1.2 driver found)" : ""));
   ownsInstance_ = true;
   vki_.load(gipa, instance_);
   if (validation) {
@@ -331,13 +349,16 @@ void ContextImpl::createOwned(const ContextOptions& options) {
       std::ostringstream names;
       for (size_t i = 0; i < candidates.size(); ++i)
         names << (i ? ", " : "") << i << ": " << candidates[i].second.deviceName;
-      throw Error(ErrorCode::invalidArgument, "device '" + wanted + "' (VKCNN_DEVICE or "
-                                              "ContextOptions::device) matches none of: " + names.str());
+      throw Error(ErrorCode::invalidArgument, "device '" + wanted +
+                                                  "' (VKCNN_DEVICE or "
+                                                  "ContextOptions::device) matches none of: " +
+                                                  names.str());
     }
     physicalDevice_ = it->first;
   } else {
     auto best = std::min_element(candidates.begin(), candidates.end(), [](auto& a, auto& b) {
-      return typeRank(toDeviceType(a.second.deviceType)) < typeRank(toDeviceType(b.second.deviceType));
+      return typeRank(toDeviceType(a.second.deviceType)) <
+             typeRank(toDeviceType(b.second.deviceType));
     });
     physicalDevice_ = best->first;
   }
@@ -353,8 +374,10 @@ void ContextImpl::createOwned(const ContextOptions& options) {
   queueFamilyIndex_ = family;
 
   // Features vkcnn uses where the device has them.
-  VkPhysicalDeviceVulkan12Features supported12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-  VkPhysicalDeviceVulkan11Features supported11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  VkPhysicalDeviceVulkan12Features supported12{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceVulkan11Features supported11{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
   supported11.pNext = &supported12;
   VkPhysicalDeviceFeatures2 supported{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   supported.pNext = &supported11;
@@ -407,7 +430,8 @@ void ContextImpl::adopt(const AdoptedDevice& adopted, const ContextOptions& opti
   vki_.vkGetPhysicalDeviceQueueFamilyProperties(physicalDevice_, &count, nullptr);
   std::vector<VkQueueFamilyProperties> families(count);
   vki_.vkGetPhysicalDeviceQueueFamilyProperties(physicalDevice_, &count, families.data());
-  if (queueFamilyIndex_ >= count || !(families[queueFamilyIndex_].queueFlags & VK_QUEUE_COMPUTE_BIT))
+  if (queueFamilyIndex_ >= count ||
+      !(families[queueFamilyIndex_].queueFlags & VK_QUEUE_COMPUTE_BIT))
     throw Error(ErrorCode::invalidArgument, "Context::adopt: queue family " +
                                                 std::to_string(queueFamilyIndex_) +
                                                 " does not exist or has no compute support");
@@ -424,7 +448,8 @@ void ContextImpl::loadDevice(PFN_vkGetDeviceProcAddr gdpa) {
 
 void ContextImpl::queryCapabilities(bool adopted, const VkPhysicalDeviceVulkan11Features* f11,
                                     const VkPhysicalDeviceVulkan12Features* f12) {
-  VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceSubgroupProperties subgroup{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
   VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
   driver.pNext = &subgroup;
   VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
@@ -476,7 +501,8 @@ void ContextImpl::createCommonObjects() {
   setName(VK_OBJECT_TYPE_SAMPLER, sampler_, "vkcnn texelFetch sampler");
 
   VkCommandPoolCreateInfo pool{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-  pool.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT | VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pool.flags =
+      VK_COMMAND_POOL_CREATE_TRANSIENT_BIT | VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
   pool.queueFamilyIndex = queueFamilyIndex_;
   check(vk_.vkCreateCommandPool(device_, &pool, nullptr, &transferPool_), "vkCreateCommandPool");
   setName(VK_OBJECT_TYPE_COMMAND_POOL, transferPool_, "vkcnn transfer pool");
@@ -486,7 +512,7 @@ const std::shared_ptr<DeviceBuffer>& ContextImpl::emptyBuffer() {
   std::lock_guard lock(emptyBufferMutex_);
   if (!emptyBuffer_) {
     const float zeros[4] = {};
-    emptyBuffer_ = DeviceBuffer::create(*this, sizeof(zeros), zeros, "vkcnn empty buffer");
+    emptyBuffer_ = DeviceBuffer::create(*this, sizeof(zeros), zeros, "vkcnn empty buffer", true);
   }
   return emptyBuffer_;
 }
@@ -560,11 +586,16 @@ void ContextImpl::submitAndWait(const std::function<void(VkCommandBuffer)>& reco
 
 const char* toString(DeviceType type) {
   switch (type) {
-    case DeviceType::integratedGpu: return "integrated GPU";
-    case DeviceType::discreteGpu: return "discrete GPU";
-    case DeviceType::virtualGpu: return "virtual GPU";
-    case DeviceType::cpu: return "CPU";
-    default: return "other";
+    case DeviceType::integratedGpu:
+      return "integrated GPU";
+    case DeviceType::discreteGpu:
+      return "discrete GPU";
+    case DeviceType::virtualGpu:
+      return "virtual GPU";
+    case DeviceType::cpu:
+      return "CPU";
+    default:
+      return "other";
   }
 }
 
@@ -602,15 +633,33 @@ std::vector<PhysicalDeviceInfo> Context::enumerateDevices() {
   return list;
 }
 
-const DeviceCapabilities& Context::capabilities() const { return impl_->capabilities(); }
-void Context::setLogCallback(LogCallback callback) { impl_->setLogCallback(std::move(callback)); }
-uint64_t Context::validationMessageCount() const { return impl_->validationMessageCount(); }
-VkInstance Context::vkInstance() const { return impl_->instance(); }
-VkPhysicalDevice Context::vkPhysicalDevice() const { return impl_->physicalDevice(); }
-VkDevice Context::vkDevice() const { return impl_->device(); }
-VkQueue Context::vkQueue() const { return impl_->queue(); }
-uint32_t Context::queueFamilyIndex() const { return impl_->queueFamilyIndex(); }
-void Context::waitIdle() const { impl_->waitIdle(); }
+const DeviceCapabilities& Context::capabilities() const {
+  return impl_->capabilities();
+}
+void Context::setLogCallback(LogCallback callback) {
+  impl_->setLogCallback(std::move(callback));
+}
+uint64_t Context::validationMessageCount() const {
+  return impl_->validationMessageCount();
+}
+VkInstance Context::vkInstance() const {
+  return impl_->instance();
+}
+VkPhysicalDevice Context::vkPhysicalDevice() const {
+  return impl_->physicalDevice();
+}
+VkDevice Context::vkDevice() const {
+  return impl_->device();
+}
+VkQueue Context::vkQueue() const {
+  return impl_->queue();
+}
+uint32_t Context::queueFamilyIndex() const {
+  return impl_->queueFamilyIndex();
+}
+void Context::waitIdle() const {
+  impl_->waitIdle();
+}
 MemoryStatistics Context::memoryStatistics() const {
   MemoryStatistics m;
   m.deviceBytesAllocated = impl_->allocator().bytesAllocated();
@@ -618,6 +667,8 @@ MemoryStatistics Context::memoryStatistics() const {
   m.pipelines = impl_->pipelines().pipelinesCreated();
   return m;
 }
-void Context::trimTemporaryMemory() { impl_->temporaryBlocks().trim(); }
+void Context::trimTemporaryMemory() {
+  impl_->temporaryBlocks().trim();
+}
 
 }  // namespace vkcnn

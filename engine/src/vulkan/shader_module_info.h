@@ -1,4 +1,5 @@
-// Reflection of one embedded SPIR-V module, generated at build time by engine/tools/spirv_embed.cpp.
+// Reflection of one embedded SPIR-V module, generated at build time by
+// engine/tools/spirv_embed.cpp.
 #pragma once
 
 #include <cstddef>
