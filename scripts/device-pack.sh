@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Packs what the GPU machine needs to run the tests without Debian's dev packages: the built
+# library, test binaries and sample (.device-build/), and the loader and validation-layer .debs
+# (.gl/). Both folders are git-ignored; name them in the device tool's `carry`.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${VKCNN_BUILD_DIR:-$root/build}
+rm -rf "$root/.device-build"
+mkdir -p "$root/.device-build/bin" "$root/.device-build/lib" "$root/.gl"
+cp -P "$build"/engine/libvkcnn.so* "$root/.device-build/lib/"
+cp "$build"/tests/test_* "$root/.device-build/bin/"
+find "$build/samples" -maxdepth 2 -type f -executable -name 'vkcnn*' -exec cp {} "$root/.device-build/bin/" \;
+if ! ls "$root"/.gl/libvulkan1_*.deb >/dev/null 2>&1; then
+  o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
+  mkdir -p /tmp/amd64/partial
+  apt-get $o update -qq
+  (cd "$root/.gl" && apt-get $o download libvulkan1 vulkan-validationlayers)
+fi
+du -sh "$root/.device-build" "$root/.gl"

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Runs a build made on a Debian machine (see scripts/device-pack.sh) on a GPU machine that has a
+# driver but no Vulkan loader or validation layer: unpacks the carried .debs, then runs the sample
+# and every test binary with validation on. Output goes to $OUT (or ./device-out).
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${OUT:-$root/device-out}
+mkdir -p "$out"
+for f in "$root"/.gl/libvulkan1_*.deb "$root"/.gl/libgl*.deb "$root"/.gl/libegl*.deb "$root"/.gl/libopengl*.deb; do
+  [ -f "$f" ] && dpkg -x "$f" /
+done
+ldconfig
+rm -rf /tmp/vkcnn-vl && mkdir -p /tmp/vkcnn-vl
+dpkg -x "$root"/.gl/vulkan-validationlayers_*.deb /tmp/vkcnn-vl
+export VK_LAYER_PATH=/tmp/vkcnn-vl/usr/share/vulkan/explicit_layer.d
+export LD_LIBRARY_PATH=$root/.device-build/lib:/tmp/vkcnn-vl/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+export VKCNN_VALIDATION=1
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | tee "$out/gpu.txt"
+status=0
+"$root/.device-build/bin/vkcnn-smoke" 2>&1 | tee "$out/smoke.txt" || status=1
+for t in "$root"/.device-build/bin/test_*; do
+  name=$(basename "$t")
+  start=$(date +%s.%N)
+  if "$t" > "$out/$name.txt" 2>&1; then result=passed; else result=FAILED; status=1; fi
+  printf "%-28s %s  %.1f s  %s\n" "$name" "$result" "$(awk -v a="$(date +%s.%N)" -v b="$start" "BEGIN{print a-b}")" \
+    "$(grep -E '^\[doctest\] assertions' "$out/$name.txt" | tr -s ' ')" | tee -a "$out/summary.txt"
+done
+exit $status
