@@ -151,8 +151,16 @@ void DeviceMemoryAllocator::free(Allocation& a) {
     }
     b.used -= a.size;
     if (b.used == 0) {
-      releaseMemory(b.memory, b.size);
-      b = Block{};
+      // Keep one empty block per memory type: an application that creates and drops small
+      // images in a loop must not allocate (and the driver zero) 64 MiB every time.
+      bool anotherEmpty = false;
+      for (const Block& other : blocks_)
+        anotherEmpty |= &other != &b && other.memory && other.used == 0 &&
+                        other.memoryType == b.memoryType;
+      if (anotherEmpty) {
+        releaseMemory(b.memory, b.size);
+        b = Block{};
+      }
     }
   }
   a = Allocation{};
