@@ -114,6 +114,14 @@ class VKCNN_API Context {
   // Frees the temporary-image memory kept for later command buffers.
   void trimTemporaryMemory();
 
+  // Compute pipelines persist in this file between runs (VKCNN_PIPELINE_CACHE_DIR, else
+  // $XDG_CACHE_HOME/vkcnn or ~/.cache/vkcnn; VKCNN_PIPELINE_CACHE=0 turns it off: empty). It is
+  // written when the Context is destroyed, or now by savePipelineCache(), and read back only if
+  // its header matches this device, driver and cache UUID and its checksum holds.
+  std::string pipelineCacheFile() const;
+  bool pipelineCacheLoaded() const;
+  void savePipelineCache() const;
+
   VkInstance vkInstance() const;
   VkPhysicalDevice vkPhysicalDevice() const;
   VkDevice vkDevice() const;

@@ -488,7 +488,9 @@ void ContextImpl::createCommonObjects() {
   setName(VK_OBJECT_TYPE_DEVICE, device_, "vkcnn device");
   setName(VK_OBJECT_TYPE_QUEUE, queue_, "vkcnn queue");
   allocator_ = std::make_unique<DeviceMemoryAllocator>(*this);
-  pipelines_ = std::make_unique<PipelineRegistry>(*this);
+  VkPhysicalDeviceProperties properties;
+  vki_.vkGetPhysicalDeviceProperties(physicalDevice_, &properties);
+  pipelines_ = std::make_unique<PipelineRegistry>(*this, defaultPipelineCacheFile(properties));
   temporaryBlocks_ = std::make_unique<TemporaryBlockCache>(*this);
 
   VkSamplerCreateInfo sampler{VK_STRUCTURE_TYPE_SAMPLER_CREATE_INFO};
@@ -670,5 +672,8 @@ MemoryStatistics Context::memoryStatistics() const {
 void Context::trimTemporaryMemory() {
   impl_->temporaryBlocks().trim();
 }
+std::string Context::pipelineCacheFile() const { return impl_->pipelines().cacheFile(); }
+bool Context::pipelineCacheLoaded() const { return impl_->pipelines().loadedFromDisk(); }
+void Context::savePipelineCache() const { impl_->pipelines().save(); }
 
 }  // namespace vkcnn

@@ -1,5 +1,12 @@
 #include "vulkan/pipelines.h"
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -29,14 +36,132 @@ VkDescriptorType descriptorType(BindingType type) {
 }
 }  // namespace
 
-PipelineRegistry::PipelineRegistry(ContextImpl& context) : context_(context) {
+namespace {
+
+constexpr char kMagic[8] = {'V', 'K', 'C', 'N', 'N', 'P', 'C', '1'};
+
+struct CacheFileHeader {
+  char magic[8];
+  uint32_t vendorId, deviceId, driverVersion, reserved;
+  uint8_t pipelineCacheUUID[VK_UUID_SIZE];
+  uint64_t dataSize, checksum;
+};
+
+uint64_t fnv1a(const uint8_t* data, size_t size) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < size; ++i) h = (h ^ data[i]) * 1099511628211ull;
+  return h;
+}
+
+CacheFileHeader expectedHeader(const VkPhysicalDeviceProperties& p) {
+  CacheFileHeader h{};
+  std::memcpy(h.magic, kMagic, sizeof(kMagic));
+  h.vendorId = p.vendorID;
+  h.deviceId = p.deviceID;
+  h.driverVersion = p.driverVersion;
+  std::memcpy(h.pipelineCacheUUID, p.pipelineCacheUUID, VK_UUID_SIZE);
+  return h;
+}
+
+}  // namespace
+
+std::string defaultPipelineCacheFile(const VkPhysicalDeviceProperties& p) {
+  const char* setting = std::getenv("VKCNN_PIPELINE_CACHE");
+  if (setting && (std::string(setting) == "0" || std::string(setting) == "off")) return {};
+  std::filesystem::path dir;
+  if (const char* d = std::getenv("VKCNN_PIPELINE_CACHE_DIR"); d && *d) dir = d;
+  else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) dir = std::filesystem::path(x) / "vkcnn";
+  else if (const char* home = std::getenv("HOME"); home && *home) dir = std::filesystem::path(home) / ".cache" / "vkcnn";
+  else return {};
+  char uuid[2 * VK_UUID_SIZE + 1];
+  for (int i = 0; i < VK_UUID_SIZE; ++i) std::snprintf(uuid + 2 * i, 3, "%02x", p.pipelineCacheUUID[i]);
+  char name[128];
+  std::snprintf(name, sizeof(name), "pipelines-%04x-%04x-%s.bin", p.vendorID, p.deviceID, uuid);
+  return (dir / name).string();
+}
+
+std::vector<uint8_t> PipelineRegistry::loadCacheFile() const {
+  if (cacheFile_.empty()) return {};
+  std::ifstream in(cacheFile_, std::ios::binary);
+  if (!in) return {};
+  VkPhysicalDeviceProperties props;
+  context_.vki().vkGetPhysicalDeviceProperties(context_.physicalDevice(), &props);
+  const CacheFileHeader want = expectedHeader(props);
+  CacheFileHeader have{};
+  auto reject = [&](const char* why) {
+    context_.log(LogSeverity::info, "pipeline cache " + cacheFile_ + " ignored: " + why);
+    return std::vector<uint8_t>{};
+  };
+  if (!in.read(reinterpret_cast<char*>(&have), sizeof(have))) return reject("too short");
+  if (std::memcmp(have.magic, want.magic, sizeof(kMagic)) || have.vendorId != want.vendorId ||
+      have.deviceId != want.deviceId || have.driverVersion != want.driverVersion ||
+      std::memcmp(have.pipelineCacheUUID, want.pipelineCacheUUID, VK_UUID_SIZE))
+    return reject("written for another device or driver");
+  if (have.dataSize > (uint64_t(256) << 20)) return reject("implausible size");
+  std::vector<uint8_t> data(have.dataSize);
+  if (!in.read(reinterpret_cast<char*>(data.data()), std::streamsize(data.size())))
+    return reject("truncated");
+  if (fnv1a(data.data(), data.size()) != have.checksum) return reject("checksum mismatch");
+  // Vulkan's own header must match the device too (VkPipelineCacheHeaderVersionOne).
+  if (data.size() < 32) return reject("no Vulkan header");
+  uint32_t words[4];
+  std::memcpy(words, data.data(), sizeof(words));
+  if (words[1] != VK_PIPELINE_CACHE_HEADER_VERSION_ONE || words[2] != props.vendorID ||
+      words[3] != props.deviceID || std::memcmp(data.data() + 16, props.pipelineCacheUUID, VK_UUID_SIZE))
+    return reject("Vulkan header does not match the device");
+  return data;
+}
+
+void PipelineRegistry::save() {
+  std::lock_guard lock(mutex_);
+  if (cacheFile_.empty() || !cache_) return;
+  size_t size = 0;
+  if (context_.vk().vkGetPipelineCacheData(context_.device(), cache_, &size, nullptr) != VK_SUCCESS || !size)
+    return;
+  std::vector<uint8_t> data(size);
+  if (context_.vk().vkGetPipelineCacheData(context_.device(), cache_, &size, data.data()) != VK_SUCCESS)
+    return;
+  data.resize(size);
+  VkPhysicalDeviceProperties props;
+  context_.vki().vkGetPhysicalDeviceProperties(context_.physicalDevice(), &props);
+  CacheFileHeader header = expectedHeader(props);
+  header.dataSize = data.size();
+  header.checksum = fnv1a(data.data(), data.size());
+  std::error_code ec;
+  std::filesystem::path path(cacheFile_);
+  std::filesystem::create_directories(path.parent_path(), ec);
+  // Written aside and renamed, so concurrent processes never read a half-written file.
+  std::filesystem::path temporary = path;
+  temporary += ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(&header), sizeof(header));
+    out.write(reinterpret_cast<const char*>(data.data()), std::streamsize(data.size()));
+    if (!out) {
+      context_.log(LogSeverity::info, "could not write pipeline cache " + temporary.string());
+      std::filesystem::remove(temporary, ec);
+      return;
+    }
+  }
+  std::filesystem::rename(temporary, path, ec);
+  if (ec) std::filesystem::remove(temporary, ec);
+  dirty_ = false;
+}
+
+PipelineRegistry::PipelineRegistry(ContextImpl& context, std::string cacheFile)
+    : context_(context), cacheFile_(std::move(cacheFile)) {
+  std::vector<uint8_t> initial = loadCacheFile();
+  loaded_ = !initial.empty();
   VkPipelineCacheCreateInfo info{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+  info.initialDataSize = initial.size();
+  info.pInitialData = initial.empty() ? nullptr : initial.data();
   context_.check(context_.vk().vkCreatePipelineCache(context_.device(), &info, nullptr, &cache_),
                  "vkCreatePipelineCache");
   context_.setName(VK_OBJECT_TYPE_PIPELINE_CACHE, cache_, "vkcnn pipeline cache");
 }
 
 PipelineRegistry::~PipelineRegistry() {
+  if (dirty_) save();
   const auto& vk = context_.vk();
   VkDevice device = context_.device();
   for (auto& variants : pipelines_)
@@ -60,7 +185,10 @@ uint32_t PipelineRegistry::pipelinesCreated() const {
 const Pipeline& PipelineRegistry::get(ShaderId id, ShaderVariant variant) {
   std::lock_guard lock(mutex_);
   auto& slot = pipelines_[uint32_t(id)][uint32_t(variant)];
-  if (!slot) slot = std::make_unique<Pipeline>(create(id, variant));
+  if (!slot) {
+    slot = std::make_unique<Pipeline>(create(id, variant));
+    dirty_ = true;
+  }
   return *slot;
 }
 

@@ -7,6 +7,8 @@
 #include <array>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include "vkcnn_shader_ids.h"
 #include "vulkan/shader_module_info.h"
@@ -16,6 +18,9 @@ namespace vkcnn::detail {
 class ContextImpl;
 
 const ShaderModuleInfo& shaderModule(ShaderId id, ShaderVariant variant);
+// Where pipelines persist for this device: VKCNN_PIPELINE_CACHE_DIR, else $XDG_CACHE_HOME/vkcnn,
+// else ~/.cache/vkcnn; empty when VKCNN_PIPELINE_CACHE=0.
+std::string defaultPipelineCacheFile(const VkPhysicalDeviceProperties& properties);
 
 struct Pipeline {
   const ShaderModuleInfo* module = nullptr;
@@ -24,19 +29,32 @@ struct Pipeline {
   VkPipeline pipeline = VK_NULL_HANDLE;
 };
 
+// Pipelines are created through a VkPipelineCache that persists on disk between runs, so the second
+// start of an application skips shader compilation. The file carries its own header (device,
+// driver, cache UUID, size and checksum) and is ignored unless all of it matches.
 class PipelineRegistry {
  public:
-  explicit PipelineRegistry(ContextImpl& context);
+  // `cacheFile` empty: no persistence.
+  PipelineRegistry(ContextImpl& context, std::string cacheFile);
   ~PipelineRegistry();
+  // Writes the cache file now (also done at destruction when pipelines were added).
+  void save();
+  const std::string& cacheFile() const { return cacheFile_; }
+  bool loadedFromDisk() const { return loaded_; }
   const Pipeline& get(ShaderId id, ShaderVariant variant);
   uint32_t pipelinesCreated() const;
 
  private:
   Pipeline create(ShaderId id, ShaderVariant variant);
 
+  std::vector<uint8_t> loadCacheFile() const;
+
   ContextImpl& context_;
   mutable std::mutex mutex_;
   VkPipelineCache cache_ = VK_NULL_HANDLE;
+  std::string cacheFile_;
+  bool loaded_ = false;
+  bool dirty_ = false;
   std::array<std::array<std::unique_ptr<Pipeline>, kShaderVariantCount>, kShaderIdCount> pipelines_;
 };
 
