@@ -23,8 +23,8 @@ void runSomething(const Context& c) {
 }  // namespace
 
 TEST_CASE("pipeline cache: persisted, reloaded, and ignored when damaged") {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    ("vkcnn-pipeline-cache-" + std::to_string(getpid()));
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("vkcnn-pipeline-cache-" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
   setenv("VKCNN_PIPELINE_CACHE_DIR", dir.c_str(), 1);
   std::string file;

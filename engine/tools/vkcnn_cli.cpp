@@ -40,8 +40,9 @@ int info(const std::vector<std::string>& args) {
   vkcnn::Context context(options);
   const auto& c = context.capabilities();
   std::printf("chosen: %s (%s), driver %s, Vulkan %u.%u.%u\n", c.deviceName.c_str(),
-              vkcnn::toString(c.deviceType), c.driverName.c_str(), VK_API_VERSION_MAJOR(c.apiVersion),
-              VK_API_VERSION_MINOR(c.apiVersion), VK_API_VERSION_PATCH(c.apiVersion));
+              vkcnn::toString(c.deviceType), c.driverName.c_str(),
+              VK_API_VERSION_MAJOR(c.apiVersion), VK_API_VERSION_MINOR(c.apiVersion),
+              VK_API_VERSION_PATCH(c.apiVersion));
   std::printf("features:\n");
   std::printf("  shaderFloat16            %s\n", c.shaderFloat16 ? "yes" : "no");
   std::printf("  16-bit storage           %s\n", c.storage16Bit ? "yes" : "no");

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   doctest::Context runner(argc, argv);
   int result = runner.run();
   if (runner.shouldExit()) return result;
+  vkcnn::test::releaseContext();
   const uint64_t messages = vkcnn::test::validationMessages();
   if (messages) {
     std::fprintf(stderr, "FAILED: %llu validation message(s) were reported\n",

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <unistd.h>
 
@@ -32,9 +33,20 @@ Context makeContext(const ContextOptions& options) {
   return Context(o);
 }
 
-Context& context() {
-  static Context shared = makeContext();
+namespace {
+std::unique_ptr<Context>& sharedContext() {
+  static std::unique_ptr<Context> shared;
   return shared;
+}
+}  // namespace
+
+Context& context() {
+  if (!sharedContext()) sharedContext() = std::make_unique<Context>(makeContext());
+  return *sharedContext();
+}
+
+void releaseContext() {
+  sharedContext().reset();
 }
 
 uint64_t validationMessages() {

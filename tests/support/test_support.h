@@ -35,6 +35,9 @@ namespace vkcnn::test {
 // A Context on the default device (lavapipe where there is no GPU, or VKCNN_DEVICE) with the
 // validation layer and synchronization validation on; any message fails the running test.
 Context& context();
+// Destroys the shared Context (the test main does, before it counts validation messages, so
+// leaks reported at vkDestroyDevice fail the run too).
+void releaseContext();
 // A new Context with the same checks (for tests that need their own).
 Context makeContext(const ContextOptions& options = {});
 // Validation messages seen by every checked Context of this process.

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "vkcnn/context.h"
 #include "vkcnn/export.h"
@@ -40,16 +41,33 @@ struct EncodingStatistics {
   uint32_t barriers = 0;
 };
 
+struct CommandBufferOptions {
+  // Keeps the recording, its temporaries' memory and descriptors after completion so commit() can
+  // submit it again without re-recording (the same kernels on the same images).
+  bool reusable = false;
+  // Writes a GPU timestamp before and after every dispatch (kernelTimings()).
+  bool profile = false;
+};
+
+// GPU time of one dispatch, from timestamps.
+struct KernelTiming {
+  std::string label;
+  double startMilliseconds = 0;  // from the first timed dispatch's start
+  double milliseconds = 0;
+};
+
 class VKCNN_API CommandBuffer {
  public:
-  explicit CommandBuffer(const Context& context, const std::string& label = {});
+  explicit CommandBuffer(const Context& context, const std::string& label = {},
+                         const CommandBufferOptions& options = {});
   // Records into a VkCommandBuffer the application owns, in the recording state. The application
   // calls endEncoding() before vkEndCommandBuffer, submits it itself, and calls markCompleted()
   // once that submission has finished (or drops every handle to this CommandBuffer only then).
   static CommandBuffer wrap(const Context& context, VkCommandBuffer commandBuffer,
                             const std::string& label = {});
 
-  // Ends recording and submits to the Context's queue.
+  // Ends recording and submits to the Context's queue. A reusable command buffer that completed
+  // is submitted again as recorded.
   void commit();
   void waitUntilCompleted();
   CommandBufferStatus status() const;
@@ -61,6 +79,11 @@ class VKCNN_API CommandBuffer {
   const std::string& label() const;
   TemporaryPoolStatistics temporaryPoolStatistics() const;
   EncodingStatistics encodingStatistics() const;
+  // After completion, with CommandBufferOptions::profile: one entry per dispatch, in order.
+  std::vector<KernelTiming> kernelTimings() const;
+  // After completion: GPU time from the first dispatch's start to the last one's end (needs
+  // profile), in milliseconds; 0 without timestamps.
+  double gpuMilliseconds() const;
   const Context& context() const;
 
   const std::shared_ptr<detail::CommandBufferImpl>& impl() const { return impl_; }

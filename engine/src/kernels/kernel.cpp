@@ -232,7 +232,9 @@ void DispatchRecorder::dispatchGroups(const void* push, size_t pushSize, uint32_
   if (pushSize)
     vk.vkCmdPushConstants(cb, pipeline_->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, uint32_t(pushSize),
                           push);
+  commandBuffer_.timestampBefore(what_);
   vk.vkCmdDispatch(cb, gx, gy, gz);
+  commandBuffer_.timestampAfter();
   commandBuffer_.statistics.dispatches++;
   for (auto& s : written_) s->written = true;
   transitions_.clear();

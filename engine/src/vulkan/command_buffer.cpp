@@ -26,11 +26,13 @@ void HazardTracker::record(const std::vector<LayerAccess>& next) {
 }
 
 CommandBufferImpl::CommandBufferImpl(std::shared_ptr<ContextImpl> ctx, std::string name,
-                                     VkCommandBuffer wrappedBuffer)
+                                     VkCommandBuffer wrappedBuffer,
+                                     const CommandBufferOptions& options)
     : context(std::move(ctx)),
       contextHandle(context),
       label(std::move(name)),
-      temporaries(*context) {
+      temporaries(*context),
+      options_(options) {
   context->throwIfLost();
   const auto& vk = context->vk();
   if (label.empty()) label = context->uniqueName("command buffer");
@@ -72,6 +74,7 @@ CommandBufferImpl::~CommandBufferImpl() {
   const auto& vk = context->vk();
   for (VkDescriptorPool p : descriptorPools_)
     vk.vkDestroyDescriptorPool(context->device(), p, nullptr);
+  for (QueryPool& q : queryPools_) vk.vkDestroyQueryPool(context->device(), q.pool, nullptr);
   if (fence_) vk.vkDestroyFence(context->device(), fence_, nullptr);
   if (pool_) vk.vkDestroyCommandPool(context->device(), pool_, nullptr);
 }
@@ -142,6 +145,57 @@ void CommandBufferImpl::barrierBefore(const std::vector<LayerAccess>& accesses,
   hazards_.record(accesses);
 }
 
+void CommandBufferImpl::timestampBefore(const std::string& kernelLabel) {
+  if (!options_.profile) return;
+  const auto& vk = context->vk();
+  if (queryPools_.empty() || queryPools_.back().used + 2 > kQueriesPerPool) {
+    VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    info.queryCount = kQueriesPerPool;
+    QueryPool q;
+    context->check(vk.vkCreateQueryPool(context->device(), &info, nullptr, &q.pool),
+                   "vkCreateQueryPool");
+    context->setName(VK_OBJECT_TYPE_QUERY_POOL, q.pool, label + " timestamps");
+    // Reset inside the command buffer, so a resubmitted recording resets them again.
+    vk.vkCmdResetQueryPool(commandBuffer, q.pool, 0, kQueriesPerPool);
+    queryPools_.push_back(q);
+  }
+  QueryPool& q = queryPools_.back();
+  vk.vkCmdWriteTimestamp(commandBuffer, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, q.pool, q.used++);
+  timedLabels_.push_back(kernelLabel);
+}
+
+void CommandBufferImpl::timestampAfter() {
+  if (!options_.profile) return;
+  QueryPool& q = queryPools_.back();
+  context->vk().vkCmdWriteTimestamp(commandBuffer, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, q.pool,
+                                    q.used++);
+}
+
+std::vector<KernelTiming> CommandBufferImpl::kernelTimings() {
+  std::vector<KernelTiming> timings;
+  if (!options_.profile || status() != CommandBufferStatus::completed) return timings;
+  const double period = context->capabilities().timestampPeriodNs;
+  size_t index = 0;
+  bool haveOrigin = false;
+  uint64_t origin = 0;
+  for (QueryPool& q : queryPools_) {
+    std::vector<uint64_t> ticks(q.used);
+    if (!q.used) continue;
+    context->check(
+        context->vk().vkGetQueryPoolResults(
+            context->device(), q.pool, 0, q.used, ticks.size() * sizeof(uint64_t), ticks.data(),
+            sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+        "vkGetQueryPoolResults");
+    for (uint32_t i = 0; i + 1 < q.used; i += 2) {
+      if (!haveOrigin) origin = ticks[i], haveOrigin = true;
+      timings.push_back({timedLabels_[index++], double(ticks[i] - origin) * period * 1e-6,
+                         double(ticks[i + 1] - ticks[i]) * period * 1e-6});
+    }
+  }
+  return timings;
+}
+
 void CommandBufferImpl::endEncoding() {
   if (status_ != CommandBufferStatus::encoding) return;
   if (wrapped && !firstDispatch_) {
@@ -162,6 +216,12 @@ void CommandBufferImpl::commit() {
     throw Error(ErrorCode::misuse, "command buffer '" + label +
                                        "' wraps an application's VkCommandBuffer: the application "
                                        "submits it (call endEncoding() first)");
+  if (options_.reusable && status_ == CommandBufferStatus::completed) {
+    context->check(context->vk().vkResetFences(context->device(), 1, &fence_), "vkResetFences");
+    context->submit(commandBuffer, fence_, "vkQueueSubmit (resubmission)");
+    status_ = CommandBufferStatus::committed;
+    return;
+  }
   requireEncoding("commit");
   context->check(context->vk().vkEndCommandBuffer(commandBuffer), "vkEndCommandBuffer");
   try {
@@ -213,6 +273,8 @@ void CommandBufferImpl::markCompleted() {
 
 void CommandBufferImpl::onCompleted() {
   if (status_ == CommandBufferStatus::committed) status_ = CommandBufferStatus::completed;
+  // A reusable recording keeps what it refers to until it is destroyed.
+  if (options_.reusable && status_ == CommandBufferStatus::completed) return;
   // Storages first (a temporary gives its range back), then the pool's blocks to the Context.
   keepAlive_.clear();
   temporaries.recycle();
@@ -236,8 +298,10 @@ const char* toString(CommandBufferStatus status) {
   return "unknown";
 }
 
-CommandBuffer::CommandBuffer(const Context& context, const std::string& label)
-    : impl_(std::make_shared<detail::CommandBufferImpl>(context.impl(), label, VK_NULL_HANDLE)) {}
+CommandBuffer::CommandBuffer(const Context& context, const std::string& label,
+                             const CommandBufferOptions& options)
+    : impl_(std::make_shared<detail::CommandBufferImpl>(context.impl(), label, VK_NULL_HANDLE,
+                                                        options)) {}
 
 CommandBuffer::CommandBuffer(std::shared_ptr<detail::CommandBufferImpl> impl)
     : impl_(std::move(impl)) {}
@@ -276,6 +340,15 @@ TemporaryPoolStatistics CommandBuffer::temporaryPoolStatistics() const {
 }
 EncodingStatistics CommandBuffer::encodingStatistics() const {
   return impl_->statistics;
+}
+std::vector<KernelTiming> CommandBuffer::kernelTimings() const {
+  return impl_->kernelTimings();
+}
+double CommandBuffer::gpuMilliseconds() const {
+  double end = 0;
+  for (const KernelTiming& t : impl_->kernelTimings())
+    end = std::max(end, t.startMilliseconds + t.milliseconds);
+  return end;
 }
 const Context& CommandBuffer::context() const {
   return impl_->contextHandle;

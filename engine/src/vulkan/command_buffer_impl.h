@@ -38,7 +38,7 @@ class HazardTracker {
 class CommandBufferImpl : public std::enable_shared_from_this<CommandBufferImpl> {
  public:
   CommandBufferImpl(std::shared_ptr<ContextImpl> context, std::string label,
-                    VkCommandBuffer wrapped);
+                    VkCommandBuffer wrapped, const CommandBufferOptions& options = {});
   ~CommandBufferImpl();
 
   // Throws misuse unless kernels may still be encoded.
@@ -51,6 +51,10 @@ class CommandBufferImpl : public std::enable_shared_from_this<CommandBufferImpl>
                      const std::vector<VkImageMemoryBarrier>& transitions, bool aliased);
 
   void commit();
+  // Profiling: called by the dispatch recorder around each vkCmdDispatch.
+  void timestampBefore(const std::string& label);
+  void timestampAfter();
+  std::vector<KernelTiming> kernelTimings();
   void waitUntilCompleted();
   CommandBufferStatus status();
   void endEncoding();
@@ -74,6 +78,14 @@ class CommandBufferImpl : public std::enable_shared_from_this<CommandBufferImpl>
   std::vector<std::shared_ptr<const void>> keepAlive_;
   HazardTracker hazards_;
   bool firstDispatch_ = true;
+  CommandBufferOptions options_;
+  struct QueryPool {
+    VkQueryPool pool = VK_NULL_HANDLE;
+    uint32_t used = 0;
+  };
+  std::vector<QueryPool> queryPools_;
+  std::vector<std::string> timedLabels_;
+  static constexpr uint32_t kQueriesPerPool = 1024;
 };
 
 }  // namespace vkcnn::detail

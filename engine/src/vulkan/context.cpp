@@ -672,8 +672,14 @@ MemoryStatistics Context::memoryStatistics() const {
 void Context::trimTemporaryMemory() {
   impl_->temporaryBlocks().trim();
 }
-std::string Context::pipelineCacheFile() const { return impl_->pipelines().cacheFile(); }
-bool Context::pipelineCacheLoaded() const { return impl_->pipelines().loadedFromDisk(); }
-void Context::savePipelineCache() const { impl_->pipelines().save(); }
+std::string Context::pipelineCacheFile() const {
+  return impl_->pipelines().cacheFile();
+}
+bool Context::pipelineCacheLoaded() const {
+  return impl_->pipelines().loadedFromDisk();
+}
+void Context::savePipelineCache() const {
+  impl_->pipelines().save();
+}
 
 }  // namespace vkcnn

@@ -69,12 +69,17 @@ std::string defaultPipelineCacheFile(const VkPhysicalDeviceProperties& p) {
   const char* setting = std::getenv("VKCNN_PIPELINE_CACHE");
   if (setting && (std::string(setting) == "0" || std::string(setting) == "off")) return {};
   std::filesystem::path dir;
-  if (const char* d = std::getenv("VKCNN_PIPELINE_CACHE_DIR"); d && *d) dir = d;
-  else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) dir = std::filesystem::path(x) / "vkcnn";
-  else if (const char* home = std::getenv("HOME"); home && *home) dir = std::filesystem::path(home) / ".cache" / "vkcnn";
-  else return {};
+  if (const char* d = std::getenv("VKCNN_PIPELINE_CACHE_DIR"); d && *d)
+    dir = d;
+  else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
+    dir = std::filesystem::path(x) / "vkcnn";
+  else if (const char* home = std::getenv("HOME"); home && *home)
+    dir = std::filesystem::path(home) / ".cache" / "vkcnn";
+  else
+    return {};
   char uuid[2 * VK_UUID_SIZE + 1];
-  for (int i = 0; i < VK_UUID_SIZE; ++i) std::snprintf(uuid + 2 * i, 3, "%02x", p.pipelineCacheUUID[i]);
+  for (int i = 0; i < VK_UUID_SIZE; ++i)
+    std::snprintf(uuid + 2 * i, 3, "%02x", p.pipelineCacheUUID[i]);
   char name[128];
   std::snprintf(name, sizeof(name), "pipelines-%04x-%04x-%s.bin", p.vendorID, p.deviceID, uuid);
   return (dir / name).string();
@@ -107,7 +112,8 @@ std::vector<uint8_t> PipelineRegistry::loadCacheFile() const {
   uint32_t words[4];
   std::memcpy(words, data.data(), sizeof(words));
   if (words[1] != VK_PIPELINE_CACHE_HEADER_VERSION_ONE || words[2] != props.vendorID ||
-      words[3] != props.deviceID || std::memcmp(data.data() + 16, props.pipelineCacheUUID, VK_UUID_SIZE))
+      words[3] != props.deviceID ||
+      std::memcmp(data.data() + 16, props.pipelineCacheUUID, VK_UUID_SIZE))
     return reject("Vulkan header does not match the device");
   return data;
 }
@@ -116,10 +122,13 @@ void PipelineRegistry::save() {
   std::lock_guard lock(mutex_);
   if (cacheFile_.empty() || !cache_) return;
   size_t size = 0;
-  if (context_.vk().vkGetPipelineCacheData(context_.device(), cache_, &size, nullptr) != VK_SUCCESS || !size)
+  if (context_.vk().vkGetPipelineCacheData(context_.device(), cache_, &size, nullptr) !=
+          VK_SUCCESS ||
+      !size)
     return;
   std::vector<uint8_t> data(size);
-  if (context_.vk().vkGetPipelineCacheData(context_.device(), cache_, &size, data.data()) != VK_SUCCESS)
+  if (context_.vk().vkGetPipelineCacheData(context_.device(), cache_, &size, data.data()) !=
+      VK_SUCCESS)
     return;
   data.resize(size);
   VkPhysicalDeviceProperties props;

@@ -1,0 +1,63 @@
+// CommandBuffer options: a reusable recording submitted again without re-recording, and GPU
+// timestamps per dispatch.
+#include <cmath>
+
+#include "test_support.h"
+
+using namespace vkcnn;
+using namespace vkcnn::test;
+
+TEST_CASE("command buffer: a reusable recording runs again on new input data") {
+  Tensor first = randomTensor(1, 7, 5, 6, 1), second = randomTensor(1, 7, 5, 6, 2);
+  Image input = makeImage(first, ChannelFormat::float32);
+  Image output = makePoisoned(context(), {6, 5, 7, 1, ChannelFormat::float32});
+  Neuron relu(context(), NeuronDescriptor::relu());
+  Neuron scale(context(), NeuronDescriptor::of(NeuronType::linear, 3.f, 1.f));
+  CommandBufferOptions options;
+  options.reusable = true;
+  CommandBuffer cb(context(), "reusable", options);
+  TemporaryImage t = relu.encode(cb, input);
+  TemporaryImage u = scale.encode(cb, t);
+  relu.encode(cb, u, output);
+  auto expected = [](const Tensor& x) {
+    Tensor y = x;
+    for (double& v : y.data) v = std::max(0.0, 3 * std::max(0.0, double(float(v))) + 1);
+    return y;
+  };
+  cb.commit();
+  cb.waitUntilCompleted();
+  CHECK(relativeL2(download(output), expected(first)) <= 1e-6);
+  upload(input, second);
+  fill(output, std::nanf(""));
+  cb.commit();  // no re-recording
+  cb.waitUntilCompleted();
+  CHECK(relativeL2(download(output), expected(second)) <= 1e-6);
+  CHECK(cb.encodingStatistics().dispatches == 3);
+  CommandBuffer once(context());
+  once.commit();
+  once.waitUntilCompleted();
+  VKCNN_CHECK_ERROR(once.commit(), ErrorCode::misuse, "no longer encoding");
+}
+
+TEST_CASE("command buffer: profiling gives one timing per dispatch") {
+  Image input = makeImage(randomTensor(1, 8, 16, 16, 3), ChannelFormat::float16);
+  Image output(context(), {16, 16, 8});
+  Neuron relu(context(), NeuronDescriptor::relu());
+  relu.label = "first relu";
+  Neuron tanh(context(), NeuronDescriptor::of(NeuronType::tanh, 1.f, 1.f));
+  CommandBufferOptions options;
+  options.profile = true;
+  CommandBuffer cb(context(), "profiled", options);
+  TemporaryImage t = relu.encode(cb, input);
+  tanh.encode(cb, t, output);
+  CHECK(cb.kernelTimings().empty());  // nothing before completion
+  cb.commit();
+  cb.waitUntilCompleted();
+  std::vector<KernelTiming> timings = cb.kernelTimings();
+  REQUIRE(timings.size() == 2);
+  CHECK(timings[0].label.find("first relu") != std::string::npos);
+  CHECK(timings[0].startMilliseconds == 0.0);
+  CHECK(timings[1].startMilliseconds >= timings[0].startMilliseconds);
+  for (const KernelTiming& k : timings) CHECK(k.milliseconds >= 0.0);
+  CHECK(cb.gpuMilliseconds() >= timings[1].milliseconds);
+}
