@@ -220,49 +220,51 @@ TEST_CASE("convolution transpose: strides, dilations, groups, kernels, padding, 
   const Channels channelSets[] = {{1, 1, 1},  {3, 5, 1},  {4, 4, 1}, {13, 17, 1}, {5, 13, 1},
                                   {10, 6, 2}, {6, 14, 2}, {8, 4, 2}, {5, 5, 5},   {32, 8, 2}};
   uint32_t seed = 1, index = 0;
-  for (uint32_t stride = 1; stride <= 3; ++stride)
-    for (uint32_t dilation = 1; dilation <= 2; ++dilation)
-      for (uint32_t groupsKind = 0; groupsKind < 2; ++groupsKind)
-        for (int paddingKind = 0; paddingKind < 2; ++paddingKind, ++index) {
-          // Alternate ungrouped and grouped channel sets.
-          const Channels& ch = channelSets[(index % 5) + 5 * groupsKind];
-          TransposeCase tc;
-          ConvolutionTransposeDescriptor& d = tc.d;
-          d.kernelWidth = 1 + index % 5;
-          d.kernelHeight = 1 + (index + 2) % 5;
-          d.strideInPixelsX = stride;
-          d.strideInPixelsY = 1 + (stride + index) % 3;
-          d.dilationRateX = dilation;
-          d.dilationRateY = 1 + index % 2;
-          d.inputFeatureChannels = ch.in;
-          d.outputFeatureChannels = ch.out;
-          d.groups = ch.groups;
-          if (paddingKind == 1) {
-            const uint32_t wx = (d.kernelWidth - 1) * d.dilationRateX + 1;
-            const uint32_t wy = (d.kernelHeight - 1) * d.dilationRateY + 1;
-            d.padding = Padding::explicitPadding(wy / 2, (wx - 1) / 2, (wy - 1) / 2, wx / 2);
+  for (uint32_t kernel = 1; kernel <= 5; ++kernel)
+    for (uint32_t stride = 1; stride <= 3; ++stride)
+      for (uint32_t dilation = 1; dilation <= 2; ++dilation)
+        for (uint32_t groupsKind = 0; groupsKind < 2; ++groupsKind)
+          for (int paddingKind = 0; paddingKind < 2; ++paddingKind, ++index) {
+            // Ungrouped and grouped channel sets in turn.
+            const Channels& ch = channelSets[(index % 5) + 5 * groupsKind];
+            TransposeCase tc;
+            ConvolutionTransposeDescriptor& d = tc.d;
+            d.kernelWidth = kernel;
+            d.kernelHeight = index % 4 == 0 ? kernel : 1 + (index + 2) % 5;
+            d.strideInPixelsX = stride;
+            d.strideInPixelsY = 1 + (stride + index) % 3;
+            d.dilationRateX = dilation;
+            d.dilationRateY = 1 + index % 2;
+            d.inputFeatureChannels = ch.in;
+            d.outputFeatureChannels = ch.out;
+            d.groups = ch.groups;
+            if (paddingKind == 1) {
+              const uint32_t wx = (d.kernelWidth - 1) * d.dilationRateX + 1;
+              const uint32_t wy = (d.kernelHeight - 1) * d.dilationRateY + 1;
+              d.padding = Padding::explicitPadding(wy / 2, (wx - 1) / 2, (wy - 1) / 2, wx / 2);
+            }
+            // Output padding wherever the stride or dilation allows one.
+            d.outputPaddingX = std::max(d.strideInPixelsX, d.dilationRateX) - 1;
+            d.outputPaddingY =
+                index % 3 == 0 ? std::max(d.strideInPixelsY, d.dilationRateY) - 1 : 0;
+            d.neuron = sampleNeuron(index, ch.out);
+            tc.bias = index % 2 == 1;
+            tc.h = 3 + index % 3;
+            tc.w = 4 + index % 4;
+            CAPTURE(kernel);
+            CAPTURE(stride);
+            CAPTURE(dilation);
+            CAPTURE(d.kernelHeight);
+            CAPTURE(d.strideInPixelsY);
+            CAPTURE(d.dilationRateY);
+            CAPTURE(ch.in);
+            CAPTURE(ch.out);
+            CAPTURE(ch.groups);
+            CAPTURE(paddingKind);
+            CAPTURE(toString(d.neuron.type));
+            runTransposeCase(tc, seed);
+            seed += 3;
           }
-          // Output padding wherever the stride or dilation allows one.
-          d.outputPaddingX = std::max(d.strideInPixelsX, d.dilationRateX) - 1;
-          d.outputPaddingY = index % 3 == 0 ? std::max(d.strideInPixelsY, d.dilationRateY) - 1 : 0;
-          d.neuron = sampleNeuron(index, ch.out);
-          tc.bias = index % 2 == 1;
-          tc.h = 3 + index % 3;
-          tc.w = 4 + index % 4;
-          CAPTURE(stride);
-          CAPTURE(dilation);
-          CAPTURE(d.kernelWidth);
-          CAPTURE(d.kernelHeight);
-          CAPTURE(d.strideInPixelsY);
-          CAPTURE(d.dilationRateY);
-          CAPTURE(ch.in);
-          CAPTURE(ch.out);
-          CAPTURE(ch.groups);
-          CAPTURE(paddingKind);
-          CAPTURE(toString(d.neuron.type));
-          runTransposeCase(tc, seed);
-          seed += 3;
-        }
 }
 
 TEST_CASE("convolution transpose: batch sub-ranges, clip, offsets and channel windows") {
@@ -321,6 +323,20 @@ TEST_CASE("convolution transpose: batch sub-ranges, clip, offsets and channel wi
     tc.dh = 11;
     runTransposeCase(tc, seed++);
   }
+}
+
+TEST_CASE("convolution transpose: a decoder-sized layer (32 -> 16 channels, 4x4, stride 2)") {
+  TransposeCase tc;
+  tc.d.kernelWidth = tc.d.kernelHeight = 4;
+  tc.d.strideInPixelsX = tc.d.strideInPixelsY = 2;
+  tc.d.inputFeatureChannels = 32;
+  tc.d.outputFeatureChannels = 16;
+  tc.d.padding = Padding::explicitPadding(1, 1, 1, 1);
+  tc.d.neuron = NeuronDescriptor::relu();
+  tc.bias = true;
+  tc.h = 15;
+  tc.w = 20;
+  runTransposeCase(tc, 550);
 }
 
 TEST_CASE("convolution transpose: float16 storage on small shapes") {

@@ -367,6 +367,22 @@ TEST_CASE("pooling: float16 storage on small shapes") {
     }
 }
 
+TEST_CASE("pooling: a unorm8 picture pools into a float32 destination") {
+  // Sources are sampled, so an 8-bit input picture reads as [0, 1] like any other format.
+  Tensor x = roundedTo(randomTensor(1, 3, 7, 6, 750, 0, 1), ChannelFormat::unorm8);
+  Image source = makeImage(x, ChannelFormat::unorm8);
+  for (bool average : {false, true}) {
+    PoolingDescriptor d = descriptorFor(3, 2, 2, average);
+    auto kernel = makePooling(average, d);
+    const uint32_t w = kernel->destinationWidth(6), h = kernel->destinationHeight(7);
+    Image destination = makePoisoned(context(), {w, h, 3, 1, ChannelFormat::float32});
+    runOnce([&](CommandBuffer& cb) { kernel->encode(cb, source, destination); });
+    CAPTURE(average);
+    compare(download(destination), referencePooling(x, 1, 3, h, w, d, average, Placement{}),
+            tolerance(ChannelFormat::float32));
+  }
+}
+
 TEST_CASE("pooling: a temporary destination gets the natural output shape") {
   Tensor x = randomTensor(2, 5, 7, 9, 800);
   Image source = makeImage(x, ChannelFormat::float32);
@@ -440,7 +456,8 @@ TEST_CASE("global pooling: sizes from 1x1 to 64x64 and swept channel counts") {
   struct Size {
     uint32_t w, h;
   };
-  const Size sizes[] = {{1, 1}, {7, 7}, {13, 5}, {2, 9}, {64, 64}, {100, 3}, {160, 120}};
+  const Size sizes[] = {{1, 1},   {7, 7},   {13, 5},    {2, 9},
+                        {64, 64}, {100, 3}, {160, 120}, {256, 256}};
   uint32_t seed = 900;
   for (bool average : {false, true})
     for (const Size& s : sizes) {

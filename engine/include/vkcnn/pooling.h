@@ -67,7 +67,7 @@ class VKCNN_API Pooling : public UnaryKernel {
   bool average_;
 };
 
-// Maximum over the window (MPSCNNPoolingMax, ONNX MaxPool).
+// Maximum over the window (MPSCNNPoolingMax, ONNX MaxPool); countIncludePad is ignored.
 class VKCNN_API PoolingMax : public Pooling {
  public:
   PoolingMax(const Context& context, const PoolingDescriptor& descriptor);
