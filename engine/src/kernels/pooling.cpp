@@ -1,0 +1,185 @@
+#include "vkcnn/pooling.h"
+
+#include <string>
+
+#include "kernels/kernel_encoding.h"
+#include "pooling_interface.h"
+#include "vkcnn/error.h"
+
+namespace vkcnn {
+namespace {
+
+// Past any window position a source could have: "every position counts".
+constexpr int32_t kUnbounded = 1 << 30;
+
+uint32_t dilatedSize(uint32_t kernel, uint32_t dilation) {
+  return (kernel - 1) * dilation + 1;
+}
+
+void requirePositive(uint32_t value, const char* name, const std::string& what) {
+  if (value == 0)
+    throw Error(ErrorCode::invalidArgument, what + ": " + name + " is 0; it must be at least 1");
+}
+
+void checkDescriptor(const PoolingDescriptor& d, const std::string& what) {
+  requirePositive(d.kernelWidth, "kernelWidth", what);
+  requirePositive(d.kernelHeight, "kernelHeight", what);
+  requirePositive(d.strideInPixelsX, "strideInPixelsX", what);
+  requirePositive(d.strideInPixelsY, "strideInPixelsY", what);
+  requirePositive(d.dilationRateX, "dilationRateX", what);
+  requirePositive(d.dilationRateY, "dilationRateY", what);
+  const Padding& p = d.padding;
+  if (p.mode == Padding::Mode::mpsDefault) {
+    if (p.ceilMode)
+      throw Error(ErrorCode::invalidArgument,
+                  what +
+                      ": ceilMode needs Padding::Mode::explicitPadding (mpsDefault sizes the "
+                      "output as ceil(size / stride) already)");
+    return;
+  }
+  const uint64_t windowX = uint64_t(d.kernelWidth - 1) * d.dilationRateX + 1;
+  const uint64_t windowY = uint64_t(d.kernelHeight - 1) * d.dilationRateY + 1;
+  const struct {
+    const char* name;
+    uint32_t pad;
+    uint64_t window;
+  } pads[] = {{"left", p.left, windowX},
+              {"right", p.right, windowX},
+              {"top", p.top, windowY},
+              {"bottom", p.bottom, windowY}};
+  for (auto& pad : pads)
+    if (pad.pad >= pad.window)
+      throw Error(ErrorCode::invalidArgument, what + ": padding " + pad.name + " " +
+                                                  std::to_string(pad.pad) +
+                                                  " must be smaller than the (dilated) window of " +
+                                                  std::to_string(pad.window) + " pixels");
+}
+
+uint32_t pooledSize(uint32_t size, uint32_t kernel, uint32_t stride, uint32_t dilation,
+                    uint32_t padBegin, uint32_t padEnd, const Padding& padding,
+                    const std::string& what, const char* axis) {
+  if (padding.mode == Padding::Mode::mpsDefault) return (size + stride - 1) / stride;
+  const uint64_t window = uint64_t(kernel - 1) * dilation + 1;
+  const uint64_t padded = uint64_t(size) + padBegin + padEnd;
+  if (padded < window)
+    throw Error(ErrorCode::invalidArgument,
+                what + ": the " + axis + " window of " + std::to_string(window) +
+                    " pixels is larger than the padded source (" + std::to_string(size) + " + " +
+                    std::to_string(padBegin) + " + " + std::to_string(padEnd) + ")");
+  if (!padding.ceilMode) return uint32_t((padded - window) / stride + 1);
+  uint64_t out = (padded - window + stride - 1) / stride + 1;
+  // The last window must start inside the image or its leading padding (PyTorch, ONNX).
+  if ((out - 1) * stride >= uint64_t(size) + padBegin) --out;
+  return uint32_t(out);
+}
+
+}  // namespace
+
+// ---- Windowed pooling ---------------------------------------------------------------------------
+
+Pooling::Pooling(const Context& context, const PoolingDescriptor& descriptor, bool average,
+                 std::string defaultLabel)
+    : UnaryKernel(context, std::move(defaultLabel)), descriptor_(descriptor), average_(average) {
+  checkDescriptor(descriptor_, "kernel '" + label + "'");
+}
+
+PoolingMax::PoolingMax(const Context& context, const PoolingDescriptor& descriptor)
+    : Pooling(context, descriptor, false, "pooling max") {}
+
+PoolingAverage::PoolingAverage(const Context& context, const PoolingDescriptor& descriptor)
+    : Pooling(context, descriptor, true, "pooling average") {}
+
+uint32_t Pooling::destinationWidth(uint32_t sourceWidth) const {
+  const auto& d = descriptor_;
+  return pooledSize(sourceWidth, d.kernelWidth, d.strideInPixelsX, d.dilationRateX, d.padding.left,
+                    d.padding.right, d.padding, "kernel '" + label + "'", "horizontal");
+}
+
+uint32_t Pooling::destinationHeight(uint32_t sourceHeight) const {
+  const auto& d = descriptor_;
+  return pooledSize(sourceHeight, d.kernelHeight, d.strideInPixelsY, d.dilationRateY, d.padding.top,
+                    d.padding.bottom, d.padding, "kernel '" + label + "'", "vertical");
+}
+
+void Pooling::encodeKernel(detail::KernelEncoding& e) {
+  const PoolingDescriptor& d = descriptor_;
+  detail::DispatchRecorder recorder(e.commandBuffer, detail::ShaderId::pooling,
+                                    detail::variantFor(e.destination), e.what());
+  detail::shader::PoolingPush push{};
+  push.source = recorder.bindSource(0, e.source, e.sourceFirstImage, e.imageCount,
+                                    e.sourceChannelOffset, e.sourceChannels);
+  push.destination =
+      recorder.bindDestination(1, e.destination, e.destinationFirstImage, e.imageCount,
+                               e.destinationChannelOffset, e.destinationChannels);
+  const uint32_t slices =
+      detail::touchedSlices(uint32_t(push.destination.channelShift), e.destinationChannels);
+  push.geometry = e.geometry(slices);
+  const bool mps = d.padding.mode == Padding::Mode::mpsDefault;
+  push.geometry.offsetX -=
+      mps ? int32_t(dilatedSize(d.kernelWidth, d.dilationRateX) >> 1) : int32_t(d.padding.left);
+  push.geometry.offsetY -=
+      mps ? int32_t(dilatedSize(d.kernelHeight, d.dilationRateY) >> 1) : int32_t(d.padding.top);
+
+  detail::shader::PoolingParams& p = push.pooling;
+  p.kernelX = int32_t(d.kernelWidth);
+  p.kernelY = int32_t(d.kernelHeight);
+  p.strideX = int32_t(d.strideInPixelsX);
+  p.strideY = int32_t(d.strideInPixelsY);
+  p.dilationX = int32_t(d.dilationRateX);
+  p.dilationY = int32_t(d.dilationRateY);
+  p.average = average_ ? 1 : 0;
+  const int32_t width = int32_t(e.source.width()), height = int32_t(e.source.height());
+  p.countLoX = p.countLoY = 0;
+  p.countHiX = width;
+  p.countHiY = height;
+  if (average_ && d.countIncludePad) {
+    if (mps) {
+      p.countLoX = p.countLoY = -kUnbounded;
+      p.countHiX = p.countHiY = kUnbounded;
+    } else {
+      p.countLoX = -int32_t(d.padding.left);
+      p.countLoY = -int32_t(d.padding.top);
+      p.countHiX = width + int32_t(d.padding.right);
+      p.countHiY = height + int32_t(d.padding.bottom);
+    }
+  }
+  recorder.dispatch(push, e.clipWidth, e.clipHeight, e.imageCount * slices);
+}
+
+// ---- Global pooling -----------------------------------------------------------------------------
+
+GlobalPooling::GlobalPooling(const Context& context, bool average, std::string defaultLabel)
+    : UnaryKernel(context, std::move(defaultLabel)), average_(average) {}
+
+GlobalPoolingMax::GlobalPoolingMax(const Context& context)
+    : GlobalPooling(context, false, "global pooling max") {}
+
+GlobalPoolingAverage::GlobalPoolingAverage(const Context& context)
+    : GlobalPooling(context, true, "global pooling average") {}
+
+void GlobalPooling::validate(const detail::KernelEncoding& e) const {
+  if (e.offsetX != 0 || e.offsetY != 0)
+    throw Error(ErrorCode::invalidArgument,
+                e.what() + ": offset (" + std::to_string(e.offsetX) + ", " +
+                    std::to_string(e.offsetY) +
+                    ") must be (0, 0): global pooling always reduces the whole source image");
+}
+
+void GlobalPooling::encodeKernel(detail::KernelEncoding& e) {
+  detail::DispatchRecorder recorder(e.commandBuffer, detail::ShaderId::global_pooling,
+                                    detail::variantFor(e.destination), e.what());
+  detail::shader::GlobalPoolingPush push{};
+  push.source = recorder.bindSource(0, e.source, e.sourceFirstImage, e.imageCount,
+                                    e.sourceChannelOffset, e.sourceChannels);
+  push.destination =
+      recorder.bindDestination(1, e.destination, e.destinationFirstImage, e.imageCount,
+                               e.destinationChannelOffset, e.destinationChannels);
+  const uint32_t slices =
+      detail::touchedSlices(uint32_t(push.destination.channelShift), e.destinationChannels);
+  push.geometry = e.geometry(slices);
+  push.average = average_ ? 1 : 0;
+  // One workgroup per (image, slice); the shader's lanes share the pixels.
+  recorder.dispatchGroups(&push, sizeof(push), 1, 1, e.imageCount * slices);
+}
+
+}  // namespace vkcnn

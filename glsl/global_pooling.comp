@@ -1,0 +1,51 @@
+#version 450
+// Global max and average pooling: one workgroup per (image, destination slice) reduces the whole
+// source image in shared memory, so large images keep every lane busy.
+#extension GL_GOOGLE_include_directive : require
+
+#define VKCNN_GLOBAL_POOLING_LANES 64
+layout(local_size_x = VKCNN_GLOBAL_POOLING_LANES, local_size_y = 1, local_size_z = 1) in;
+
+#include "pooling_interface.h"
+
+layout(set = 0, binding = 0) uniform sampler2DArray uSource;
+layout(set = 0, binding = 1, VKCNN_OUTPUT_FORMAT) uniform image2DArray uDestination;
+layout(push_constant) uniform Push { GlobalPoolingPush pc; };
+
+#include "image_io.glsl"
+
+shared vec4 sSum[VKCNN_GLOBAL_POOLING_LANES];
+shared vec4 sMax[VKCNN_GLOBAL_POOLING_LANES];
+
+void main() {
+  Geometry g = pc.geometry;
+  int z = int(gl_WorkGroupID.z);
+  int img = z / g.slices;
+  int t = z % g.slices;
+  int lane = int(gl_LocalInvocationIndex);
+  ivec2 size = textureSize(uSource, 0).xy;
+  int total = size.x * size.y;
+  int c0 = firstChannelOfSlice(pc.destination, t);
+
+  vec4 sum = vec4(0.0);
+  vec4 largest = vec4(uintBitsToFloat(0xff800000u));
+  for (int i = lane; i < total; i += VKCNN_GLOBAL_POOLING_LANES) {
+    vec4 v = readChannels(uSource, pc.source, ivec2(i % size.x, i / size.x), img, c0);
+    sum += v;
+    largest = max(largest, v);
+  }
+  sSum[lane] = sum;
+  sMax[lane] = largest;
+  barrier();
+  for (int span = VKCNN_GLOBAL_POOLING_LANES / 2; span > 0; span >>= 1) {
+    if (lane < span) {
+      sSum[lane] += sSum[lane + span];
+      sMax[lane] = max(sMax[lane], sMax[lane + span]);
+    }
+    barrier();
+  }
+  vec4 result = pc.average != 0 ? sSum[0] / float(total) : sMax[0];
+  for (int i = lane; i < g.clipWidth * g.clipHeight; i += VKCNN_GLOBAL_POOLING_LANES)
+    writeSlice(pc.destination, ivec2(g.clipX + i % g.clipWidth, g.clipY + i / g.clipWidth), img, t,
+               result);
+}
