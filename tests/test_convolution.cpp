@@ -465,7 +465,8 @@ TEST_CASE("convolution: fully connected over whole sources") {
                                {4u, 3u, 17u, 8u},
                                {2u, 5u, 32u, 3u},
                                {7u, 7u, 8u, 16u},
-                               {1u, 1u, 64u, 10u}}) {
+                               {1u, 1u, 64u, 10u},
+                               {3u, 2u, 1u, 5u}}) {  // one input channel: the depthwise shader
     Case c;
     c.seed = seed++;
     c.fullyConnected = true;
