@@ -1,0 +1,143 @@
+// Convolution family: dense, grouped and depthwise convolution (MPSCNNConvolution with an
+// MPSCNNConvolutionDescriptor or MPSCNNDepthWiseConvolutionDescriptor) and fully connected layers
+// (MPSCNNFullyConnected), with bias, batch normalisation folded into the weights at init and a
+// fused neuron.
+//
+// Weights are float32 in MPS order, weight[outputChannels][kernelHeight][kernelWidth][inputChannels
+// / groups] (for depthwise, where inputChannels / groups is 1: weight[outputChannels][kernelHeight]
+// [kernelWidth]). They are copied into device memory at init; the caller may free them after.
+// `.dat` files (raw little-endian float32, no header, as MPSCNN samples ship them) load the same.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "vkcnn/export.h"
+#include "vkcnn/kernel.h"
+#include "vkcnn/neuron.h"
+
+namespace vkcnn {
+
+namespace detail {
+struct ConvolutionState;
+}
+
+// Batch normalisation for inference, folded into weights and bias at init, per output channel o:
+//   I = gamma[o] / sqrt(variance[o] + epsilon), J = beta[o] - I * mean[o]
+//   W = w * I, B = b * I + J
+// so it applies before the neuron. gamma empty means 1, beta empty means 0.
+struct BatchNormalizationParameters {
+  std::vector<float> mean, variance, gamma, beta;
+  float epsilon = 0;
+};
+
+// Every field of MPSCNNConvolutionDescriptor.
+struct VKCNN_API ConvolutionDescriptor {
+  // Any positive size, even ones too: the window's left edge is at offset.x - (dilated width >> 1)
+  // with mpsDefault padding.
+  uint32_t kernelWidth = 3, kernelHeight = 3;
+  uint32_t inputFeatureChannels = 1, outputFeatureChannels = 1;
+  uint32_t strideInPixelsX = 1, strideInPixelsY = 1;
+  // The kernel spans (k - 1) * rate + 1 pixels, centred like an undilated one of that size.
+  uint32_t dilationRateX = 1, dilationRateY = 1;
+  // Both channel counts must be divisible by groups; group i of the input feeds only group i of
+  // the output. Unlike MPS, channels per group need not be a multiple of 4. groups ==
+  // inputFeatureChannels is depthwise.
+  uint32_t groups = 1;
+  // Applied after bias and batch normalisation.
+  NeuronDescriptor neuron;
+  std::optional<BatchNormalizationParameters> batchNormalization;
+
+  // cnnConvolutionDescriptorWithKernelWidth:kernelHeight:inputFeatureChannels:outputFeatureChannels:
+  static ConvolutionDescriptor make(uint32_t kernelWidth, uint32_t kernelHeight,
+                                    uint32_t inputFeatureChannels, uint32_t outputFeatureChannels,
+                                    const NeuronDescriptor& neuron = {});
+  // MPSCNNDepthWiseConvolutionDescriptor: output channel o reads input channel o / multiplier;
+  // outputFeatureChannels = inputFeatureChannels * channelMultiplier.
+  static ConvolutionDescriptor depthwise(uint32_t kernelWidth, uint32_t kernelHeight,
+                                         uint32_t inputFeatureChannels,
+                                         uint32_t channelMultiplier = 1,
+                                         const NeuronDescriptor& neuron = {});
+
+  // setBatchNormalizationParametersForInferenceWithMean:variance:gamma:beta:epsilon: (copies;
+  // gamma and beta may be empty).
+  void setBatchNormalizationParametersForInference(std::span<const float> mean,
+                                                   std::span<const float> variance,
+                                                   std::span<const float> gamma,
+                                                   std::span<const float> beta, float epsilon);
+  // setNeuronType:parameterA:parameterB: (and C, for the types that take one). PReLU needs its
+  // per-channel slopes: use setNeuronToPReLUWithParametersA (this throws invalidArgument for it).
+  void setNeuronType(NeuronType type, float a = 0, float b = 0, float c = 0);
+  // One slope per output channel (or one for all).
+  void setNeuronToPReLUWithParametersA(std::span<const float> a);
+
+  uint32_t dilatedKernelWidth() const { return (kernelWidth - 1) * dilationRateX + 1; }
+  uint32_t dilatedKernelHeight() const { return (kernelHeight - 1) * dilationRateY + 1; }
+  // Weights the descriptor needs: outputFeatureChannels * kernelHeight * kernelWidth *
+  // inputFeatureChannels / groups.
+  uint64_t weightCount() const;
+};
+
+// MPSCNNConvolution. The source window (sourceFeatureChannelOffset / MaxCount) must hold exactly
+// inputFeatureChannels channels; the result goes to outputFeatureChannels destination channels from
+// destinationFeatureChannelOffset (any offset, aligned or not).
+class VKCNN_API Convolution : public UnaryKernel {
+ public:
+  // `bias` empty: no bias (zero), else outputFeatureChannels values.
+  Convolution(const Context& context, const ConvolutionDescriptor& descriptor,
+              std::span<const float> weights, std::span<const float> bias = {});
+  // Weights and bias memory-mapped from raw little-endian float32 files; an empty biasPath means
+  // no bias. A missing, unreadable, short or long file is Error(io) naming the file and sizes.
+  static Convolution fromDatFiles(const Context& context, const ConvolutionDescriptor& descriptor,
+                                  const std::string& weightsPath, const std::string& biasPath = {});
+
+  // Where the window sits (MPSCNNKernel.padding); mpsDefault centres it on the offset position.
+  Padding padding;
+
+  const ConvolutionDescriptor& descriptor() const;
+
+  uint32_t destinationWidth(uint32_t sourceWidth) const override;
+  uint32_t destinationHeight(uint32_t sourceHeight) const override;
+  uint32_t destinationFeatureChannels(uint32_t sourceChannels) const override;
+
+ protected:
+  void validate(const detail::KernelEncoding& encoding) const override;
+  void encodeKernel(detail::KernelEncoding& encoding) override;
+
+ private:
+  std::shared_ptr<const detail::ConvolutionState> state_;
+};
+
+// MPSCNNFullyConnected: a convolution whose kernel spans the whole source (kernelWidth x
+// kernelHeight must equal the source's size), giving a 1x1 x outputFeatureChannels image per
+// source image. Weights weight[outputChannels][kernelHeight][kernelWidth][inputChannels / groups]
+// (a 2D [out][in] matrix of a flattened CHW tensor must be transposed to HWC order first).
+// Dilation must be 1; strides matter only for destinations wider than one pixel.
+class VKCNN_API FullyConnected : public UnaryKernel {
+ public:
+  FullyConnected(const Context& context, const ConvolutionDescriptor& descriptor,
+                 std::span<const float> weights, std::span<const float> bias = {});
+  static FullyConnected fromDatFiles(const Context& context,
+                                     const ConvolutionDescriptor& descriptor,
+                                     const std::string& weightsPath,
+                                     const std::string& biasPath = {});
+
+  const ConvolutionDescriptor& descriptor() const;
+
+  uint32_t destinationWidth(uint32_t) const override { return 1; }
+  uint32_t destinationHeight(uint32_t) const override { return 1; }
+  uint32_t destinationFeatureChannels(uint32_t sourceChannels) const override;
+
+ protected:
+  void validate(const detail::KernelEncoding& encoding) const override;
+  void encodeKernel(detail::KernelEncoding& encoding) override;
+
+ private:
+  std::shared_ptr<const detail::ConvolutionState> state_;
+};
+
+}  // namespace vkcnn

@@ -1,0 +1,383 @@
+#include "vkcnn/convolution.h"
+
+#include <cmath>
+#include <limits>
+
+#include "convolution_interface.h"
+#include "kernels/kernel_encoding.h"
+#include "kernels/neuron_params.h"
+#include "kernels/weights.h"
+#include "vulkan/context_impl.h"
+
+namespace vkcnn {
+
+// ---- ConvolutionDescriptor ----------------------------------------------------------------------
+
+ConvolutionDescriptor ConvolutionDescriptor::make(uint32_t kernelWidth, uint32_t kernelHeight,
+                                                  uint32_t inputFeatureChannels,
+                                                  uint32_t outputFeatureChannels,
+                                                  const NeuronDescriptor& neuron) {
+  ConvolutionDescriptor d;
+  d.kernelWidth = kernelWidth;
+  d.kernelHeight = kernelHeight;
+  d.inputFeatureChannels = inputFeatureChannels;
+  d.outputFeatureChannels = outputFeatureChannels;
+  d.neuron = neuron;
+  return d;
+}
+
+ConvolutionDescriptor ConvolutionDescriptor::depthwise(uint32_t kernelWidth, uint32_t kernelHeight,
+                                                       uint32_t inputFeatureChannels,
+                                                       uint32_t channelMultiplier,
+                                                       const NeuronDescriptor& neuron) {
+  ConvolutionDescriptor d = make(kernelWidth, kernelHeight, inputFeatureChannels,
+                                 inputFeatureChannels * channelMultiplier, neuron);
+  d.groups = inputFeatureChannels;
+  return d;
+}
+
+void ConvolutionDescriptor::setBatchNormalizationParametersForInference(
+    std::span<const float> mean, std::span<const float> variance, std::span<const float> gamma,
+    std::span<const float> beta, float epsilon) {
+  BatchNormalizationParameters p;
+  p.mean.assign(mean.begin(), mean.end());
+  p.variance.assign(variance.begin(), variance.end());
+  p.gamma.assign(gamma.begin(), gamma.end());
+  p.beta.assign(beta.begin(), beta.end());
+  p.epsilon = epsilon;
+  batchNormalization = std::move(p);
+}
+
+void ConvolutionDescriptor::setNeuronType(NeuronType type, float a, float b, float c) {
+  if (type == NeuronType::prelu)
+    throw Error(ErrorCode::invalidArgument,
+                "ConvolutionDescriptor::setNeuronType: PReLU takes one slope per output channel; "
+                "use setNeuronToPReLUWithParametersA");
+  neuron = NeuronDescriptor::of(type, a, b, c);
+}
+
+void ConvolutionDescriptor::setNeuronToPReLUWithParametersA(std::span<const float> a) {
+  neuron = NeuronDescriptor{NeuronType::prelu};
+  neuron.preluSlopes.assign(a.begin(), a.end());
+}
+
+uint64_t ConvolutionDescriptor::weightCount() const {
+  return groups ? uint64_t(outputFeatureChannels) * kernelHeight * kernelWidth *
+                      (inputFeatureChannels / groups)
+                : 0;
+}
+
+namespace detail {
+
+// What a convolution-family kernel keeps after init: the descriptor and device copies of the
+// packed, batch-norm-folded weights, the bias and the PReLU slopes.
+struct ConvolutionState {
+  ConvolutionDescriptor descriptor;
+  ShaderId shader = ShaderId::convolution;
+  std::shared_ptr<DeviceBuffer> weights, bias, slopes;
+};
+
+namespace {
+
+void require(bool condition, const std::string& message) {
+  if (!condition) throw Error(ErrorCode::invalidArgument, message);
+}
+
+std::string str(uint64_t v) {
+  return std::to_string(v);
+}
+
+// Everything about a descriptor that can be checked without weights.
+void checkDescriptor(const ConvolutionDescriptor& d, const std::string& what) {
+  require(d.kernelWidth > 0 && d.kernelHeight > 0,
+          what + ": kernel size " + str(d.kernelWidth) + "x" + str(d.kernelHeight) +
+              " (kernelWidth x kernelHeight) must be at least 1x1");
+  require(d.inputFeatureChannels > 0, what + ": inputFeatureChannels is 0 (must be at least 1)");
+  require(d.outputFeatureChannels > 0, what + ": outputFeatureChannels is 0 (must be at least 1)");
+  require(d.strideInPixelsX > 0 && d.strideInPixelsY > 0,
+          what + ": stride " + str(d.strideInPixelsX) + "x" + str(d.strideInPixelsY) +
+              " (strideInPixelsX x strideInPixelsY) must be at least 1x1");
+  require(d.dilationRateX > 0 && d.dilationRateY > 0,
+          what + ": dilation rate " + str(d.dilationRateX) + "x" + str(d.dilationRateY) +
+              " (dilationRateX x dilationRateY) must be at least 1x1");
+  require(d.groups > 0, what + ": groups is 0 (must be at least 1)");
+  require(d.inputFeatureChannels % d.groups == 0,
+          what + ": inputFeatureChannels " + str(d.inputFeatureChannels) +
+              " is not divisible by groups " + str(d.groups));
+  require(d.outputFeatureChannels % d.groups == 0,
+          what + ": outputFeatureChannels " + str(d.outputFeatureChannels) +
+              " is not divisible by groups " + str(d.groups));
+  // The shaders index with 32-bit ints.
+  const uint64_t dilatedW = uint64_t(d.kernelWidth - 1) * d.dilationRateX + 1;
+  const uint64_t dilatedH = uint64_t(d.kernelHeight - 1) * d.dilationRateY + 1;
+  const uint64_t packed = uint64_t(d.outputFeatureChannels) * d.kernelHeight * d.kernelWidth *
+                          ((d.inputFeatureChannels / d.groups + 3) / 4) * 4;
+  const uint64_t limit = uint64_t(std::numeric_limits<int32_t>::max());
+  if (dilatedW > limit || dilatedH > limit || d.strideInPixelsX > limit ||
+      d.strideInPixelsY > limit || packed > limit)
+    throw Error(ErrorCode::limitExceeded,
+                what + ": " + str(packed) + " packed weights, dilated kernel " + str(dilatedW) +
+                    "x" + str(dilatedH) + ", stride " + str(d.strideInPixelsX) + "x" +
+                    str(d.strideInPixelsY) + ": each must stay below " + str(limit));
+  checkNeuron(d.neuron, what);
+  if (d.neuron.type == NeuronType::prelu)
+    require(
+        d.neuron.preluSlopes.size() == 1 || d.neuron.preluSlopes.size() == d.outputFeatureChannels,
+        what + ": " + str(d.neuron.preluSlopes.size()) + " PReLU slopes for " +
+            str(d.outputFeatureChannels) + " output feature channels (need 1 or one per channel)");
+  if (d.batchNormalization) {
+    const BatchNormalizationParameters& bn = *d.batchNormalization;
+    auto checkCount = [&](const std::vector<float>& v, const char* name, bool optional) {
+      require((optional && v.empty()) || v.size() == d.outputFeatureChannels,
+              what + ": batch normalization " + name + " has " + str(v.size()) + " values for " +
+                  str(d.outputFeatureChannels) + " output feature channels" +
+                  (optional ? " (give one per channel, or none)" : ""));
+    };
+    checkCount(bn.mean, "mean", false);
+    checkCount(bn.variance, "variance", false);
+    checkCount(bn.gamma, "gamma", true);
+    checkCount(bn.beta, "beta", true);
+    for (size_t o = 0; o < bn.variance.size(); ++o)
+      require(double(bn.variance[o]) + bn.epsilon > 0,
+              what + ": batch normalization variance[" + str(o) + "] + epsilon is " +
+                  std::to_string(double(bn.variance[o]) + bn.epsilon) + " (must be > 0)");
+  }
+}
+
+void checkWeightCounts(const ConvolutionDescriptor& d, size_t weights, size_t bias,
+                       const std::string& what) {
+  require(weights == d.weightCount(),
+          what + ": " + str(weights) + " weights given, the descriptor needs " +
+              str(d.weightCount()) + " (outputFeatureChannels " + str(d.outputFeatureChannels) +
+              " x kernelHeight " + str(d.kernelHeight) + " x kernelWidth " + str(d.kernelWidth) +
+              " x inputFeatureChannels/groups " + str(d.inputFeatureChannels / d.groups) + ")");
+  require(bias == 0 || bias == d.outputFeatureChannels,
+          what + ": " + str(bias) + " bias values given for " + str(d.outputFeatureChannels) +
+              " output feature channels (give one per channel, or none)");
+}
+
+std::shared_ptr<const ConvolutionState> makeState(
+    const Context& context, const ConvolutionDescriptor& d, std::span<const float> weights,
+    std::span<const float> bias, const std::string& what, const std::string& label) {
+  checkDescriptor(d, what);
+  checkWeightCounts(d, weights.size(), bias.size(), what);
+  const uint32_t out = d.outputFeatureChannels;
+  const uint32_t perGroup = d.inputFeatureChannels / d.groups;
+  const uint32_t taps = d.kernelWidth * d.kernelHeight;
+
+  // Batch normalisation folded per output channel: W = w * scale, B = b * scale + shift.
+  std::vector<double> scale(out, 1.0), shift(out, 0.0);
+  if (d.batchNormalization) {
+    const BatchNormalizationParameters& bn = *d.batchNormalization;
+    for (uint32_t o = 0; o < out; ++o) {
+      const double gamma = bn.gamma.empty() ? 1.0 : bn.gamma[o];
+      const double beta = bn.beta.empty() ? 0.0 : bn.beta[o];
+      scale[o] = gamma / std::sqrt(double(bn.variance[o]) + double(bn.epsilon));
+      shift[o] = beta - scale[o] * bn.mean[o];
+    }
+  }
+  std::vector<float> foldedBias(out);
+  for (uint32_t o = 0; o < out; ++o)
+    foldedBias[o] = float((bias.empty() ? 0.0 : double(bias[o])) * scale[o] + shift[o]);
+
+  auto state = std::make_shared<ConvolutionState>();
+  state->descriptor = d;
+  std::vector<float> packed;
+  if (perGroup == 1) {
+    // Depthwise: [tap][output channel].
+    state->shader = ShaderId::depthwise_convolution;
+    packed.resize(size_t(taps) * out);
+    for (uint32_t o = 0; o < out; ++o)
+      for (uint32_t tap = 0; tap < taps; ++tap)
+        packed[size_t(tap) * out + o] = float(weights[size_t(o) * taps + tap] * scale[o]);
+  } else {
+    // [output channel][tap][input slice of the group] as vec4, zero-padded to whole slices.
+    const uint32_t slices = (perGroup + 3) / 4;
+    packed.assign(size_t(out) * taps * slices * 4, 0.f);
+    for (uint32_t o = 0; o < out; ++o)
+      for (uint32_t tap = 0; tap < taps; ++tap)
+        for (uint32_t i = 0; i < perGroup; ++i)
+          packed[(size_t(o) * taps + tap) * slices * 4 + i] =
+              float(weights[(size_t(o) * taps + tap) * perGroup + i] * scale[o]);
+  }
+  ContextImpl& impl = *context.impl();
+  state->weights =
+      DeviceBuffer::create(impl, packed.size() * sizeof(float), packed.data(), label + " weights");
+  state->bias = DeviceBuffer::create(impl, foldedBias.size() * sizeof(float), foldedBias.data(),
+                                     label + " bias");
+  state->slopes = neuronSlopes(impl, d.neuron, label);
+  return state;
+}
+
+std::string defaultLabel(const char* kind, const ConvolutionDescriptor& d) {
+  return std::string(kind) + " " + str(d.kernelWidth) + "x" + str(d.kernelHeight) + " " +
+         str(d.inputFeatureChannels) + "->" + str(d.outputFeatureChannels);
+}
+
+void checkSourceChannels(const KernelEncoding& e, const ConvolutionDescriptor& d) {
+  require(e.sourceChannels == d.inputFeatureChannels,
+          e.what() + ": the source channel window of '" + e.source.label() + "' holds " +
+              str(e.sourceChannels) + " feature channels (sourceFeatureChannelOffset " +
+              str(e.sourceChannelOffset) + ") but inputFeatureChannels is " +
+              str(d.inputFeatureChannels));
+}
+
+// One dispatch; (leftEdge, topEdge) is where the window starts relative to the offset position.
+void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId shader,
+                       int32_t leftEdge, int32_t topEdge) {
+  const ConvolutionDescriptor& d = s.descriptor;
+  DispatchRecorder r(e.commandBuffer, shader, variantFor(e.destination), e.what());
+  shader::ConvolutionPush push{};
+  push.source = r.bindSource(0, e.source, e.sourceFirstImage, e.imageCount, e.sourceChannelOffset,
+                             e.sourceChannels);
+  push.destination = r.bindDestination(1, e.destination, e.destinationFirstImage, e.imageCount,
+                                       e.destinationChannelOffset, e.destinationChannels);
+  r.bindBuffer(2, s.weights);
+  r.bindBuffer(3, s.bias);
+  r.bindBuffer(4, s.slopes);
+  const uint32_t slices =
+      touchedSlices(uint32_t(push.destination.channelShift), e.destinationChannels);
+  push.geometry = e.geometry(slices);
+  push.geometry.offsetX -= leftEdge;
+  push.geometry.offsetY -= topEdge;
+  push.neuron = neuronParams(d.neuron);
+  push.convolution.kernelWidth = int32_t(d.kernelWidth);
+  push.convolution.kernelHeight = int32_t(d.kernelHeight);
+  push.convolution.strideX = int32_t(d.strideInPixelsX);
+  push.convolution.strideY = int32_t(d.strideInPixelsY);
+  push.convolution.dilationX = int32_t(d.dilationRateX);
+  push.convolution.dilationY = int32_t(d.dilationRateY);
+  push.convolution.inputChannelsPerGroup = int32_t(d.inputFeatureChannels / d.groups);
+  push.convolution.outputChannelsPerGroup = int32_t(d.outputFeatureChannels / d.groups);
+  r.dispatch(push, e.clipWidth, e.clipHeight, e.imageCount * slices);
+}
+
+// Output size along one axis (see Padding in kernel.h).
+uint32_t outputSize(uint32_t size, uint32_t stride, uint32_t dilatedKernel, const Padding& p,
+                    uint32_t before, uint32_t after, const char* axis, const std::string& what) {
+  if (p.mode == Padding::Mode::mpsDefault) return (size + stride - 1) / stride;
+  const uint64_t padded = uint64_t(size) + before + after;
+  require(padded >= dilatedKernel,
+          what + ": explicit padding: the padded source " + axis + " " + str(padded) + " (" +
+              str(size) + " + " + str(before) + " + " + str(after) +
+              ") is smaller than the dilated kernel " + axis + " " + str(dilatedKernel));
+  const uint64_t span = padded - dilatedKernel;
+  return uint32_t((p.ceilMode ? (span + stride - 1) / stride : span / stride) + 1);
+}
+
+}  // namespace
+}  // namespace detail
+
+// ---- Convolution --------------------------------------------------------------------------------
+
+Convolution::Convolution(const Context& context, const ConvolutionDescriptor& descriptor,
+                         std::span<const float> weights, std::span<const float> bias)
+    : UnaryKernel(context, detail::defaultLabel("convolution", descriptor)) {
+  state_ =
+      detail::makeState(context, descriptor, weights, bias, "Convolution '" + label + "'", label);
+}
+
+Convolution Convolution::fromDatFiles(const Context& context,
+                                      const ConvolutionDescriptor& descriptor,
+                                      const std::string& weightsPath, const std::string& biasPath) {
+  const std::string what = "Convolution '" + detail::defaultLabel("convolution", descriptor) + "'";
+  detail::checkDescriptor(descriptor, what);
+  detail::MappedFloatFile weights(weightsPath, descriptor.weightCount(), what + ": weights");
+  if (biasPath.empty()) return Convolution(context, descriptor, weights.values());
+  detail::MappedFloatFile bias(biasPath, descriptor.outputFeatureChannels, what + ": bias");
+  return Convolution(context, descriptor, weights.values(), bias.values());
+}
+
+const ConvolutionDescriptor& Convolution::descriptor() const {
+  return state_->descriptor;
+}
+
+uint32_t Convolution::destinationWidth(uint32_t sourceWidth) const {
+  const ConvolutionDescriptor& d = state_->descriptor;
+  return detail::outputSize(sourceWidth, d.strideInPixelsX, d.dilatedKernelWidth(), padding,
+                            padding.left, padding.right, "width", "kernel '" + label + "'");
+}
+
+uint32_t Convolution::destinationHeight(uint32_t sourceHeight) const {
+  const ConvolutionDescriptor& d = state_->descriptor;
+  return detail::outputSize(sourceHeight, d.strideInPixelsY, d.dilatedKernelHeight(), padding,
+                            padding.top, padding.bottom, "height", "kernel '" + label + "'");
+}
+
+uint32_t Convolution::destinationFeatureChannels(uint32_t) const {
+  return state_->descriptor.outputFeatureChannels;
+}
+
+void Convolution::validate(const detail::KernelEncoding& e) const {
+  detail::checkSourceChannels(e, state_->descriptor);
+}
+
+void Convolution::encodeKernel(detail::KernelEncoding& e) {
+  const ConvolutionDescriptor& d = state_->descriptor;
+  const bool mps = padding.mode == Padding::Mode::mpsDefault;
+  const int32_t left = mps ? int32_t(d.dilatedKernelWidth() >> 1) : int32_t(padding.left);
+  const int32_t top = mps ? int32_t(d.dilatedKernelHeight() >> 1) : int32_t(padding.top);
+  detail::encodeConvolution(e, *state_, state_->shader, left, top);
+}
+
+// ---- FullyConnected -----------------------------------------------------------------------------
+
+namespace {
+void checkFullyConnected(const ConvolutionDescriptor& d, const std::string& what) {
+  detail::require(d.dilationRateX == 1 && d.dilationRateY == 1,
+                  what + ": dilation rate " + std::to_string(d.dilationRateX) + "x" +
+                      std::to_string(d.dilationRateY) +
+                      " must be 1x1 for a fully connected layer (its kernel spans the source)");
+}
+}  // namespace
+
+FullyConnected::FullyConnected(const Context& context, const ConvolutionDescriptor& descriptor,
+                               std::span<const float> weights, std::span<const float> bias)
+    : UnaryKernel(context, detail::defaultLabel("fully connected", descriptor)) {
+  const std::string what = "FullyConnected '" + label + "'";
+  detail::checkDescriptor(descriptor, what);
+  checkFullyConnected(descriptor, what);
+  state_ = detail::makeState(context, descriptor, weights, bias, what, label);
+}
+
+FullyConnected FullyConnected::fromDatFiles(const Context& context,
+                                            const ConvolutionDescriptor& descriptor,
+                                            const std::string& weightsPath,
+                                            const std::string& biasPath) {
+  const std::string what =
+      "FullyConnected '" + detail::defaultLabel("fully connected", descriptor) + "'";
+  detail::checkDescriptor(descriptor, what);
+  checkFullyConnected(descriptor, what);
+  detail::MappedFloatFile weights(weightsPath, descriptor.weightCount(), what + ": weights");
+  if (biasPath.empty()) return FullyConnected(context, descriptor, weights.values());
+  detail::MappedFloatFile bias(biasPath, descriptor.outputFeatureChannels, what + ": bias");
+  return FullyConnected(context, descriptor, weights.values(), bias.values());
+}
+
+const ConvolutionDescriptor& FullyConnected::descriptor() const {
+  return state_->descriptor;
+}
+
+uint32_t FullyConnected::destinationFeatureChannels(uint32_t) const {
+  return state_->descriptor.outputFeatureChannels;
+}
+
+void FullyConnected::validate(const detail::KernelEncoding& e) const {
+  const ConvolutionDescriptor& d = state_->descriptor;
+  detail::checkSourceChannels(e, d);
+  detail::require(e.source.width() == d.kernelWidth && e.source.height() == d.kernelHeight,
+                  e.what() + ": source '" + e.source.label() + "' is " +
+                      std::to_string(e.source.width()) + "x" + std::to_string(e.source.height()) +
+                      " but the fully connected kernel spans " + std::to_string(d.kernelWidth) +
+                      "x" + std::to_string(d.kernelHeight) + " (kernelWidth x kernelHeight)");
+}
+
+void FullyConnected::encodeKernel(detail::KernelEncoding& e) {
+  // Depthwise-shaped weights (one input channel per group) are packed for that shader.
+  const detail::ShaderId shader = state_->shader == detail::ShaderId::depthwise_convolution
+                                      ? detail::ShaderId::depthwise_convolution
+                                      : detail::ShaderId::fully_connected;
+  detail::encodeConvolution(e, *state_, shader, 0, 0);
+}
+
+}  // namespace vkcnn

@@ -1,0 +1,96 @@
+// Dense and grouped convolution: each invocation computes one destination layer (4 output
+// channels) at one pixel, looping over the window and the group's input channels.
+//
+// Weights: vec4 weights[outputChannels][kernelHeight][kernelWidth][slicesPerGroup], the group's
+// input channels 4 to a vec4, zero-padded to a multiple of 4. One row per output channel (rather
+// than 4x4 blocks) lets a slice start at any output channel, so an unaligned
+// destinationFeatureChannelOffset costs nothing.
+#ifndef VKCNN_CONVOLUTION_GLSL
+#define VKCNN_CONVOLUTION_GLSL
+
+#include "convolution_interface.h"
+
+layout(set = 0, binding = 0) uniform sampler2DArray uSource;
+layout(set = 0, binding = 1, VKCNN_OUTPUT_FORMAT) uniform image2DArray uDestination;
+layout(set = 0, binding = 2, std430) readonly buffer Weights { vec4 weights[]; };
+layout(set = 0, binding = 3, std430) readonly buffer Bias { float bias[]; };
+layout(set = 0, binding = 4, std430) readonly buffer Slopes { float slopes[]; };
+layout(push_constant) uniform Push { ConvolutionPush pc; };
+
+#include "image_io.glsl"
+#include "neuron.glsl"
+
+// Group-relative input channels [4j, 4j + 4) of the group starting at window channel `base`.
+// Channels past the group's end belong to the next group; their weights are zero, but they are
+// masked anyway so that an infinity there cannot turn into NaN.
+vec4 readGroupSlice(ivec2 p, int img, int base, int j, int perGroup) {
+  vec4 x = readChannels(uSource, pc.source, p, img, base + 4 * j);
+  if (4 * j + 4 > perGroup) x = mix(vec4(0.0), x, lessThan(ivec4(4 * j) + ivec4(0, 1, 2, 3), ivec4(perGroup)));
+  return x;
+}
+
+void main() {
+  ivec3 gid = ivec3(gl_GlobalInvocationID);
+  Geometry g = pc.geometry;
+  if (gid.x >= g.clipWidth || gid.y >= g.clipHeight || gid.z >= g.imageCount * g.slices) return;
+  ConvolutionParams cp = pc.convolution;
+  int img = gid.z / g.slices;
+  int t = gid.z % g.slices;
+  ivec2 origin = gid.xy * ivec2(cp.strideX, cp.strideY) + ivec2(g.offsetX, g.offsetY);
+  ivec2 size = textureSize(uSource, 0).xy;
+  int outputChannels = pc.destination.featureChannels;
+  int oc0 = firstChannelOfSlice(pc.destination, t);
+  // Lanes outside the output channels compute a clamped channel; writeSlice drops them.
+  ivec4 oc = clamp(ivec4(oc0) + ivec4(0, 1, 2, 3), 0, outputChannels - 1);
+  int perGroup = cp.inputChannelsPerGroup;
+  int slicesPerGroup = (perGroup + 3) / 4;
+  int taps = cp.kernelWidth * cp.kernelHeight;
+  ivec4 row = oc * (taps * slicesPerGroup);
+  ivec4 group = oc / cp.outputChannelsPerGroup;
+  vec4 acc = vec4(0.0);
+  if (group.x == group.w) {
+    // The usual case: all 4 outputs read the same input channels, one load feeds 4 dot products.
+    int base = group.x * perGroup;
+    for (int ky = 0; ky < cp.kernelHeight; ++ky) {
+      int sy = origin.y + ky * cp.dilationY;
+      if (sy < 0 || sy >= size.y) continue;
+      for (int kx = 0; kx < cp.kernelWidth; ++kx) {
+        int sx = origin.x + kx * cp.dilationX;
+        if (sx < 0 || sx >= size.x) continue;
+        int w = (ky * cp.kernelWidth + kx) * slicesPerGroup;
+        for (int j = 0; j < slicesPerGroup; ++j) {
+          vec4 x = readGroupSlice(ivec2(sx, sy), img, base, j, perGroup);
+          acc += vec4(dot(x, weights[row.x + w + j]), dot(x, weights[row.y + w + j]),
+                      dot(x, weights[row.z + w + j]), dot(x, weights[row.w + w + j]));
+        }
+      }
+    }
+  } else {
+    // The slice straddles groups (channels per group not a multiple of 4, or an unaligned
+    // destination offset): each output reads its own group.
+    for (int k = 0; k < 4; ++k) {
+      int base = group[k] * perGroup;
+      float sum = 0.0;
+      for (int ky = 0; ky < cp.kernelHeight; ++ky) {
+        int sy = origin.y + ky * cp.dilationY;
+        if (sy < 0 || sy >= size.y) continue;
+        for (int kx = 0; kx < cp.kernelWidth; ++kx) {
+          int sx = origin.x + kx * cp.dilationX;
+          if (sx < 0 || sx >= size.x) continue;
+          int w = row[k] + (ky * cp.kernelWidth + kx) * slicesPerGroup;
+          for (int j = 0; j < slicesPerGroup; ++j)
+            sum += dot(readGroupSlice(ivec2(sx, sy), img, base, j, perGroup), weights[w + j]);
+        }
+      }
+      acc[k] = sum;
+    }
+  }
+  vec4 y;
+  for (int k = 0; k < 4; ++k) {
+    float slope = pc.neuron.slopeCount > 0 ? slopes[min(oc[k], pc.neuron.slopeCount - 1)] : 0.0;
+    y[k] = applyNeuron(pc.neuron, acc[k] + bias[oc[k]], slope);
+  }
+  writeSlice(pc.destination, ivec2(g.clipX, g.clipY) + gid.xy, img, t, y);
+}
+
+#endif

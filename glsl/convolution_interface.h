@@ -1,0 +1,41 @@
+// Push constants of the convolution family (dense, grouped, depthwise, fully connected), shared by
+// GLSL and C++. Exactly 128 bytes, lavapipe's limit: the window's left/top edge is folded into
+// Geometry.offsetX/offsetY on the host, so padding needs no field of its own.
+#ifndef VKCNN_CONVOLUTION_INTERFACE_H
+#define VKCNN_CONVOLUTION_INTERFACE_H
+
+#include "interface.h"
+
+#ifdef __cplusplus
+namespace vkcnn::detail::shader {
+using int_t = int32_t;
+#else
+#define int_t int
+#endif
+
+VKCNN_STRUCT(ConvolutionParams) {
+  int_t kernelWidth, kernelHeight;
+  int_t strideX, strideY;
+  int_t dilationX, dilationY;
+  int_t inputChannelsPerGroup;   // 1 for depthwise
+  int_t outputChannelsPerGroup;  // the channel multiplier for depthwise
+};
+
+// Source pixel read by tap (kx, ky) of destination pixel p:
+//   (p - clip) * stride + (offsetX, offsetY) + (kx, ky) * dilation
+// where offsetX/offsetY already include the window's left/top edge.
+VKCNN_STRUCT(ConvolutionPush) {
+  ImageView source;
+  ImageView destination;
+  Geometry geometry;
+  NeuronParams neuron;
+  ConvolutionParams convolution;
+};
+
+#ifdef __cplusplus
+static_assert(sizeof(ConvolutionPush) == 128, "lavapipe allows 128 bytes of push constants");
+}  // namespace vkcnn::detail::shader
+#endif
+#undef int_t
+
+#endif

@@ -1,0 +1,58 @@
+#version 450
+// Depthwise convolution (MPSCNNDepthWiseConvolutionDescriptor; a grouped convolution with one
+// input channel per group): output channel o reads input channel o / multiplier only.
+//
+// Weights: float weights[kernelHeight][kernelWidth][outputChannels], so the 4 outputs of a slice
+// load 4 neighbouring floats per tap at any destination channel offset.
+#extension GL_GOOGLE_include_directive : require
+
+layout(local_size_x = 8, local_size_y = 8, local_size_z = 1) in;
+
+#include "convolution_interface.h"
+
+layout(set = 0, binding = 0) uniform sampler2DArray uSource;
+layout(set = 0, binding = 1, VKCNN_OUTPUT_FORMAT) uniform image2DArray uDestination;
+layout(set = 0, binding = 2, std430) readonly buffer Weights { float weights[]; };
+layout(set = 0, binding = 3, std430) readonly buffer Bias { float bias[]; };
+layout(set = 0, binding = 4, std430) readonly buffer Slopes { float slopes[]; };
+layout(push_constant) uniform Push { ConvolutionPush pc; };
+
+#include "image_io.glsl"
+#include "neuron.glsl"
+
+void main() {
+  ivec3 gid = ivec3(gl_GlobalInvocationID);
+  Geometry g = pc.geometry;
+  if (gid.x >= g.clipWidth || gid.y >= g.clipHeight || gid.z >= g.imageCount * g.slices) return;
+  ConvolutionParams cp = pc.convolution;
+  int img = gid.z / g.slices;
+  int t = gid.z % g.slices;
+  ivec2 origin = gid.xy * ivec2(cp.strideX, cp.strideY) + ivec2(g.offsetX, g.offsetY);
+  ivec2 size = textureSize(uSource, 0).xy;
+  int outputChannels = pc.destination.featureChannels;
+  int oc0 = firstChannelOfSlice(pc.destination, t);
+  // Lanes outside the output channels compute a clamped channel; writeSlice drops them.
+  ivec4 oc = clamp(ivec4(oc0) + ivec4(0, 1, 2, 3), 0, outputChannels - 1);
+  // The 4 outputs read at most 4 consecutive input channels, starting at ic.x.
+  ivec4 ic = oc / cp.outputChannelsPerGroup;
+  ivec4 lane = ic - ic.x;
+  vec4 acc = vec4(0.0);
+  for (int ky = 0; ky < cp.kernelHeight; ++ky) {
+    int sy = origin.y + ky * cp.dilationY;
+    if (sy < 0 || sy >= size.y) continue;
+    for (int kx = 0; kx < cp.kernelWidth; ++kx) {
+      int sx = origin.x + kx * cp.dilationX;
+      if (sx < 0 || sx >= size.x) continue;
+      vec4 x = readChannels(uSource, pc.source, ivec2(sx, sy), img, ic.x);
+      int w = (ky * cp.kernelWidth + kx) * outputChannels;
+      acc += vec4(x[lane.x], x[lane.y], x[lane.z], x[lane.w]) *
+             vec4(weights[w + oc.x], weights[w + oc.y], weights[w + oc.z], weights[w + oc.w]);
+    }
+  }
+  vec4 y;
+  for (int k = 0; k < 4; ++k) {
+    float slope = pc.neuron.slopeCount > 0 ? slopes[min(oc[k], pc.neuron.slopeCount - 1)] : 0.0;
+    y[k] = applyNeuron(pc.neuron, acc[k] + bias[oc[k]], slope);
+  }
+  writeSlice(pc.destination, ivec2(g.clipX, g.clipY) + gid.xy, img, t, y);
+}

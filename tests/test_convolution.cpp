@@ -1,0 +1,756 @@
+// Convolution family against a double-precision CPU reference: dense, grouped and depthwise
+// convolution over a sampled sweep of kernel sizes, strides, dilations, groups, channel counts,
+// sizes and both padding modes; MPS batch geometry, channel windows and concatenation offsets;
+// every fused neuron, PReLU, batch normalisation folding; fully connected layers; .dat weight
+// files; and every descriptor error.
+#include <vkcnn/convolution.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <random>
+#include <tuple>
+
+#include "test_support.h"
+
+using namespace vkcnn;
+using namespace vkcnn::test;
+
+namespace {
+
+// One encode of a Convolution (or FullyConnected) with everything the reference needs.
+struct Case {
+  ConvolutionDescriptor descriptor;
+  Padding padding;
+  bool fullyConnected = false;
+  bool withBias = true;
+  ChannelFormat format = ChannelFormat::float32;
+  ChannelFormat sourceFormat = ChannelFormat::float32;  // same as format unless set apart
+  bool separateSourceFormat = false;
+  uint32_t width = 5, height = 5;
+  uint32_t sourceImages = 1;
+  uint32_t extraSourceChannels = 0;  // beyond the window, split around it
+  uint32_t sourceChannelOffset = 0;  // window start (the window holds inputFeatureChannels)
+  uint32_t destinationChannelOffset = 0;
+  uint32_t extraDestinationChannels = 0;                 // after the written channels
+  uint32_t destinationImages = 0;                        // 0: as many as the clip depth needs
+  uint32_t destinationWidth = 0, destinationHeight = 0;  // 0: the kernel's output size
+  Offset offset;
+  ClipRect clip;
+  uint32_t seed = 1;
+};
+
+std::vector<float> randomWeights(const ConvolutionDescriptor& d, uint32_t seed) {
+  // Scaled by fan-in so that outputs stay near 1 whatever the window (neurons like power and
+  // logarithm need a*x + b > 0).
+  const double fanIn = double(d.kernelWidth) * d.kernelHeight * (d.inputFeatureChannels / d.groups);
+  const float a = float(1.5 / std::sqrt(fanIn));
+  return randomFloats(d.weightCount(), seed, -a, a);
+}
+
+// The destination as the kernel should leave it: NaN (the poison) outside what it writes.
+Tensor reference(const Case& c, const Tensor& x, const std::vector<float>& w,
+                 const std::vector<float>& bias, uint32_t dstW, uint32_t dstH, uint32_t dstN,
+                 uint32_t dstC) {
+  const ConvolutionDescriptor& d = c.descriptor;
+  Tensor y(dstN, dstC, dstH, dstW, std::numeric_limits<double>::quiet_NaN());
+  const uint32_t clipW = c.clip.width == kWholeExtent ? dstW - c.clip.x : c.clip.width;
+  const uint32_t clipH = c.clip.height == kWholeExtent ? dstH - c.clip.y : c.clip.height;
+  const uint32_t n = c.clip.depth == kWholeExtent ? dstN - c.clip.z : c.clip.depth;
+  int64_t left = 0, top = 0;
+  if (!c.fullyConnected) {
+    const bool mps = c.padding.mode == Padding::Mode::mpsDefault;
+    left = mps ? int64_t(d.dilatedKernelWidth() >> 1) : int64_t(c.padding.left);
+    top = mps ? int64_t(d.dilatedKernelHeight() >> 1) : int64_t(c.padding.top);
+  }
+  const uint32_t inPerGroup = d.inputFeatureChannels / d.groups;
+  const uint32_t outPerGroup = d.outputFeatureChannels / d.groups;
+  for (uint32_t i = 0; i < n; ++i)
+    for (uint32_t o = 0; o < d.outputFeatureChannels; ++o) {
+      double scale = 1, shift = 0;
+      if (d.batchNormalization) {
+        const auto& bn = *d.batchNormalization;
+        const double gamma = bn.gamma.empty() ? 1 : bn.gamma[o];
+        const double beta = bn.beta.empty() ? 0 : bn.beta[o];
+        scale = gamma / std::sqrt(double(bn.variance[o]) + bn.epsilon);
+        shift = beta - scale * bn.mean[o];
+      }
+      const uint32_t g = o / outPerGroup;
+      for (uint32_t py = 0; py < clipH; ++py)
+        for (uint32_t px = 0; px < clipW; ++px) {
+          const int64_t x0 = int64_t(px) * d.strideInPixelsX + c.offset.x - left;
+          const int64_t y0 = int64_t(py) * d.strideInPixelsY + c.offset.y - top;
+          double sum = 0;
+          for (uint32_t ky = 0; ky < d.kernelHeight; ++ky)
+            for (uint32_t kx = 0; kx < d.kernelWidth; ++kx)
+              for (uint32_t ic = 0; ic < inPerGroup; ++ic) {
+                const double v = x.atOrZero(
+                    uint32_t(c.offset.z) + i, c.sourceChannelOffset + g * inPerGroup + ic,
+                    y0 + int64_t(ky) * d.dilationRateY, x0 + int64_t(kx) * d.dilationRateX);
+                sum +=
+                    v *
+                    w[((size_t(o) * d.kernelHeight + ky) * d.kernelWidth + kx) * inPerGroup + ic];
+              }
+          const double b = bias.empty() ? 0 : bias[o];
+          y.at(c.clip.z + i, c.destinationChannelOffset + o, c.clip.y + py, c.clip.x + px) =
+              applyNeuron(d.neuron, (sum + b) * scale + shift, o);
+        }
+    }
+  return y;
+}
+
+// Written elements match by relative L2; unwritten ones are still NaN.
+void compare(const Tensor& actual, const Tensor& expected, double tol) {
+  REQUIRE(actual.data.size() == expected.data.size());
+  Tensor a, e;
+  a.data.reserve(actual.data.size());
+  e.data.reserve(actual.data.size());
+  size_t touched = 0;
+  for (size_t k = 0; k < actual.data.size(); ++k) {
+    if (std::isnan(expected.data[k])) {
+      touched += !std::isnan(actual.data[k]);
+      continue;
+    }
+    a.data.push_back(actual.data[k]);
+    e.data.push_back(expected.data[k]);
+  }
+  CHECK_MESSAGE(touched == 0, touched << " elements outside the clip or channel window changed");
+  CHECK_FALSE(e.data.empty());
+  CHECK_FALSE(hasNaN(a));
+  const double error = relativeL2(a, e);
+  CHECK_MESSAGE(error <= tol, "relative L2 " << error << " > " << tol);
+}
+
+template <typename K>
+void applyGeometry(K& kernel, const Case& c) {
+  kernel.offset = c.offset;
+  kernel.clipRect = c.clip;
+  kernel.sourceFeatureChannelOffset = c.sourceChannelOffset;
+  kernel.sourceFeatureChannelMaxCount = c.descriptor.inputFeatureChannels;
+  kernel.destinationFeatureChannelOffset = c.destinationChannelOffset;
+}
+
+template <typename K>
+void runWith(K& kernel, const Case& c, const Tensor& x, const std::vector<float>& w,
+             const std::vector<float>& bias) {
+  applyGeometry(kernel, c);
+  const ChannelFormat sourceFormat = c.separateSourceFormat ? c.sourceFormat : c.format;
+  Image source = makeImage(x, sourceFormat, "x");
+  const uint32_t dstW = c.destinationWidth ? c.destinationWidth : kernel.destinationWidth(c.width);
+  const uint32_t dstH =
+      c.destinationHeight ? c.destinationHeight : kernel.destinationHeight(c.height);
+  const uint32_t depth =
+      c.clip.depth == kWholeExtent ? c.sourceImages - uint32_t(c.offset.z) : c.clip.depth;
+  const uint32_t dstN = c.destinationImages ? c.destinationImages : c.clip.z + depth;
+  const uint32_t dstC =
+      c.destinationChannelOffset + c.descriptor.outputFeatureChannels + c.extraDestinationChannels;
+  Image destination =
+      makePoisoned(context(), {dstW, dstH, dstC, dstN, c.format, ImageUsage::all, "y"});
+  runOnce([&](CommandBuffer& cb) { kernel.encode(cb, source, destination); });
+  compare(download(destination), reference(c, x, w, bias, dstW, dstH, dstN, dstC),
+          tolerance(c.format));
+}
+
+// Builds the kernel from random weights and checks one encode against the reference.
+void run(const Case& c) {
+  const ConvolutionDescriptor& d = c.descriptor;
+  const ChannelFormat sourceFormat = c.separateSourceFormat ? c.sourceFormat : c.format;
+  const double lo = sourceFormat == ChannelFormat::unorm8 ? 0 : -1;
+  Tensor x = roundedTo(randomTensor(c.sourceImages, d.inputFeatureChannels + c.extraSourceChannels,
+                                    c.height, c.width, c.seed, lo, 1),
+                       sourceFormat);
+  std::vector<float> w = randomWeights(d, c.seed + 1);
+  std::vector<float> bias =
+      c.withBias ? randomFloats(d.outputFeatureChannels, c.seed + 2) : std::vector<float>{};
+  if (c.fullyConnected) {
+    FullyConnected kernel(context(), d, w, bias);
+    runWith(kernel, c, x, w, bias);
+  } else {
+    Convolution kernel(context(), d, w, bias);
+    kernel.padding = c.padding;
+    runWith(kernel, c, x, w, bias);
+  }
+}
+
+std::string describe(const Case& c) {
+  const ConvolutionDescriptor& d = c.descriptor;
+  std::string s =
+      std::to_string(d.kernelWidth) + "x" + std::to_string(d.kernelHeight) + " " +
+      std::to_string(d.inputFeatureChannels) + "->" + std::to_string(d.outputFeatureChannels) +
+      " groups " + std::to_string(d.groups) + " stride " + std::to_string(d.strideInPixelsX) + "x" +
+      std::to_string(d.strideInPixelsY) + " dilation " + std::to_string(d.dilationRateX) + "x" +
+      std::to_string(d.dilationRateY) + " source " + std::to_string(c.width) + "x" +
+      std::to_string(c.height) + "x" + std::to_string(c.sourceImages) + " " +
+      (c.padding.mode == Padding::Mode::mpsDefault ? "mpsDefault" : "explicit") + " neuron " +
+      toString(d.neuron.type) + " srcOffset " + std::to_string(c.sourceChannelOffset) +
+      " dstOffset " + std::to_string(c.destinationChannelOffset) + " " + toString(c.format);
+  return s;
+}
+
+NeuronDescriptor sampleNeuron(NeuronType type, uint32_t channels) {
+  switch (type) {
+    case NeuronType::linear:
+      return NeuronDescriptor::of(type, 1.5f, -0.25f);
+    case NeuronType::hardSigmoid:
+      return NeuronDescriptor::of(type, 0.2f, 0.5f);
+    case NeuronType::tanh:
+      return NeuronDescriptor::of(type, 1.7f, 0.66f);
+    case NeuronType::softplus:
+      return NeuronDescriptor::of(type, 1.0f, 2.0f);
+    case NeuronType::elu:
+      return NeuronDescriptor::of(type, 0.8f);
+    case NeuronType::leakyRelu:
+      return NeuronDescriptor::of(type, 0.1f);
+    case NeuronType::clamp:
+      return NeuronDescriptor::of(type, -0.5f, 0.6f);
+    case NeuronType::power:
+      return NeuronDescriptor::of(type, 0.5f, 3.0f, 1.5f);
+    case NeuronType::exponential:
+      return NeuronDescriptor::of(type, 0.5f, 0.1f, 2.0f);
+    case NeuronType::logarithm:
+      return NeuronDescriptor::of(type, 0.5f, 3.0f, 0.0f);
+    case NeuronType::selu:
+      return NeuronDescriptor::of(type, 1.6732632f, 1.0507009f);
+    case NeuronType::prelu: {
+      NeuronDescriptor n{type};
+      for (uint32_t c = 0; c < channels; ++c) n.preluSlopes.push_back(0.05f * float(c + 1));
+      return n;
+    }
+    default:
+      return NeuronDescriptor::of(type);
+  }
+}
+
+const uint32_t kChannels[] = {1, 3, 4, 5, 8, 13, 16, 17, 32};
+
+}  // namespace
+
+TEST_CASE("convolution: sampled sweep of kernel sizes, strides, dilations, groups and channels") {
+  // A fixed-seed sample of the cartesian product: kernel sizes cycle through 1..7 in each axis,
+  // strides and dilations through 1..3, groups through dense / 2 / depthwise, so every value of
+  // each occurs; the rest is drawn at random.
+  std::mt19937 rng(2024);
+  auto pick = [&](uint32_t n) { return uint32_t(rng() % n); };
+  const uint32_t cases = 84;
+  for (uint32_t i = 0; i < cases; ++i) {
+    Case c;
+    c.seed = 1000 + i * 7;
+    ConvolutionDescriptor& d = c.descriptor;
+    d.kernelWidth = 1 + i % 7;
+    d.kernelHeight = 1 + (i / 7 + i) % 7;
+    d.strideInPixelsX = 1 + i % 3;
+    d.strideInPixelsY = 1 + (i / 3) % 3;
+    d.dilationRateX = 1 + (i / 2) % 3;
+    d.dilationRateY = 1 + (i / 5) % 3;
+    const uint32_t groupKind = (i / 4) % 3;  // dense, 2 groups, depthwise
+    if (groupKind == 0) {
+      d.inputFeatureChannels = kChannels[pick(9)];
+      d.outputFeatureChannels = kChannels[pick(9)];
+    } else if (groupKind == 1) {
+      static const uint32_t even[] = {4, 8, 16, 32, 2, 6, 10, 26, 34};  // 13 and 17 per group too
+      d.groups = 2;
+      d.inputFeatureChannels = even[pick(9)];
+      d.outputFeatureChannels = even[pick(9)];
+    } else {
+      d.inputFeatureChannels = kChannels[pick(9)];
+      d.groups = d.inputFeatureChannels;
+      d.outputFeatureChannels = d.inputFeatureChannels * (1 + pick(3));
+    }
+    c.width = 3 + pick(9);
+    c.height = 3 + pick(9);
+    if (i % 2) {
+      c.padding = Padding::explicitPadding(pick(4), pick(4), pick(4), pick(4));
+      // The explicit output size must be at least one pixel.
+      c.width = std::max(c.width, d.dilatedKernelWidth());
+      c.height = std::max(c.height, d.dilatedKernelHeight());
+      c.padding.ceilMode = pick(4) == 0;
+    }
+    c.sourceImages = 1 + pick(2);
+    c.withBias = pick(3) != 0;
+    if (pick(3) == 0) d.neuron = NeuronDescriptor::relu();
+    if (pick(4) == 0) {
+      c.extraSourceChannels = 1 + pick(6);
+      c.sourceChannelOffset = pick(c.extraSourceChannels + 1);
+    }
+    if (pick(3) == 0) c.destinationChannelOffset = pick(9);
+    if (pick(4) == 0) c.extraDestinationChannels = 1 + pick(4);
+    CAPTURE(i);
+    CAPTURE(describe(c));
+    run(c);
+  }
+}
+
+TEST_CASE(
+    "convolution: every kernel size 1..7 with strides and dilations on an odd and an even size") {
+  // The sweep samples; this covers square kernels exhaustively in both padding modes.
+  for (uint32_t k = 1; k <= 7; ++k)
+    for (uint32_t s = 1; s <= 3; ++s) {
+      Case c;
+      c.seed = 50 + k * 3 + s;
+      c.descriptor = ConvolutionDescriptor::make(k, k, 5, 8);
+      c.descriptor.strideInPixelsX = c.descriptor.strideInPixelsY = s;
+      c.descriptor.dilationRateX = c.descriptor.dilationRateY = 1 + (k + s) % 3;
+      c.width = 7 + k % 2 + c.descriptor.dilatedKernelWidth();
+      c.height = 6 + k % 2;
+      if (s == 2) c.padding = Padding::explicitPadding(k / 2, k / 2, (k - 1) / 2, (k - 1) / 2);
+      c.height = std::max(c.height, c.descriptor.dilatedKernelHeight());
+      CAPTURE(describe(c));
+      run(c);
+    }
+}
+
+TEST_CASE("convolution: the MPS batch example, 16 to 32 channels, source batch 5, destination 4") {
+  // offset.z = 2, clipRect.z = 1, depth 2: source images 2..3 go to destination images 1..2 and
+  // destination images 0 and 3 stay untouched (checked by compare through the poison).
+  Case c;
+  c.descriptor = ConvolutionDescriptor::make(3, 3, 16, 32, NeuronDescriptor::relu());
+  c.sourceImages = 5;
+  c.destinationImages = 4;
+  c.width = 6;
+  c.height = 5;
+  c.offset.z = 2;
+  c.clip.z = 1;
+  c.clip.depth = 2;
+  run(c);
+}
+
+TEST_CASE("convolution: clip rectangle and offset in x and y") {
+  for (uint32_t stride : {1u, 2u}) {
+    Case c;
+    c.seed = 70 + stride;
+    c.descriptor = ConvolutionDescriptor::make(3, 2, 4, 5);
+    c.descriptor.strideInPixelsX = c.descriptor.strideInPixelsY = stride;
+    c.width = 9;
+    c.height = 8;
+    c.destinationWidth = 9;
+    c.destinationHeight = 8;
+    c.clip = {2, 3, 0, 4, 3, kWholeExtent};
+    c.offset = {-1, 2, 0};
+    CAPTURE(stride);
+    run(c);
+  }
+}
+
+TEST_CASE("convolution: source channel windows into any destination channel offset") {
+  // Dense, grouped and depthwise; aligned and unaligned on both sides (concatenation).
+  uint32_t seed = 300;
+  for (uint32_t kind = 0; kind < 3; ++kind)
+    for (uint32_t sourceOffset : {0u, 1u, 4u, 6u})
+      for (uint32_t destinationOffset : {0u, 3u, 4u, 5u}) {
+        Case c;
+        c.seed = seed++;
+        if (kind == 0) c.descriptor = ConvolutionDescriptor::make(3, 3, 5, 7);
+        if (kind == 1) {
+          c.descriptor = ConvolutionDescriptor::make(3, 3, 6, 10);
+          c.descriptor.groups = 2;
+        }
+        if (kind == 2) c.descriptor = ConvolutionDescriptor::depthwise(3, 3, 5, 2);
+        c.width = 4;
+        c.height = 3;
+        c.sourceImages = 2;
+        c.extraSourceChannels = 7;
+        c.sourceChannelOffset = sourceOffset;
+        c.destinationChannelOffset = destinationOffset;
+        c.extraDestinationChannels = 3;
+        CAPTURE(kind);
+        CAPTURE(sourceOffset);
+        CAPTURE(destinationOffset);
+        run(c);
+      }
+}
+
+TEST_CASE("convolution: depthwise with channel multipliers 1, 2 and 3") {
+  uint32_t seed = 400;
+  for (uint32_t channels : {1u, 3u, 4u, 5u, 13u, 16u, 17u})
+    for (uint32_t multiplier : {1u, 2u, 3u}) {
+      Case c;
+      c.seed = seed++;
+      c.descriptor = ConvolutionDescriptor::depthwise(3, 3, channels, multiplier);
+      c.descriptor.strideInPixelsX = 1 + channels % 2;
+      c.width = 7;
+      c.height = 6;
+      CAPTURE(channels);
+      CAPTURE(multiplier);
+      run(c);
+    }
+}
+
+TEST_CASE("convolution: groups with channels per group not a multiple of 4") {
+  uint32_t seed = 500;
+  for (auto [in, out, groups] : {std::tuple{6u, 9u, 3u},
+                                 {10u, 4u, 2u},
+                                 {15u, 5u, 5u},
+                                 {8u, 8u, 4u},
+                                 {32u, 16u, 2u},
+                                 {34u, 26u, 2u}}) {
+    Case c;
+    c.seed = seed++;
+    c.descriptor = ConvolutionDescriptor::make(3, 3, in, out);
+    c.descriptor.groups = groups;
+    c.width = 5;
+    c.height = 4;
+    CAPTURE(in);
+    CAPTURE(out);
+    CAPTURE(groups);
+    run(c);
+  }
+}
+
+TEST_CASE("convolution: every neuron type fused, PReLU per channel and shared") {
+  for (uint32_t t = 0; t < kNeuronTypeCount; ++t) {
+    const auto type = NeuronType(t);
+    CAPTURE(toString(type));
+    Case c;
+    c.seed = 600 + t;
+    c.descriptor = ConvolutionDescriptor::make(3, 3, 5, 7, sampleNeuron(type, 7));
+    c.width = 5;
+    c.height = 4;
+    c.destinationChannelOffset = t % 4;
+    run(c);
+    // Depthwise and fully connected fuse it through their own shaders.
+    Case depthwise = c;
+    depthwise.descriptor = ConvolutionDescriptor::depthwise(3, 3, 7, 1, sampleNeuron(type, 7));
+    run(depthwise);
+    Case fullyConnected = c;
+    fullyConnected.fullyConnected = true;
+    fullyConnected.descriptor.kernelWidth = 5;
+    fullyConnected.descriptor.kernelHeight = 4;
+    run(fullyConnected);
+  }
+  // One slope for all channels; and the MPS setter.
+  Case shared;
+  shared.descriptor = ConvolutionDescriptor::make(3, 3, 4, 6);
+  shared.descriptor.setNeuronToPReLUWithParametersA(std::vector<float>{0.25f});
+  run(shared);
+  Case perChannel;
+  perChannel.descriptor = ConvolutionDescriptor::make(1, 1, 8, 13);
+  std::vector<float> slopes = randomFloats(13, 9, 0.f, 1.f);
+  perChannel.descriptor.setNeuronToPReLUWithParametersA(slopes);
+  perChannel.destinationChannelOffset = 2;
+  run(perChannel);
+}
+
+TEST_CASE("convolution: batch normalization folded at init, with and without gamma, beta, bias") {
+  uint32_t seed = 700;
+  for (uint32_t variant = 0; variant < 8; ++variant) {
+    const bool gamma = variant & 1, beta = variant & 2, bias = variant & 4;
+    CAPTURE(gamma);
+    CAPTURE(beta);
+    CAPTURE(bias);
+    for (bool depthwise : {false, true}) {
+      Case c;
+      c.seed = seed++;
+      c.descriptor = depthwise ? ConvolutionDescriptor::depthwise(3, 3, 6, 2)
+                               : ConvolutionDescriptor::make(3, 3, 5, 12);
+      const uint32_t out = c.descriptor.outputFeatureChannels;
+      // BN before a neuron: leaky ReLU shows whether the order is right.
+      c.descriptor.neuron = NeuronDescriptor::of(NeuronType::leakyRelu, 0.1f);
+      c.descriptor.setBatchNormalizationParametersForInference(
+          randomFloats(out, c.seed + 10, -0.5f, 0.5f), randomFloats(out, c.seed + 11, 0.2f, 2.f),
+          gamma ? randomFloats(out, c.seed + 12, 0.5f, 1.5f) : std::vector<float>{},
+          beta ? randomFloats(out, c.seed + 13) : std::vector<float>{}, 1e-3f);
+      c.withBias = bias;
+      c.width = 6;
+      c.height = 5;
+      run(c);
+    }
+  }
+}
+
+TEST_CASE("convolution: fully connected over whole sources") {
+  uint32_t seed = 800;
+  for (auto [w, h, in, out] : {std::tuple{1u, 1u, 13u, 17u},
+                               {3u, 3u, 4u, 5u},
+                               {4u, 3u, 17u, 8u},
+                               {2u, 5u, 32u, 3u},
+                               {7u, 7u, 8u, 16u},
+                               {1u, 1u, 64u, 10u},
+                               {3u, 2u, 1u, 5u}}) {  // one input channel: the depthwise shader
+    Case c;
+    c.seed = seed++;
+    c.fullyConnected = true;
+    c.descriptor = ConvolutionDescriptor::make(w, h, in, out, NeuronDescriptor::relu());
+    c.width = w;
+    c.height = h;
+    c.sourceImages = 3;
+    c.offset.z = 1;
+    c.clip.z = 0;
+    c.clip.depth = 2;
+    c.destinationImages = 3;
+    c.destinationChannelOffset = out % 5;
+    CAPTURE(w);
+    CAPTURE(h);
+    CAPTURE(in);
+    CAPTURE(out);
+    run(c);
+  }
+  // Grouped fully connected (in groups of 2).
+  Case grouped;
+  grouped.fullyConnected = true;
+  grouped.descriptor = ConvolutionDescriptor::make(3, 2, 10, 6);
+  grouped.descriptor.groups = 2;
+  grouped.width = 3;
+  grouped.height = 2;
+  run(grouped);
+}
+
+TEST_CASE("convolution: float16 and unorm8 sources on small shapes") {
+  uint32_t seed = 900;
+  for (uint32_t kind = 0; kind < 4; ++kind) {
+    Case c;
+    c.seed = seed++;
+    c.format = ChannelFormat::float16;
+    if (kind == 0) c.descriptor = ConvolutionDescriptor::make(3, 3, 5, 8, NeuronDescriptor::relu());
+    if (kind == 1) {
+      c.descriptor = ConvolutionDescriptor::make(2, 3, 13, 4);
+      c.descriptor.strideInPixelsX = 2;
+      c.descriptor.dilationRateY = 2;
+      c.destinationChannelOffset = 1;
+    }
+    if (kind == 2) c.descriptor = ConvolutionDescriptor::depthwise(3, 3, 17, 1);
+    if (kind == 3) {
+      c.fullyConnected = true;
+      c.descriptor = ConvolutionDescriptor::make(4, 4, 5, 7);
+    }
+    c.width = 4;
+    c.height = 4;
+    CAPTURE(kind);
+    run(c);
+  }
+  // A picture (unorm8) into a float32 first layer.
+  Case picture;
+  picture.separateSourceFormat = true;
+  picture.sourceFormat = ChannelFormat::unorm8;
+  picture.descriptor = ConvolutionDescriptor::make(3, 3, 3, 16);
+  picture.descriptor.strideInPixelsX = picture.descriptor.strideInPixelsY = 2;
+  picture.width = 9;
+  picture.height = 7;
+  run(picture);
+}
+
+TEST_CASE("convolution: temporary destinations get the output size of each padding mode") {
+  // encode(cb, source) sizes its TemporaryImage; a copy reads it back into a host-visible image.
+  Tensor x = randomTensor(2, 5, 9, 8, 31);
+  for (uint32_t mode = 0; mode < 3; ++mode) {
+    CAPTURE(mode);
+    ConvolutionDescriptor d = ConvolutionDescriptor::make(4, 3, 5, 6);
+    d.strideInPixelsX = 2;
+    d.strideInPixelsY = 3;
+    d.dilationRateX = 2;
+    std::vector<float> w = randomWeights(d, 32);
+    Convolution conv(context(), d, w);
+    Case c;
+    c.descriptor = d;
+    c.sourceImages = 2;
+    c.width = 8;
+    c.height = 9;
+    if (mode > 0) {
+      c.padding = Padding::explicitPadding(1, 2, 0, 2);
+      c.padding.ceilMode = mode == 2;
+    }
+    conv.padding = c.padding;
+    // Source 8x9, dilated kernel 7x3, stride 2x3: mpsDefault ceil(8/2) x ceil(9/3); explicit
+    // (8+4-7)/2+1 x (9+1-3)/3+1, rounded down, then up.
+    const uint32_t expectW[] = {4, 3, 4}, expectH[] = {3, 3, 4};
+    Image source = makeImage(x, ChannelFormat::float32);
+    ImageDescriptor td = conv.destinationImageDescriptor(source);
+    CHECK(td.width == expectW[mode]);
+    CHECK(td.height == expectH[mode]);
+    CHECK(td.featureChannels == 6);
+    CHECK(td.numberOfImages == 2);
+    Image destination =
+        makePoisoned(context(), {td.width, td.height, 6, 2, ChannelFormat::float32});
+    runOnce([&](CommandBuffer& cb) {
+      TemporaryImage t = conv.encode(cb, source);
+      Neuron(context(), NeuronDescriptor{}).encode(cb, t, destination);
+    });
+    compare(download(destination), reference(c, x, w, {}, td.width, td.height, 2, 6),
+            tolerance(ChannelFormat::float32));
+  }
+}
+
+TEST_CASE("convolution: weights and bias from .dat files") {
+  ConvolutionDescriptor d = ConvolutionDescriptor::make(3, 3, 5, 6, NeuronDescriptor::relu());
+  std::vector<float> w = randomWeights(d, 41);
+  std::vector<float> bias = randomFloats(6, 42);
+  const std::string weightsPath = writeTemporaryDatFile(w, "conv-weights");
+  const std::string biasPath = writeTemporaryDatFile(bias, "conv-bias");
+  Case c;
+  c.descriptor = d;
+  c.width = 7;
+  c.height = 6;
+  c.seed = 43;
+  Tensor x = randomTensor(1, 5, 6, 7, 43);
+  {
+    Convolution conv = Convolution::fromDatFiles(context(), d, weightsPath, biasPath);
+    runWith(conv, c, x, w, bias);
+  }
+  {
+    Convolution conv = Convolution::fromDatFiles(context(), d, weightsPath);  // no bias
+    runWith(conv, c, x, w, {});
+  }
+  {
+    Case fc = c;
+    fc.fullyConnected = true;
+    fc.descriptor = ConvolutionDescriptor::make(7, 6, 5, 6, NeuronDescriptor::relu());
+    std::vector<float> fw = randomWeights(fc.descriptor, 44);
+    FullyConnected kernel = FullyConnected::fromDatFiles(
+        context(), fc.descriptor, writeTemporaryDatFile(fw, "fc-weights"), biasPath);
+    runWith(kernel, fc, x, fw, bias);
+  }
+  std::filesystem::remove(weightsPath);
+  std::filesystem::remove(biasPath);
+}
+
+TEST_CASE("convolution: .dat files too short, too long, missing") {
+  ConvolutionDescriptor d = ConvolutionDescriptor::make(3, 3, 5, 6);
+  // 270 weights = 1080 bytes; 6 bias values = 24 bytes.
+  const std::string shortPath = writeTemporaryDatFile(std::vector<float>(269), "short");
+  const std::string longPath = writeTemporaryDatFile(std::vector<float>(271), "long");
+  const std::string goodPath = writeTemporaryDatFile(std::vector<float>(270), "good");
+  const std::string emptyPath = writeTemporaryDatFile({}, "empty");
+  const std::string missingPath = shortPath + ".missing";
+  VKCNN_CHECK_ERROR(Convolution::fromDatFiles(context(), d, shortPath), ErrorCode::io, shortPath);
+  VKCNN_CHECK_ERROR(Convolution::fromDatFiles(context(), d, shortPath), ErrorCode::io,
+                    "too short: expected 1080 bytes (270 float32 values), found 1076 bytes");
+  VKCNN_CHECK_ERROR(Convolution::fromDatFiles(context(), d, longPath), ErrorCode::io,
+                    "too long: expected 1080 bytes (270 float32 values), found 1084 bytes");
+  VKCNN_CHECK_ERROR(Convolution::fromDatFiles(context(), d, emptyPath), ErrorCode::io,
+                    "found 0 bytes");
+  VKCNN_CHECK_ERROR(Convolution::fromDatFiles(context(), d, missingPath), ErrorCode::io,
+                    missingPath);
+  VKCNN_CHECK_ERROR(Convolution::fromDatFiles(context(), d, missingPath), ErrorCode::io,
+                    "expected 1080 bytes");
+  VKCNN_CHECK_ERROR(Convolution::fromDatFiles(context(), d, goodPath, longPath), ErrorCode::io,
+                    "bias file '" + longPath + "' is too long: expected 24 bytes");
+  VKCNN_CHECK_ERROR(Convolution::fromDatFiles(context(), d, goodPath, missingPath), ErrorCode::io,
+                    "bias file '" + missingPath);
+  VKCNN_CHECK_ERROR(
+      Convolution::fromDatFiles(context(), d, std::filesystem::temp_directory_path().string()),
+      ErrorCode::io, "not a regular file");
+  ConvolutionDescriptor fc = ConvolutionDescriptor::make(2, 2, 3, 4);
+  VKCNN_CHECK_ERROR(FullyConnected::fromDatFiles(context(), fc, shortPath), ErrorCode::io,
+                    "expected 192 bytes (48 float32 values), found 1076 bytes");
+  // The descriptor is checked before any file is opened.
+  ConvolutionDescriptor bad = d;
+  bad.groups = 2;
+  VKCNN_CHECK_ERROR(Convolution::fromDatFiles(context(), bad, missingPath),
+                    ErrorCode::invalidArgument, "divisible by groups");
+  for (const auto& p : {shortPath, longPath, goodPath, emptyPath}) std::filesystem::remove(p);
+}
+
+TEST_CASE("convolution: bad descriptors and shapes are errors before anything is encoded") {
+  auto make = [](uint32_t kw, uint32_t kh, uint32_t in, uint32_t out) {
+    return ConvolutionDescriptor::make(kw, kh, in, out);
+  };
+  auto weightsFor = [](const ConvolutionDescriptor& d) {
+    return std::vector<float>(d.groups ? size_t(d.weightCount()) : 1, 0.1f);
+  };
+  auto check = [&](ConvolutionDescriptor d, const char* fragment) {
+    CAPTURE(fragment);
+    VKCNN_CHECK_ERROR(Convolution(context(), d, weightsFor(d)), ErrorCode::invalidArgument,
+                      fragment);
+  };
+  check(make(0, 3, 4, 4), "kernel size 0x3");
+  check(make(3, 0, 4, 4), "kernel size 3x0");
+  check(make(3, 3, 0, 4), "inputFeatureChannels is 0");
+  check(make(3, 3, 4, 0), "outputFeatureChannels is 0");
+  ConvolutionDescriptor d = make(3, 3, 6, 8);
+  d.groups = 0;
+  check(d, "groups is 0");
+  d.groups = 4;
+  check(d, "inputFeatureChannels 6 is not divisible by groups 4");
+  d = make(3, 3, 8, 6);
+  d.groups = 4;
+  check(d, "outputFeatureChannels 6 is not divisible by groups 4");
+  d = make(3, 3, 4, 4);
+  d.strideInPixelsX = 0;
+  check(d, "stride 0x1");
+  d = make(3, 3, 4, 4);
+  d.strideInPixelsY = 0;
+  check(d, "stride 1x0");
+  d = make(3, 3, 4, 4);
+  d.dilationRateX = 0;
+  check(d, "dilation rate 0x1");
+  d = make(3, 3, 4, 4);
+  d.dilationRateY = 0;
+  check(d, "dilation rate 1x0");
+
+  // Weight and bias counts.
+  d = make(3, 3, 4, 5);
+  VKCNN_CHECK_ERROR(Convolution(context(), d, std::vector<float>(179)), ErrorCode::invalidArgument,
+                    "179 weights given, the descriptor needs 180");
+  ConvolutionDescriptor grouped = make(3, 3, 4, 6);
+  grouped.groups = 2;
+  VKCNN_CHECK_ERROR(Convolution(context(), grouped, std::vector<float>(216)),
+                    ErrorCode::invalidArgument, "216 weights given, the descriptor needs 108");
+  VKCNN_CHECK_ERROR(Convolution(context(), d, std::vector<float>(180), std::vector<float>(4)),
+                    ErrorCode::invalidArgument,
+                    "4 bias values given for 5 output feature channels");
+
+  // Neurons.
+  d = make(1, 1, 4, 5);
+  d.neuron = NeuronDescriptor{NeuronType::prelu};
+  check(d, "PReLU neuron needs at least one slope");
+  d.setNeuronToPReLUWithParametersA(std::vector<float>(3, 0.1f));
+  check(d, "3 PReLU slopes for 5 output feature channels");
+  d.neuron = NeuronDescriptor::of(NeuronType(99));
+  check(d, "neuron type 99");
+  VKCNN_CHECK_ERROR(d.setNeuronType(NeuronType::prelu), ErrorCode::invalidArgument,
+                    "setNeuronToPReLUWithParametersA");
+  d.setNeuronType(NeuronType::linear, 2, 3);
+  CHECK(int(d.neuron.type) == int(NeuronType::linear));
+  CHECK(d.neuron.a == 2);
+  CHECK(d.neuron.b == 3);
+
+  // Batch normalisation.
+  d = make(1, 1, 4, 5);
+  d.setBatchNormalizationParametersForInference(std::vector<float>(4), std::vector<float>(5, 1), {},
+                                                {}, 0);
+  check(d, "batch normalization mean has 4 values for 5 output feature channels");
+  d.setBatchNormalizationParametersForInference(std::vector<float>(5), std::vector<float>(5, 1),
+                                                std::vector<float>(2), {}, 0);
+  check(d, "batch normalization gamma has 2 values");
+  d.setBatchNormalizationParametersForInference(std::vector<float>(5), std::vector<float>(5, 1), {},
+                                                std::vector<float>(6), 0);
+  check(d, "batch normalization beta has 6 values");
+  d.setBatchNormalizationParametersForInference(std::vector<float>(5), std::vector<float>(3, 1), {},
+                                                {}, 0);
+  check(d, "batch normalization variance has 3 values");
+  d.setBatchNormalizationParametersForInference(
+      std::vector<float>(5), std::vector<float>{1, 1, -0.5f, 1, 1}, {}, {}, 0.25f);
+  check(d, "variance[2] + epsilon is -0.25");
+
+  // Fully connected.
+  ConvolutionDescriptor fc = make(3, 3, 4, 5);
+  fc.dilationRateX = 2;
+  VKCNN_CHECK_ERROR(FullyConnected(context(), fc, weightsFor(fc)), ErrorCode::invalidArgument,
+                    "dilation rate 2x1 must be 1x1");
+
+  // Encode-time shapes.
+  CommandBuffer cb(context());
+  Image source(context(), {6, 5, 8, 2, ChannelFormat::float32, ImageUsage::all, "source"});
+  Image destination(context(), {6, 5, 8, 2, ChannelFormat::float32});
+  ConvolutionDescriptor seven = make(3, 3, 7, 8);
+  Convolution conv(context(), seven, weightsFor(seven));
+  conv.label = "conv1";
+  VKCNN_CHECK_ERROR(conv.encode(cb, source, destination), ErrorCode::invalidArgument,
+                    "kernel 'conv1': the source channel window of 'source' holds 8 feature "
+                    "channels (sourceFeatureChannelOffset 0) but inputFeatureChannels is 7");
+  conv.sourceFeatureChannelOffset = 1;
+  conv.destinationFeatureChannelOffset = 1;
+  VKCNN_CHECK_ERROR(conv.encode(cb, source, destination), ErrorCode::invalidArgument,
+                    "destinationFeatureChannelOffset 1");
+  ConvolutionDescriptor fcd = make(6, 4, 8, 3);
+  FullyConnected fully(context(), fcd, weightsFor(fcd));
+  VKCNN_CHECK_ERROR(fully.encode(cb, source, destination), ErrorCode::invalidArgument,
+                    "source 'source' is 6x5 but the fully connected kernel spans 6x4");
+  ConvolutionDescriptor big = make(7, 3, 8, 8);
+  Convolution tooBig(context(), big, weightsFor(big));
+  tooBig.padding = Padding::explicitPadding(0, 0, 0, 0);
+  Image narrow(context(), {5, 5, 8, 1, ChannelFormat::float32});
+  VKCNN_CHECK_ERROR(tooBig.encode(cb, narrow), ErrorCode::invalidArgument,
+                    "padded source width 5 (5 + 0 + 0) is smaller than the dilated kernel width 7");
+  CHECK(cb.encodingStatistics().dispatches == 0);
+}
