@@ -86,12 +86,13 @@ struct RawVulkan {
   PFN_vkFreeMemory freeMemory = nullptr;
   PFN_vkCmdPipelineBarrier cmdPipelineBarrier = nullptr;
   VkDevice device = VK_NULL_HANDLE;
+  void* loader = nullptr;
   std::vector<VkBuffer> buffers;
   std::vector<VkImage> images;
   std::vector<VkDeviceMemory> memories;
 
   RawVulkan() {
-    void* loader = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+    loader = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
     REQUIRE((loader != nullptr));
     auto gipa = reinterpret_cast<PFN_vkGetInstanceProcAddr>(dlsym(loader, "vkGetInstanceProcAddr"));
     REQUIRE((gipa != nullptr));
@@ -118,6 +119,7 @@ struct RawVulkan {
     for (VkBuffer b : buffers) destroyBuffer(device, b, nullptr);
     for (VkImage i : images) destroyImage(device, i, nullptr);
     for (VkDeviceMemory m : memories) freeMemory(device, m, nullptr);
+    dlclose(loader);  // the Context keeps its own reference to the loader
   }
   template <typename F>
   void load(F& f, const char* name) {

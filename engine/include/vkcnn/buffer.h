@@ -71,8 +71,8 @@ VKCNN_API const char* toString(TensorLayout layout);
 // C = featureChannels (0: every destination channel from destinationFeatureChannelOffset on).
 // The tensor's channels land at destinationFeatureChannelOffset (any offset, as concatenation);
 // the destination's other channels keep their contents and its padding channels end as zero.
-// The tensor starts at byte bufferOffset. Storing into a float16 image rounds to nearest and
-// saturates finite values beyond +-65504, as Image::writeBytes does.
+// The tensor starts at byte bufferOffset. Finite values beyond +-65504 saturate when stored into
+// a float16 image, as with Image::writeBytes (rounding is the device's image-store conversion).
 class VKCNN_API BufferToImage {
  public:
   BufferToImage(const Context& context, TensorLayout dataLayout = TensorLayout::NCHW);
