@@ -186,6 +186,36 @@ void DispatchRecorder::bindBuffer(uint32_t binding, const std::shared_ptr<Device
   commandBuffer_.keepAlive(buffer);
 }
 
+uint32_t DispatchRecorder::bindStorageBuffer(uint32_t binding, VkBuffer buffer, VkDeviceSize offset,
+                                             VkDeviceSize size, bool write,
+                                             std::shared_ptr<const void> owner) {
+  expect(binding, BindingType::storageBuffer);
+  const auto& context = *commandBuffer_.context;
+  VkPhysicalDeviceProperties properties;
+  context.vki().vkGetPhysicalDeviceProperties(context.physicalDevice(), &properties);
+  const VkDeviceSize alignment =
+      std::max<VkDeviceSize>(properties.limits.minStorageBufferOffsetAlignment, 4);
+  const VkDeviceSize start = offset / alignment * alignment;
+  const VkDeviceSize range = offset + size - start;
+  if (range > properties.limits.maxStorageBufferRange)
+    throw Error(ErrorCode::limitExceeded,
+                what_ + ": binds " + std::to_string(range) +
+                    " bytes of a storage buffer; this device allows at most " +
+                    std::to_string(properties.limits.maxStorageBufferRange) +
+                    " (maxStorageBufferRange)");
+  writes_.push_back({binding, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, bufferInfos_.size()});
+  bufferInfos_.push_back({buffer, start, range});
+  // The whole bound range: synchronization validation sees the descriptor's range as accessed.
+  LayerAccess access;
+  access.write = write;
+  access.buffer = buffer;
+  access.firstByte = start;
+  access.byteCount = range;
+  accesses_.push_back(access);
+  commandBuffer_.keepAlive(std::move(owner));
+  return uint32_t((offset - start) / 4);
+}
+
 void DispatchRecorder::dispatchGroups(const void* push, size_t pushSize, uint32_t gx, uint32_t gy,
                                       uint32_t gz) {
   if (pushSize != module_->pushConstantSize)

@@ -70,6 +70,12 @@ class DispatchRecorder {
   shader::ImageView bindDestination(uint32_t binding, const Image& image, uint32_t firstImage,
                                     uint32_t imageCount, uint32_t channelOffset, uint32_t channels);
   void bindBuffer(uint32_t binding, const std::shared_ptr<DeviceBuffer>& buffer);
+  // Binds bytes [offset, +size) of `buffer` as a storage buffer the dispatch reads or writes,
+  // tracked for hazards like image layers (`owner` is kept alive until the GPU is done). The
+  // descriptor starts at `offset` rounded down to minStorageBufferOffsetAlignment; returns the
+  // float index of `offset` inside the bound range.
+  uint32_t bindStorageBuffer(uint32_t binding, VkBuffer buffer, VkDeviceSize offset,
+                             VkDeviceSize size, bool write, std::shared_ptr<const void> owner);
 
   uint32_t localSize(uint32_t axis) const { return module_->localSize[axis]; }
 

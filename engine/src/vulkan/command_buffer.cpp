@@ -9,6 +9,9 @@ namespace detail {
 
 namespace {
 bool overlaps(const LayerAccess& a, const LayerAccess& b) {
+  if (!a.storage || !b.storage)
+    return a.buffer && a.buffer == b.buffer && a.firstByte < b.firstByte + b.byteCount &&
+           b.firstByte < a.firstByte + a.byteCount;
   return a.storage == b.storage && a.firstLayer < b.firstLayer + b.layerCount &&
          b.firstLayer < a.firstLayer + a.layerCount;
 }

@@ -15,16 +15,21 @@ namespace vkcnn::detail {
 class ContextImpl;
 class ImageStorage;
 
-// A range of array layers of one image that a dispatch reads or writes.
+// A range of array layers of one image that a dispatch reads or writes; or, when `storage` is
+// null, the byte range [firstByte, +byteCount) of `buffer` (a storage buffer kernels write; keyed
+// by the VkBuffer so two wraps of one application buffer still conflict).
 struct LayerAccess {
   const ImageStorage* storage = nullptr;
   uint32_t firstLayer = 0;
   uint32_t layerCount = 0;
   bool write = false;
+  VkBuffer buffer = VK_NULL_HANDLE;
+  uint64_t firstByte = 0;
+  uint64_t byteCount = 0;
 };
 
-// Decides where barriers go: a dispatch needs one only when it touches layers that an earlier
-// dispatch since the last barrier wrote, or writes layers one read (RAW, WAW, WAR).
+// Decides where barriers go: a dispatch needs one only when it touches layers (or buffer bytes)
+// that an earlier dispatch since the last barrier wrote, or writes ones it read (RAW, WAW, WAR).
 class HazardTracker {
  public:
   bool conflicts(const std::vector<LayerAccess>& next) const;

@@ -1,0 +1,118 @@
+// Buffer: a device storage buffer of float32 tensors that the host can write and read, or an
+// application's VkBuffer range; and the kernels that move tensors between Buffers and Images
+// (MACE's buffer-to-image transform, adapted to vkcnn's sliced array images).
+#pragma once
+
+#include <vulkan/vulkan_core.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "vkcnn/command_buffer.h"
+#include "vkcnn/context.h"
+#include "vkcnn/export.h"
+#include "vkcnn/image.h"
+
+namespace vkcnn {
+
+namespace detail {
+class BufferStorage;
+}
+
+// A Buffer is a handle: copies share the same storage. Sizes and offsets are in bytes, multiples
+// of 4 (float32 elements).
+class VKCNN_API Buffer {
+ public:
+  Buffer() = default;  // an empty handle; valid() is false
+  // A device-local buffer of `size` bytes, zero-filled.
+  Buffer(const Context& context, size_t size, const std::string& label = {});
+
+  // Wraps bytes [offset, +size) of an application's VkBuffer, which must have
+  // VK_BUFFER_USAGE_STORAGE_BUFFER_BIT; write() needs TRANSFER_DST and read() TRANSFER_SRC.
+  // vkcnn never destroys it; the application keeps it alive while vkcnn uses it.
+  static Buffer wrap(const Context& context, VkBuffer buffer, VkDeviceSize offset,
+                     VkDeviceSize size, VkBufferUsageFlags usage, const std::string& label = {});
+
+  bool valid() const { return storage_ != nullptr; }
+  size_t size() const;
+  size_t floatCount() const { return size() / 4; }
+  const std::string& label() const;
+  bool isWrapped() const;
+  VkBuffer vkBuffer() const;
+  // Where the buffer's byte 0 lies in vkBuffer() (0 unless wrapped).
+  VkDeviceSize vkOffset() const;
+  const Context& context() const;
+
+  // Host transfers of `bytes` bytes at byte `offset`; they wait for the device.
+  void write(const void* data, size_t bytes, size_t offset = 0);
+  void read(void* data, size_t bytes, size_t offset = 0) const;
+  void writeFloats(std::span<const float> data, size_t firstFloat = 0);
+  // `count` floats from `firstFloat`; by default all of them.
+  std::vector<float> readFloats(size_t firstFloat = 0, size_t count = SIZE_MAX) const;
+
+  const std::shared_ptr<detail::BufferStorage>& storage() const { return storage_; }
+
+ private:
+  std::shared_ptr<detail::BufferStorage> storage_;
+};
+
+// Order of a float32 tensor's elements in a Buffer: NCHW is [image][channel][row][column], NHWC
+// is [image][row][column][channel] (MACE's and TensorFlow's).
+enum class TensorLayout { NCHW, NHWC };
+
+VKCNN_API const char* toString(TensorLayout layout);
+
+// Writes a float32 tensor [N, C, H, W] held in a Buffer into an Image: N = the destination's
+// numberOfImages (use batchRepresentation for a part of a batch), H and W its height and width,
+// C = featureChannels (0: every destination channel from destinationFeatureChannelOffset on).
+// The tensor's channels land at destinationFeatureChannelOffset (any offset, as concatenation);
+// the destination's other channels keep their contents and its padding channels end as zero.
+// The tensor starts at byte bufferOffset. Finite values beyond +-65504 saturate when stored into
+// a float16 image, as with Image::writeBytes (rounding is the device's image-store conversion).
+class VKCNN_API BufferToImage {
+ public:
+  BufferToImage(const Context& context, TensorLayout dataLayout = TensorLayout::NCHW);
+
+  TensorLayout dataLayout;
+  uint32_t featureChannels = 0;
+  uint32_t destinationFeatureChannelOffset = 0;
+  size_t bufferOffset = 0;
+  std::string label;
+
+  // Bytes the tensor occupies for this destination.
+  size_t tensorBytes(const Image& destination) const;
+  void encode(CommandBuffer& commandBuffer, const Buffer& source, const Image& destination);
+
+  const Context& context() const { return context_; }
+
+ private:
+  Context context_;
+};
+
+// Reads channels [sourceFeatureChannelOffset, +C) of every image of an Image into a float32 tensor
+// [N, C, H, W] in a Buffer starting at byte bufferOffset; C = featureChannels (0: to the source's
+// last channel). Writes exactly N*C*H*W floats and no other byte of the buffer.
+class VKCNN_API ImageToBuffer {
+ public:
+  ImageToBuffer(const Context& context, TensorLayout dataLayout = TensorLayout::NCHW);
+
+  TensorLayout dataLayout;
+  uint32_t featureChannels = 0;
+  uint32_t sourceFeatureChannelOffset = 0;
+  size_t bufferOffset = 0;
+  std::string label;
+
+  size_t tensorBytes(const Image& source) const;
+  void encode(CommandBuffer& commandBuffer, const Image& source, Buffer& destination);
+
+  const Context& context() const { return context_; }
+
+ private:
+  Context context_;
+};
+
+}  // namespace vkcnn
