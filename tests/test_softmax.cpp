@@ -31,8 +31,9 @@ struct SoftmaxReference {
 };
 
 // Runs `kernel` from `x` into a poisoned destination of the given shape and checks it.
-void runAndCheck(UnaryKernel& kernel, bool logarithm, const Tensor& x, ChannelFormat format,
+void runAndCheck(UnaryKernel& kernel, bool logarithm, const Tensor& unrounded, ChannelFormat format,
                  ImageDescriptor destination) {
+  const Tensor x = roundedTo(unrounded, format);
   const uint32_t window =
       std::min(kernel.sourceFeatureChannelMaxCount, x.c - kernel.sourceFeatureChannelOffset);
   Image source = makeImage(x, format, "logits");
@@ -154,7 +155,7 @@ TEST_CASE("softmax: source channel window into unaligned destination channel off
 }
 
 TEST_CASE("softmax: through a temporary image") {
-  Tensor x = randomTensor(2, 11, 3, 5, 1234, -3, 3);
+  Tensor x = roundedTo(randomTensor(2, 11, 3, 5, 1234, -3, 3), ChannelFormat::float32);
   Image source = makeImage(x, ChannelFormat::float32);
   Image output = makePoisoned(context(), {5, 3, 11, 2, ChannelFormat::float32});
   Softmax softmax(context());
