@@ -16,4 +16,5 @@ if ! ls "$root"/.gl/libvulkan1_*.deb >/dev/null 2>&1; then
   apt-get $o update -qq
   (cd "$root/.gl" && apt-get $o download libvulkan1 vulkan-validationlayers)
 fi
+find "$root/.device-build" -type f -exec strip --strip-debug {} \; 2>/dev/null || true
 du -sh "$root/.device-build" "$root/.gl"
