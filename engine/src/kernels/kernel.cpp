@@ -427,8 +427,11 @@ void BinaryKernel::encode(CommandBuffer& commandBuffer, const Image& primary,
   detail::checkUsable(cb, secondary, false, e.what() + " secondary source");
   detail::checkUsable(cb, destination, true, e.what() + " destination");
   resolveCommon(e, *this, primary, destination);
-  if (secondaryOffset.z < 0 ||
-      uint64_t(secondaryOffset.z) + e.imageCount > secondary.numberOfImages())
+  // A one-image secondary is let through for any n: element-wise arithmetic broadcasts it over
+  // the batch (ONNX); a kernel that cannot must reject it in validate().
+  const bool batchBroadcast = secondary.numberOfImages() == 1 && secondaryOffset.z == 0;
+  if (!batchBroadcast && (secondaryOffset.z < 0 || uint64_t(secondaryOffset.z) + e.imageCount >
+                                                       secondary.numberOfImages()))
     throw Error(ErrorCode::invalidArgument,
                 e.what() + ": secondary images " +
                     range(uint64_t(std::max(secondaryOffset.z, 0)), e.imageCount) + " exceed '" +
