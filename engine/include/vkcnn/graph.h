@@ -1,0 +1,113 @@
+// Graph: a network as kernels connected by named tensors (MPSNNGraph). Build it once, encode it
+// many times. Every intermediate result is a TemporaryImage whose readCount is its number of
+// consumers, so memory is recycled while the network runs.
+//
+// compile() (called by the first encode if not before) rewrites the network first:
+//   - identity and dropout nodes disappear;
+//   - batch normalisation right after a convolution is folded into its weights;
+//   - a neuron right after a convolution, fully-connected or element-wise node is fused into it;
+//   - a concatenation disappears when its inputs' producers can write straight into the
+//     concatenated image at their channel offsets (offsets that are multiples of 4);
+//   - nodes whose results nobody uses are dropped.
+// Thread safety: one Graph is encoded by one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vkcnn/arithmetic.h"
+#include "vkcnn/command_buffer.h"
+#include "vkcnn/convolution.h"
+#include "vkcnn/export.h"
+#include "vkcnn/image.h"
+#include "vkcnn/kernel.h"
+#include "vkcnn/neuron.h"
+
+namespace vkcnn {
+
+namespace detail {
+struct GraphState;
+}
+
+// A value flowing between nodes; `id` indexes the graph's tensors.
+struct GraphTensor {
+  uint32_t id = UINT32_MAX;
+  bool valid() const { return id != UINT32_MAX; }
+};
+
+// Shape of one image of a tensor (the batch size comes from the inputs at encode time).
+struct TensorShape {
+  uint32_t width = 1, height = 1, featureChannels = 1;
+  bool operator==(const TensorShape&) const = default;
+};
+
+struct GraphOptions {
+  ChannelFormat channelFormat = ChannelFormat::float16;  // of every intermediate and output
+  bool optimize = true;                                  // the rewrites listed above
+  std::string label = "graph";
+};
+
+struct GraphStatistics {
+  uint32_t nodes = 0;    // as built
+  uint32_t kernels = 0;  // after compile(): kernels encoded per run
+  uint32_t fusedNeurons = 0, foldedBatchNormalizations = 0, removedConcatenations = 0,
+           removedIdentities = 0, removedUnused = 0;
+};
+
+class VKCNN_API Graph {
+ public:
+  explicit Graph(const Context& context, const GraphOptions& options = {});
+  ~Graph();
+  Graph(Graph&&) noexcept;
+  Graph& operator=(Graph&&) noexcept;
+
+  // ---- building (before compile) ----
+  GraphTensor input(const std::string& name, TensorShape shape);
+  void output(GraphTensor tensor, const std::string& name);
+
+  // Weights in MPS order (see convolution.h); copied.
+  GraphTensor convolution(GraphTensor x, const ConvolutionDescriptor& descriptor,
+                          std::vector<float> weights, std::vector<float> bias = {},
+                          const Padding& padding = {}, const std::string& name = {});
+  // A fully-connected layer: the kernel spans the whole input (descriptor kernel size and input
+  // channels must match its shape).
+  GraphTensor fullyConnected(GraphTensor x, const ConvolutionDescriptor& descriptor,
+                             std::vector<float> weights, std::vector<float> bias = {},
+                             const std::string& name = {});
+  // Folded into the convolution before it when possible, else a per-channel scale and shift.
+  GraphTensor batchNormalization(GraphTensor x, const BatchNormalizationParameters& parameters,
+                                 const std::string& name = {});
+  GraphTensor neuron(GraphTensor x, const NeuronDescriptor& neuron, const std::string& name = {});
+  GraphTensor arithmetic(GraphTensor a, GraphTensor b, ArithmeticOperation operation,
+                         const std::string& name = {});
+  GraphTensor concat(const std::vector<GraphTensor>& inputs, const std::string& name = {});
+  GraphTensor identity(GraphTensor x, const std::string& name = {});
+  // Any other kernel with one source (pooling, softmax, resize, ...): its destination size and
+  // channels come from the kernel's destinationWidth/Height/FeatureChannels.
+  GraphTensor unary(GraphTensor x, std::shared_ptr<UnaryKernel> kernel,
+                    const std::string& name = {});
+
+  TensorShape shape(GraphTensor tensor) const;
+  const std::vector<std::string>& inputNames() const;
+  const std::vector<std::string>& outputNames() const;
+
+  void compile();
+  // Encodes the network. `inputs` in input order, each with the input's shape and the same
+  // numberOfImages; returns the outputs (new Images) in output order.
+  std::vector<Image> encode(CommandBuffer& commandBuffer, const std::vector<Image>& inputs);
+  // The same into the caller's output Images (shape and batch checked).
+  void encode(CommandBuffer& commandBuffer, const std::vector<Image>& inputs,
+              const std::vector<Image>& outputs);
+
+  GraphStatistics statistics() const;
+  // One line per kernel after compile(), for profiles and debugging.
+  std::vector<std::string> describe() const;
+
+ private:
+  std::unique_ptr<detail::GraphState> state_;
+};
+
+}  // namespace vkcnn
