@@ -14,6 +14,8 @@
 #include "vkcnn/kernel.h"
 #include "vkcnn/neuron.h"
 #include "vkcnn/normalization.h"
+#include "vkcnn/padding.h"
 #include "vkcnn/pooling.h"
 #include "vkcnn/rearrange.h"
+#include "vkcnn/resize.h"
 #include "vkcnn/softmax.h"
