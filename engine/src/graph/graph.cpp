@@ -4,6 +4,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "kernels/kernel_encoding.h"
 #include "vkcnn/error.h"
 
 namespace vkcnn {
@@ -330,16 +331,6 @@ void Graph::output(GraphTensor tensor, const std::string& name) {
   s.outputNames.push_back(name);
 }
 
-namespace {
-uint32_t windowedSize(uint32_t size, uint32_t dilatedKernel, uint32_t stride, const Padding& p,
-                      bool horizontal) {
-  if (p.mode == Padding::Mode::mpsDefault) return (size + stride - 1) / stride;
-  const int64_t padded = int64_t(size) + (horizontal ? p.left + p.right : p.top + p.bottom);
-  if (padded < dilatedKernel) return 0;
-  return uint32_t((padded - dilatedKernel) / stride + 1);
-}
-}  // namespace
-
 GraphTensor Graph::convolution(GraphTensor x, const ConvolutionDescriptor& d,
                                std::vector<float> weights, std::vector<float> bias,
                                const Padding& padding, const std::string& name) {
@@ -356,10 +347,11 @@ GraphTensor Graph::convolution(GraphTensor x, const ConvolutionDescriptor& d,
                                                 std::to_string(in.featureChannels));
   if (!d.strideInPixelsX || !d.strideInPixelsY || !d.kernelWidth || !d.kernelHeight)
     throw Error(ErrorCode::invalidArgument, s.what(n.name) + ": zero kernel size or stride");
-  TensorShape out{
-      windowedSize(in.width, d.dilatedKernelWidth(), d.strideInPixelsX, padding, true),
-      windowedSize(in.height, d.dilatedKernelHeight(), d.strideInPixelsY, padding, false),
-      d.outputFeatureChannels};
+  TensorShape out{detail::windowedOutputSize(in.width, d.strideInPixelsX, d.dilatedKernelWidth(),
+                                             padding, true, s.what(n.name)),
+                  detail::windowedOutputSize(in.height, d.strideInPixelsY, d.dilatedKernelHeight(),
+                                             padding, false, s.what(n.name)),
+                  d.outputFeatureChannels};
   n.inputs = {x.id};
   n.convolution = d;
   n.weights = std::move(weights);

@@ -228,16 +228,10 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
   const ConvolutionDescriptor& d = s.descriptor;
   DispatchRecorder r(e.commandBuffer, shader, variantFor(e.destination), e.what());
   shader::ConvolutionPush push{};
-  push.source = r.bindSource(0, e.source, e.sourceFirstImage, e.imageCount, e.sourceChannelOffset,
-                             e.sourceChannels);
-  push.destination = r.bindDestination(1, e.destination, e.destinationFirstImage, e.imageCount,
-                                       e.destinationChannelOffset, e.destinationChannels);
+  const uint32_t slices = r.bindWindows(push, e);
   r.bindBuffer(2, s.weights);
   r.bindBuffer(3, s.bias);
   r.bindBuffer(4, s.slopes);
-  const uint32_t slices =
-      touchedSlices(uint32_t(push.destination.channelShift), e.destinationChannels);
-  push.geometry = e.geometry(slices);
   push.geometry.offsetX -= leftEdge;
   push.geometry.offsetY -= topEdge;
   push.neuron = neuronParams(d.neuron);
@@ -250,19 +244,6 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
   push.convolution.inputChannelsPerGroup = int32_t(d.inputFeatureChannels / d.groups);
   push.convolution.outputChannelsPerGroup = int32_t(d.outputFeatureChannels / d.groups);
   r.dispatch(push, e.clipWidth, e.clipHeight, e.imageCount * slices);
-}
-
-// Output size along one axis (see Padding in kernel.h).
-uint32_t outputSize(uint32_t size, uint32_t stride, uint32_t dilatedKernel, const Padding& p,
-                    uint32_t before, uint32_t after, const char* axis, const std::string& what) {
-  if (p.mode == Padding::Mode::mpsDefault) return (size + stride - 1) / stride;
-  const uint64_t padded = uint64_t(size) + before + after;
-  require(padded >= dilatedKernel,
-          what + ": explicit padding: the padded source " + axis + " " + str(padded) + " (" +
-              str(size) + " + " + str(before) + " + " + str(after) +
-              ") is smaller than the dilated kernel " + axis + " " + str(dilatedKernel));
-  const uint64_t span = padded - dilatedKernel;
-  return uint32_t((p.ceilMode ? (span + stride - 1) / stride : span / stride) + 1);
 }
 
 }  // namespace
@@ -294,14 +275,14 @@ const ConvolutionDescriptor& Convolution::descriptor() const {
 
 uint32_t Convolution::destinationWidth(uint32_t sourceWidth) const {
   const ConvolutionDescriptor& d = state_->descriptor;
-  return detail::outputSize(sourceWidth, d.strideInPixelsX, d.dilatedKernelWidth(), padding,
-                            padding.left, padding.right, "width", "kernel '" + label + "'");
+  return detail::windowedOutputSize(sourceWidth, d.strideInPixelsX, d.dilatedKernelWidth(), padding,
+                                    true, "kernel '" + label + "'");
 }
 
 uint32_t Convolution::destinationHeight(uint32_t sourceHeight) const {
   const ConvolutionDescriptor& d = state_->descriptor;
-  return detail::outputSize(sourceHeight, d.strideInPixelsY, d.dilatedKernelHeight(), padding,
-                            padding.top, padding.bottom, "height", "kernel '" + label + "'");
+  return detail::windowedOutputSize(sourceHeight, d.strideInPixelsY, d.dilatedKernelHeight(),
+                                    padding, false, "kernel '" + label + "'");
 }
 
 uint32_t Convolution::destinationFeatureChannels(uint32_t) const {

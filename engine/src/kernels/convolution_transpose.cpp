@@ -12,10 +12,7 @@
 namespace vkcnn {
 namespace {
 
-void requirePositive(uint32_t value, const char* name, const std::string& what) {
-  if (value == 0)
-    throw Error(ErrorCode::invalidArgument, what + ": " + name + " is 0; it must be at least 1");
-}
+using detail::requirePositive;
 
 void checkDescriptor(const ConvolutionTransposeDescriptor& d, const std::string& what) {
   requirePositive(d.kernelWidth, "kernelWidth", what);
@@ -140,17 +137,10 @@ void ConvolutionTranspose::encodeKernel(detail::KernelEncoding& e) {
   detail::DispatchRecorder recorder(e.commandBuffer, detail::ShaderId::convolution_transpose,
                                     detail::variantFor(e.destination), e.what());
   detail::shader::ConvolutionTransposePush push{};
-  push.source = recorder.bindSource(0, e.source, e.sourceFirstImage, e.imageCount,
-                                    e.sourceChannelOffset, e.sourceChannels);
-  push.destination =
-      recorder.bindDestination(1, e.destination, e.destinationFirstImage, e.imageCount,
-                               e.destinationChannelOffset, e.destinationChannels);
+  const uint32_t slices = recorder.bindWindows(push, e);
   recorder.bindBuffer(2, std::static_pointer_cast<detail::DeviceBuffer>(weights_));
   recorder.bindBuffer(3, std::static_pointer_cast<detail::DeviceBuffer>(bias_));
   recorder.bindBuffer(4, std::static_pointer_cast<detail::DeviceBuffer>(slopes_));
-  const uint32_t slices =
-      detail::touchedSlices(uint32_t(push.destination.channelShift), e.destinationChannels);
-  push.geometry = e.geometry(slices);
   // Offsets are in source pixels (MPS); the shader works in padded-output positions.
   const bool mps = d.padding.mode == Padding::Mode::mpsDefault;
   push.geometry.offsetX =

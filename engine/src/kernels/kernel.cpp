@@ -72,6 +72,28 @@ void checkUsable(const CommandBufferImpl& cb, const Image& image, bool write,
                 what + ": " + s.describe() + " is read before any kernel wrote it");
 }
 
+void requirePositive(uint32_t value, const char* name, const std::string& what) {
+  if (value == 0)
+    throw Error(ErrorCode::invalidArgument, what + ": " + name + " is 0; it must be at least 1");
+}
+
+uint32_t windowedOutputSize(uint32_t size, uint32_t stride, uint32_t dilatedKernel,
+                            const Padding& p, bool horizontal, const std::string& what) {
+  if (p.mode == Padding::Mode::mpsDefault) return (size + stride - 1) / stride;
+  const uint32_t before = horizontal ? p.left : p.top, after = horizontal ? p.right : p.bottom;
+  const uint64_t padded = uint64_t(size) + before + after;
+  const char* axis = horizontal ? "width" : "height";
+  if (padded < dilatedKernel)
+    throw Error(ErrorCode::invalidArgument,
+                what + ": explicit padding: the padded source " + axis + " " +
+                    std::to_string(padded) + " (" + std::to_string(size) + " + " +
+                    std::to_string(before) + " + " + std::to_string(after) +
+                    ") is smaller than the dilated kernel " + axis + " " +
+                    std::to_string(dilatedKernel));
+  const uint64_t span = padded - dilatedKernel;
+  return uint32_t((p.ceilMode ? (span + stride - 1) / stride : span / stride) + 1);
+}
+
 void consumeRead(const Image& image) {
   if (image.isTemporary()) TemporaryImage(image).decrementReadCount();
 }
@@ -430,8 +452,8 @@ void BinaryKernel::encode(CommandBuffer& commandBuffer, const Image& primary,
   // A one-image secondary is let through for any n: element-wise arithmetic broadcasts it over
   // the batch (ONNX); a kernel that cannot must reject it in validate().
   const bool batchBroadcast = secondary.numberOfImages() == 1 && secondaryOffset.z == 0;
-  if (!batchBroadcast && (secondaryOffset.z < 0 || uint64_t(secondaryOffset.z) + e.imageCount >
-                                                       secondary.numberOfImages()))
+  if (!batchBroadcast && (secondaryOffset.z < 0 ||
+                          uint64_t(secondaryOffset.z) + e.imageCount > secondary.numberOfImages()))
     throw Error(ErrorCode::invalidArgument,
                 e.what() + ": secondary images " +
                     range(uint64_t(std::max(secondaryOffset.z, 0)), e.imageCount) + " exceed '" +

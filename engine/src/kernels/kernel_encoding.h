@@ -50,6 +50,15 @@ inline uint32_t touchedSlices(uint32_t channelShift, uint32_t channels) {
 
 ShaderVariant variantFor(const Image& destination);
 
+// Throws invalidArgument "<what>: <name> is 0; it must be at least 1".
+void requirePositive(uint32_t value, const char* name, const std::string& what);
+
+// Output size of a windowed kernel along one axis (Padding in kernel.h): ceil(size / stride) for
+// mpsDefault, floor (or ceil with ceilMode) of (size + padding - dilatedKernel) / stride + 1 for
+// explicit padding, which throws when the padded size is smaller than the window.
+uint32_t windowedOutputSize(uint32_t size, uint32_t stride, uint32_t dilatedKernel,
+                            const Padding& padding, bool horizontal, const std::string& what);
+
 // Throws misuse unless `image` may be read (or written) by a kernel in `commandBuffer` now:
 // temporaries must belong to it, still have readCount > 0, and (for reads) have been written.
 void checkUsable(const CommandBufferImpl& commandBuffer, const Image& image, bool write,
@@ -76,6 +85,20 @@ class DispatchRecorder {
   // float index of `offset` inside the bound range.
   uint32_t bindStorageBuffer(uint32_t binding, VkBuffer buffer, VkDeviceSize offset,
                              VkDeviceSize size, bool write, std::shared_ptr<const void> owner);
+
+  // The usual layout: the source window at binding 0, the destination window at binding 1. Fills
+  // push.source, push.destination and push.geometry; returns the destination layers per image.
+  template <typename Push>
+  uint32_t bindWindows(Push& push, const KernelEncoding& e) {
+    push.source = bindSource(0, e.source, e.sourceFirstImage, e.imageCount, e.sourceChannelOffset,
+                             e.sourceChannels);
+    push.destination = bindDestination(1, e.destination, e.destinationFirstImage, e.imageCount,
+                                       e.destinationChannelOffset, e.destinationChannels);
+    const uint32_t slices =
+        touchedSlices(uint32_t(push.destination.channelShift), e.destinationChannels);
+    push.geometry = e.geometry(slices);
+    return slices;
+  }
 
   uint32_t localSize(uint32_t axis) const { return module_->localSize[axis]; }
 

@@ -112,14 +112,8 @@ void Neuron::encodeKernel(detail::KernelEncoding& e) {
   detail::DispatchRecorder d(e.commandBuffer, detail::ShaderId::neuron,
                              detail::variantFor(e.destination), e.what());
   detail::shader::NeuronPush push{};
-  push.source = d.bindSource(0, e.source, e.sourceFirstImage, e.imageCount, e.sourceChannelOffset,
-                             e.sourceChannels);
-  push.destination = d.bindDestination(1, e.destination, e.destinationFirstImage, e.imageCount,
-                                       e.destinationChannelOffset, e.destinationChannels);
+  const uint32_t slices = d.bindWindows(push, e);
   d.bindBuffer(2, std::static_pointer_cast<detail::DeviceBuffer>(slopes_));
-  const uint32_t slices =
-      detail::touchedSlices(uint32_t(push.destination.channelShift), e.destinationChannels);
-  push.geometry = e.geometry(slices);
   push.neuron = detail::neuronParams(neuron_);
   d.dispatch(push, e.clipWidth, e.clipHeight, e.imageCount * slices);
 }

@@ -44,13 +44,7 @@ void LocalResponseNormalization::encodeKernel(detail::KernelEncoding& e) {
   detail::DispatchRecorder d(e.commandBuffer, detail::ShaderId::lrn,
                              detail::variantFor(e.destination), e.what());
   detail::shader::LrnPush push{};
-  push.source = d.bindSource(0, e.source, e.sourceFirstImage, e.imageCount, e.sourceChannelOffset,
-                             e.sourceChannels);
-  push.destination = d.bindDestination(1, e.destination, e.destinationFirstImage, e.imageCount,
-                                       e.destinationChannelOffset, e.destinationChannels);
-  const uint32_t slices =
-      detail::touchedSlices(uint32_t(push.destination.channelShift), e.destinationChannels);
-  push.geometry = e.geometry(slices);
+  const uint32_t slices = d.bindWindows(push, e);
   // A window wider than the channels reaches only zeros: clamp so the shader's ints cannot wrap.
   const uint32_t size = descriptor_.size;
   push.before = int32_t(std::min((size - 1) / 2, e.sourceChannels));
@@ -111,15 +105,9 @@ void InstanceNormalization::encodeKernel(detail::KernelEncoding& e) {
   detail::DispatchRecorder d(e.commandBuffer, detail::ShaderId::instance_norm,
                              detail::variantFor(e.destination), e.what());
   detail::shader::InstanceNormPush push{};
-  push.source = d.bindSource(0, e.source, e.sourceFirstImage, e.imageCount, e.sourceChannelOffset,
-                             e.sourceChannels);
-  push.destination = d.bindDestination(1, e.destination, e.destinationFirstImage, e.imageCount,
-                                       e.destinationChannelOffset, e.destinationChannels);
+  const uint32_t slices = d.bindWindows(push, e);
   d.bindBuffer(2, std::static_pointer_cast<detail::DeviceBuffer>(parameters_));
   d.bindBuffer(3, std::static_pointer_cast<detail::DeviceBuffer>(slopes_));
-  const uint32_t slices =
-      detail::touchedSlices(uint32_t(push.destination.channelShift), e.destinationChannels);
-  push.geometry = e.geometry(slices);
   push.neuron = detail::neuronParams(descriptor_.neuron);
   push.epsilon = descriptor_.epsilon;
   push.channels = int32_t(descriptor_.featureChannels);

@@ -93,13 +93,7 @@ void Pad::encodeKernel(detail::KernelEncoding& e) {
   detail::DispatchRecorder d(e.commandBuffer, detail::ShaderId::pad,
                              detail::variantFor(e.destination), e.what());
   detail::shader::PadPush push{};
-  push.source = d.bindSource(0, e.source, e.sourceFirstImage, e.imageCount, e.sourceChannelOffset,
-                             e.sourceChannels);
-  push.destination = d.bindDestination(1, e.destination, e.destinationFirstImage, e.imageCount,
-                                       e.destinationChannelOffset, e.destinationChannels);
-  const uint32_t slices =
-      detail::touchedSlices(uint32_t(push.destination.channelShift), e.destinationChannels);
-  push.geometry = e.geometry(slices);
+  const uint32_t slices = d.bindWindows(push, e);
   push.left = descriptor_.left;
   push.top = descriptor_.top;
   push.sourceWidth = int32_t(e.source.width());

@@ -9,16 +9,13 @@
 namespace vkcnn {
 namespace {
 
+using detail::requirePositive;
+
 // Past any window position a source could have: "every position counts".
 constexpr int32_t kUnbounded = 1 << 30;
 
 uint32_t dilatedSize(uint32_t kernel, uint32_t dilation) {
   return (kernel - 1) * dilation + 1;
-}
-
-void requirePositive(uint32_t value, const char* name, const std::string& what) {
-  if (value == 0)
-    throw Error(ErrorCode::invalidArgument, what + ": " + name + " is 0; it must be at least 1");
 }
 
 void checkDescriptor(const PoolingDescriptor& d, const std::string& what) {
@@ -106,14 +103,7 @@ void Pooling::encodeKernel(detail::KernelEncoding& e) {
   detail::DispatchRecorder recorder(e.commandBuffer, detail::ShaderId::pooling,
                                     detail::variantFor(e.destination), e.what());
   detail::shader::PoolingPush push{};
-  push.source = recorder.bindSource(0, e.source, e.sourceFirstImage, e.imageCount,
-                                    e.sourceChannelOffset, e.sourceChannels);
-  push.destination =
-      recorder.bindDestination(1, e.destination, e.destinationFirstImage, e.imageCount,
-                               e.destinationChannelOffset, e.destinationChannels);
-  const uint32_t slices =
-      detail::touchedSlices(uint32_t(push.destination.channelShift), e.destinationChannels);
-  push.geometry = e.geometry(slices);
+  const uint32_t slices = recorder.bindWindows(push, e);
   const bool mps = d.padding.mode == Padding::Mode::mpsDefault;
   push.geometry.offsetX -=
       mps ? int32_t(dilatedSize(d.kernelWidth, d.dilationRateX) >> 1) : int32_t(d.padding.left);
@@ -169,14 +159,7 @@ void GlobalPooling::encodeKernel(detail::KernelEncoding& e) {
   detail::DispatchRecorder recorder(e.commandBuffer, detail::ShaderId::global_pooling,
                                     detail::variantFor(e.destination), e.what());
   detail::shader::GlobalPoolingPush push{};
-  push.source = recorder.bindSource(0, e.source, e.sourceFirstImage, e.imageCount,
-                                    e.sourceChannelOffset, e.sourceChannels);
-  push.destination =
-      recorder.bindDestination(1, e.destination, e.destinationFirstImage, e.imageCount,
-                               e.destinationChannelOffset, e.destinationChannels);
-  const uint32_t slices =
-      detail::touchedSlices(uint32_t(push.destination.channelShift), e.destinationChannels);
-  push.geometry = e.geometry(slices);
+  const uint32_t slices = recorder.bindWindows(push, e);
   push.average = average_ ? 1 : 0;
   // One workgroup per (image, slice); the shader's lanes share the pixels.
   recorder.dispatchGroups(&push, sizeof(push), 1, 1, e.imageCount * slices);

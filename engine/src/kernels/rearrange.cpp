@@ -53,13 +53,7 @@ void ChannelShuffle::encodeKernel(detail::KernelEncoding& e) {
   detail::DispatchRecorder d(e.commandBuffer, detail::ShaderId::channel_shuffle,
                              detail::variantFor(e.destination), e.what());
   detail::shader::ChannelShufflePush push{};
-  push.source = d.bindSource(0, e.source, e.sourceFirstImage, e.imageCount, e.sourceChannelOffset,
-                             e.sourceChannels);
-  push.destination = d.bindDestination(1, e.destination, e.destinationFirstImage, e.imageCount,
-                                       e.destinationChannelOffset, e.destinationChannels);
-  const uint32_t slices =
-      detail::touchedSlices(uint32_t(push.destination.channelShift), e.destinationChannels);
-  push.geometry = e.geometry(slices);
+  const uint32_t slices = d.bindWindows(push, e);
   push.groups = int32_t(groups_);
   push.channelsPerGroup = int32_t(e.sourceChannels / groups_);
   d.dispatch(push, e.clipWidth, e.clipHeight, e.imageCount * slices);
@@ -99,13 +93,7 @@ void DepthToSpace::encodeKernel(detail::KernelEncoding& e) {
   detail::DispatchRecorder d(e.commandBuffer, detail::ShaderId::depth_space,
                              detail::variantFor(e.destination), e.what());
   detail::shader::DepthSpacePush push{};
-  push.source = d.bindSource(0, e.source, e.sourceFirstImage, e.imageCount, e.sourceChannelOffset,
-                             e.sourceChannels);
-  push.destination = d.bindDestination(1, e.destination, e.destinationFirstImage, e.imageCount,
-                                       e.destinationChannelOffset, e.destinationChannels);
-  const uint32_t slices =
-      detail::touchedSlices(uint32_t(push.destination.channelShift), e.destinationChannels);
-  push.geometry = e.geometry(slices);
+  const uint32_t slices = d.bindWindows(push, e);
   push.mode = mode_ == Mode::DCR ? VKCNN_DEPTH_TO_SPACE_DCR : VKCNN_DEPTH_TO_SPACE_CRD;
   push.blockSize = int32_t(blockSize_);
   push.depthChannels = int32_t(e.destinationChannels);
@@ -158,13 +146,7 @@ void SpaceToDepth::encodeKernel(detail::KernelEncoding& e) {
   detail::DispatchRecorder d(e.commandBuffer, detail::ShaderId::depth_space,
                              detail::variantFor(e.destination), e.what());
   detail::shader::DepthSpacePush push{};
-  push.source = d.bindSource(0, e.source, e.sourceFirstImage, e.imageCount, e.sourceChannelOffset,
-                             e.sourceChannels);
-  push.destination = d.bindDestination(1, e.destination, e.destinationFirstImage, e.imageCount,
-                                       e.destinationChannelOffset, e.destinationChannels);
-  const uint32_t slices =
-      detail::touchedSlices(uint32_t(push.destination.channelShift), e.destinationChannels);
-  push.geometry = e.geometry(slices);
+  const uint32_t slices = d.bindWindows(push, e);
   push.mode = VKCNN_SPACE_TO_DEPTH;
   push.blockSize = int32_t(blockSize_);
   push.depthChannels = int32_t(e.sourceChannels);

@@ -120,13 +120,7 @@ void Resize::encodeKernel(detail::KernelEncoding& e) {
   detail::DispatchRecorder d(e.commandBuffer, detail::ShaderId::resize,
                              detail::variantFor(e.destination), e.what());
   detail::shader::ResizePush push{};
-  push.source = d.bindSource(0, e.source, e.sourceFirstImage, e.imageCount, e.sourceChannelOffset,
-                             e.sourceChannels);
-  push.destination = d.bindDestination(1, e.destination, e.destinationFirstImage, e.imageCount,
-                                       e.destinationChannelOffset, e.destinationChannels);
-  const uint32_t slices =
-      detail::touchedSlices(uint32_t(push.destination.channelShift), e.destinationChannels);
-  push.geometry = e.geometry(slices);
+  const uint32_t slices = d.bindWindows(push, e);
   const auto axis = [&](uint32_t in, uint32_t out) {
     const Fraction f = axisFraction(descriptor_.coordinateTransformationMode, in, out);
     return detail::shader::ResizeAxis{int32_t(f.a), int32_t(f.b), int32_t(f.d), int32_t(in)};

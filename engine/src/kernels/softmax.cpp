@@ -10,13 +10,8 @@ void encodeSoftmax(detail::KernelEncoding& e, bool logarithm) {
   detail::DispatchRecorder d(e.commandBuffer, detail::ShaderId::softmax,
                              detail::variantFor(e.destination), e.what());
   detail::shader::SoftmaxPush push{};
-  push.source = d.bindSource(0, e.source, e.sourceFirstImage, e.imageCount, e.sourceChannelOffset,
-                             e.sourceChannels);
-  push.destination = d.bindDestination(1, e.destination, e.destinationFirstImage, e.imageCount,
-                                       e.destinationChannelOffset, e.destinationChannels);
   // Each invocation writes every destination layer of its pixel: the grid is pixels x images.
-  push.geometry = e.geometry(
-      detail::touchedSlices(uint32_t(push.destination.channelShift), e.destinationChannels));
+  d.bindWindows(push, e);
   push.logarithm = logarithm ? 1 : 0;
   d.dispatch(push, e.clipWidth, e.clipHeight, e.imageCount);
 }
