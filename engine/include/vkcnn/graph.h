@@ -103,6 +103,9 @@ class VKCNN_API Graph {
               const std::vector<Image>& outputs);
 
   GraphStatistics statistics() const;
+  // Bytes all intermediate tensors would take at this batch size if none shared memory (what the
+  // temporary pool's peak is measured against). After compile().
+  uint64_t intermediateTensorBytes(uint32_t numberOfImages) const;
   // One line per kernel after compile(), for profiles and debugging.
   std::vector<std::string> describe() const;
 

@@ -517,6 +517,18 @@ void Graph::compile() {
   s.compiled = true;
 }
 
+uint64_t Graph::intermediateTensorBytes(uint32_t numberOfImages) const {
+  const auto& s = *state_;
+  uint64_t total = 0;
+  for (const GraphNode& n : s.nodes) {
+    if (n.removed || s.isOutput(n.output) || s.tensors[n.output].storedIn != kNone) continue;
+    const TensorShape& t = s.tensors[n.output].shape;
+    total += uint64_t(t.width) * t.height * ((t.featureChannels + 3) / 4) * 4 *
+             bytesPerChannel(s.options.channelFormat) * numberOfImages;
+  }
+  return total;
+}
+
 std::vector<std::string> Graph::describe() const {
   std::vector<std::string> lines;
   const auto& s = *state_;
