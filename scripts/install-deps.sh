@@ -8,6 +8,7 @@ packages=(
   libvulkan-dev libvulkan-volk-dev
   glslang-tools glslang-dev spirv-cross libspirv-cross-c-shared-dev spirv-tools
   doctest-dev
+  zlib1g-dev dataset-fashion-mnist
   mesa-vulkan-drivers vulkan-validationlayers
 )
 
