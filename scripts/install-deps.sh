@@ -9,6 +9,7 @@ packages=(
   glslang-tools glslang-dev spirv-cross libspirv-cross-c-shared-dev spirv-tools
   doctest-dev
   libstb-dev
+  zlib1g-dev dataset-fashion-mnist
   mesa-vulkan-drivers vulkan-validationlayers
 )
 
