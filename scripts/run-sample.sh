@@ -5,4 +5,5 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/install-deps.sh"
 "$root/scripts/build.sh"
 build=${VKCNN_BUILD_DIR:-$root/build}
-"$build/samples/vkcnn-smoke" "$@"
+"$build/samples/vkcnn-smoke"
+"$build/samples/vkcnn-fashion-mnist" "$@"
