@@ -8,6 +8,7 @@ packages=(
   libvulkan-dev libvulkan-volk-dev
   glslang-tools glslang-dev spirv-cross libspirv-cross-c-shared-dev spirv-tools
   doctest-dev
+  libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
   mesa-vulkan-drivers vulkan-validationlayers
 )
 
