@@ -19,6 +19,7 @@
 #include <limits>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "onnx/onnx_tensor.h"
@@ -165,10 +166,20 @@ struct ImageValue {
   std::vector<int64_t> dims;
 };
 
+// y = scale[c] * x + shift[c] per channel of a canonical image, not yet in the Graph: batch
+// normalisations and per-channel or scalar Add/Sub/Mul/Div with constants compose into one, which
+// becomes a single batch normalisation node (folded by the Graph into a convolution before it)
+// when something reads the value.
+struct Affine {
+  std::vector<float> scale, shift;
+  std::string label;
+};
+
 struct Value {
   bool isImage = false;
   HostTensor constant;
-  ImageValue image;
+  ImageValue image;  // with `affine`: its source
+  std::optional<Affine> affine;
 };
 
 // A copy of a channel window and a rectangle of its source (Split, Slice): a Neuron of type none
@@ -288,12 +299,46 @@ class Importer {
                   elementTypeName(t.type) + "; only float tensors are supported there");
     return t;
   }
-  const ImageValue& imageInput(int k) const {
-    const Value& v = input(k);
+  // The value itself, an affine still pending.
+  Value& rawImageInput(int k) {
+    input(k);
+    Value& v = values_.find(node_->input(k))->second;
     if (!v.isImage)
       unsupported("input " + std::to_string(k) + " ('" + node_->input(k) +
                   "') is a constant, and this operator is only evaluated on image data");
+    return v;
+  }
+  const ImageValue& imageInput(int k) { return materialize(rawImageInput(k)); }
+  const ImageValue& materialize(Value& v) {
+    if (v.affine) {
+      BatchNormalizationParameters p;
+      p.gamma = v.affine->scale;
+      p.beta = v.affine->shift;
+      p.mean.assign(p.gamma.size(), 0.f);
+      p.variance.assign(p.gamma.size(), 1.f);
+      p.epsilon = 0;
+      v.image.tensor = graph_.batchNormalization(v.image.tensor, p, v.affine->label);
+      v.affine.reset();
+    }
     return v.image;
+  }
+  // Applies y = scale * x + shift per channel to the canonical image value `x`.
+  void setAffine(int k, Value& x, const std::vector<float>& scale,
+                 const std::vector<float>& shift) {
+    Value out;
+    out.isImage = true;
+    out.image = x.image;
+    Affine a;
+    a.label = nodeName();
+    a.scale = scale;
+    a.shift = shift;
+    if (x.affine)
+      for (size_t c = 0; c < scale.size(); ++c) {
+        a.scale[c] = scale[c] * x.affine->scale[c];
+        a.shift[c] = scale[c] * x.affine->shift[c] + shift[c];
+      }
+    out.affine = std::move(a);
+    setOutput(k, std::move(out));
   }
 
   void setOutput(int k, Value v) {
@@ -376,6 +421,7 @@ class Importer {
   void gemm(bool matmul);
   void arithmetic(const std::string& op);
   void prelu();
+  void sum(bool mean);
   void clip();
   void pow();
   void softmax(bool log);
@@ -415,6 +461,7 @@ class Importer {
   int64_t opset_ = 0;
   uint32_t batch_ = 0;  // N of every image value; 0 until the first image input
   std::unordered_map<std::string, Value> values_;
+  std::set<uint32_t> convolutionOutputs_;  // tensors a convolution or fully-connected node made
   OnnxModelInfo info_;
 };
 
@@ -562,7 +609,7 @@ void Importer::importOutputs() {
       unsupported("graph output '" + out.name() +
                   "' is a constant computed at import (it does not depend on an image input); "
                   "graphs output images only (constant output)");
-    const ImageValue& v = it->second.image;
+    const ImageValue& v = materialize(it->second);
     graph_.output(v.tensor, out.name());
     OnnxTensorInfo info = declaredInfo(out);
     info.dims = v.dims;
@@ -810,11 +857,7 @@ void Importer::translate() {
   if (op == "Gemm") return gemm(false);
   if (op == "MatMul") return gemm(true);
   if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") return arithmetic(op);
-  if (op == "Sum") {
-    if (node_->input_size() == 1) return setImage(0, imageInput(0));
-    if (node_->input_size() == 2) return arithmetic("Add");
-    unsupported("Sum of more than two inputs");
-  }
+  if (op == "Sum" || op == "Mean") return sum(op == "Mean");
   if (op == "Softmax") return softmax(false);
   if (op == "LogSoftmax") return softmax(true);
   if (op == "Concat") return concat();
@@ -1127,6 +1170,7 @@ void Importer::conv() {
                                                    uint32_t(wy.padEnd), uint32_t(wx.padEnd));
   GraphTensor out =
       graph_.convolution(x.tensor, d, std::move(weights), std::move(bias), padding, nodeName());
+  convolutionOutputs_.insert(out.id);
   setImage(0, out, dimsLike(x, graph_.shape(out)));
 }
 
@@ -1245,24 +1289,29 @@ void Importer::globalPool(bool max) {
 }
 
 void Importer::batchNormalization() {
-  const ImageValue& x = imageInput(0);
-  const Shape4 s = requireCanonical(x);
+  Value& xv = rawImageInput(0);
+  const Shape4 s = requireCanonical(xv.image);
   if (opset_ < 9 && attrInt("spatial", 1) == 0)
     unsupported("BatchNormalization with spatial = 0 (statistics per element)");
   if (attrInt("training_mode", 0) != 0) unsupported("BatchNormalization in training mode");
   for (int k = 1; k < node_->output_size(); ++k)
     if (outputUsed(k)) unsupported("BatchNormalization's training outputs (mean, variance)");
-  BatchNormalizationParameters p;
-  p.gamma = floatConstant(1, "scale").f;
-  p.beta = floatConstant(2, "B").f;
-  p.mean = floatConstant(3, "mean").f;
-  p.variance = floatConstant(4, "var").f;
-  p.epsilon = attrFloat("epsilon", 1e-5f);
-  for (const auto* v : {&p.gamma, &p.beta, &p.mean, &p.variance})
+  const std::vector<float>& gamma = floatConstant(1, "scale").f;
+  const std::vector<float>& beta = floatConstant(2, "B").f;
+  const std::vector<float>& mean = floatConstant(3, "mean").f;
+  const std::vector<float>& variance = floatConstant(4, "var").f;
+  const double epsilon = attrFloat("epsilon", 1e-5f);
+  for (const auto* v : {&gamma, &beta, &mean, &variance})
     if (int64_t(v->size()) != s.c)
       invalidModel("BatchNormalization parameters need " + std::to_string(s.c) +
                    " values, one has " + std::to_string(v->size()));
-  setImage(0, graph_.batchNormalization(x.tensor, p, nodeName()), x.dims);
+  std::vector<float> scale(size_t(s.c)), shift(size_t(s.c));
+  for (size_t c = 0; c < scale.size(); ++c) {
+    const double sc = double(gamma[c]) / std::sqrt(double(variance[c]) + epsilon);
+    scale[c] = float(sc);
+    shift[c] = float(double(beta[c]) - sc * double(mean[c]));
+  }
+  setAffine(0, xv, scale, shift);
 }
 
 void Importer::instanceNormalization() {
@@ -1341,116 +1390,110 @@ void Importer::gemm(bool matmul) {
                                                         u32(s.c, "channels"), u32(m, "outputs"));
   GraphTensor out =
       graph_.fullyConnected(a.tensor, d, std::move(weights), std::move(bias), nodeName());
+  convolutionOutputs_.insert(out.id);
   setImage(0, out, {a.dims[0], m});
 }
 
 // ---- element-wise ----------------------------------------------------------------------------
 
 void Importer::arithmetic(const std::string& op) {
-  const Value& va = input(0);
-  Value vb = input(1);
+  const bool imageA = input(0).isImage, imageB = input(1).isImage;
   const bool legacy = opset_ < 7 && attrInt("broadcast", 0) != 0;
-  const std::vector<int64_t>& da = va.isImage ? va.image.dims : va.constant.dims;
-  if (legacy) {
-    auto dims = legacyBroadcastDims(da, vb.isImage ? vb.image.dims : vb.constant.dims);
-    if (vb.isImage)
-      vb.image.dims = dims;
-    else
-      vb.constant = reshaped(vb.constant, dims);
-  }
-  const std::vector<int64_t>& db = vb.isImage ? vb.image.dims : vb.constant.dims;
-  const std::vector<int64_t> dims = broadcastShapes(da, db);
   const ArithmeticOperation operation = op == "Add"   ? ArithmeticOperation::add
                                         : op == "Sub" ? ArithmeticOperation::subtract
                                         : op == "Mul" ? ArithmeticOperation::multiply
                                                       : ArithmeticOperation::divide;
-  if (va.isImage && vb.isImage) {
-    const ImageValue* a = &va.image;
-    const ImageValue* b = &vb.image;
+  if (imageA && imageB) {
+    ImageValue a = imageInput(0), b = imageInput(1);
+    if (legacy) b.dims = legacyBroadcastDims(a.dims, b.dims);
+    const std::vector<int64_t> dims = broadcastShapes(a.dims, b.dims);
     bool swapped = false;
-    if (b->dims == dims && a->dims != dims) {
+    if (b.dims == dims && a.dims != dims) {
       if (op == "Div") unsupported("Div that broadcasts its first operand");
       std::swap(a, b);
       swapped = true;
     }
-    if (a->dims != dims)
-      unsupported("both operands broadcast: " + dimsToString(da) + " and " + dimsToString(db));
-    if (a->dims == b->dims && imageShape(*a) == imageShape(*b)) {
-      // Same layout: element by element, whatever the view.
-    } else {
+    if (a.dims != dims)
+      unsupported("both operands broadcast: " + dimsToString(a.dims) + " and " +
+                  dimsToString(b.dims));
+    if (!(a.dims == b.dims && imageShape(a) == imageShape(b))) {
       // b broadcasts onto a: both must be canonical images of the same rank.
-      requireCanonical(*a);
-      std::vector<int64_t> bd = b->dims;
-      bd.insert(bd.begin(), a->dims.size() - bd.size(), 1);
-      ImageValue bAligned{b->tensor, bd};
-      if (bd[0] != a->dims[0]) unsupported("an operand broadcast along the batch axis");
-      requireCanonical(bAligned);
+      requireCanonical(a);
+      std::vector<int64_t> bd = b.dims;
+      bd.insert(bd.begin(), a.dims.size() - bd.size(), 1);
+      if (bd[0] != a.dims[0]) unsupported("an operand broadcast along the batch axis");
+      requireCanonical(ImageValue{b.tensor, bd});
     }
-    GraphTensor out = graph_.arithmetic(a->tensor, b->tensor, operation, nodeName());
+    GraphTensor out = graph_.arithmetic(a.tensor, b.tensor, operation, nodeName());
     if (swapped && op == "Sub")
       out = graph_.neuron(out, NeuronDescriptor::of(NeuronType::linear, -1.f, 0.f),
                           nodeName() + " (negated)");
     return setImage(0, out, dims);
   }
   // One constant operand.
-  const bool imageFirst = va.isImage;
-  const ImageValue& x = imageFirst ? va.image : vb.image;
-  const HostTensor& k = imageFirst ? vb.constant : va.constant;
+  const bool imageFirst = imageA;
+  Value& xv = rawImageInput(imageFirst ? 0 : 1);
+  HostTensor k = constantInput(imageFirst ? 1 : 0, "constant operand");
+  if (legacy && imageFirst) k = reshaped(k, legacyBroadcastDims(xv.image.dims, k.dims));
   if (!k.isFloat()) unsupported("arithmetic with a non-float constant (data type)");
-  if (dims != x.dims)
-    unsupported("a constant operand that enlarges the image data " + dimsToString(x.dims) + " to " +
-                dimsToString(dims));
-  if (k.size() == 1 || std::all_of(k.f.begin(), k.f.end(), [&](float v) { return v == k.f[0]; })) {
-    if (k.size() == 0) invalidModel("an empty constant operand");
-    const float c = k.f[0];
-    NeuronDescriptor n;
-    if (op == "Add")
-      n = NeuronDescriptor::of(NeuronType::linear, 1.f, c);
-    else if (op == "Sub")
-      n = imageFirst ? NeuronDescriptor::of(NeuronType::linear, 1.f, -c)
-                     : NeuronDescriptor::of(NeuronType::linear, -1.f, c);
-    else if (op == "Mul")
-      n = NeuronDescriptor::of(NeuronType::linear, c, 0.f);
-    else if (imageFirst)
-      n = NeuronDescriptor::of(NeuronType::linear, 1.f / c, 0.f);
-    else
-      unsupported("dividing a constant by image data");
-    return setImage(0, neuron(x, n), x.dims);
+  if (k.size() == 0) invalidModel("an empty constant operand");
+  const std::vector<int64_t> dims = broadcastShapes(xv.image.dims, k.dims);
+  if (dims != xv.image.dims)
+    unsupported("a constant operand that enlarges the image data " + dimsToString(xv.image.dims) +
+                " to " + dimsToString(dims));
+  if (op == "Div" && !imageFirst) unsupported("dividing a constant by image data");
+  // y = scale * x + shift for the constant value v.
+  auto affineOf = [&](float v) -> std::pair<float, float> {
+    if (op == "Add") return {1.f, v};
+    if (op == "Sub") return imageFirst ? std::pair{1.f, -v} : std::pair{-1.f, v};
+    if (op == "Mul") return {v, 0.f};
+    return {1.f / v, 0.f};
+  };
+  const bool scalar = std::all_of(k.f.begin(), k.f.end(), [&](float v) { return v == k.f[0]; });
+  const bool foldable = xv.affine || convolutionOutputs_.count(xv.image.tensor.id);
+  if (scalar && (!foldable || !canonical(xv.image))) {
+    // A linear neuron: layout-free, and the Graph fuses it into the node before it.
+    const auto [a, b] = affineOf(k.f[0]);
+    const ImageValue& x = materialize(xv);
+    return setImage(0, neuron(x, NeuronDescriptor::of(NeuronType::linear, a, b)), x.dims);
   }
-  // Per channel: the constant is 1 everywhere but the channel axis.
-  const Shape4 s = requireCanonical(x);
-  std::vector<int64_t> kd = k.dims;
-  kd.insert(kd.begin(), x.dims.size() - kd.size(), 1);
-  for (size_t a = 0; a < kd.size(); ++a)
-    if (a != 1 && kd[a] != 1)
-      unsupported("a constant operand " + dimsToString(k.dims) + " that varies along axis " +
-                  std::to_string(a) + " (only scalars and per-channel constants are supported)");
-  if (kd[1] != s.c)
-    unsupported("a constant operand " + dimsToString(k.dims) + " of the wrong size");
-  // A per-channel scale and shift is a batch normalisation, which the Graph folds into a
-  // convolution before it (or runs as a 1x1 depthwise convolution).
-  BatchNormalizationParameters p;
-  p.mean.assign(size_t(s.c), 0.f);
-  p.variance.assign(size_t(s.c), 1.f);
-  p.epsilon = 0;
-  p.gamma.assign(size_t(s.c), 1.f);
-  p.beta.assign(size_t(s.c), 0.f);
-  for (int64_t c = 0; c < s.c; ++c) {
-    const float v = k.f[size_t(c)];
-    if (op == "Add") {
-      p.beta[size_t(c)] = v;
-    } else if (op == "Sub") {
-      p.gamma[size_t(c)] = imageFirst ? 1.f : -1.f;
-      p.beta[size_t(c)] = imageFirst ? -v : v;
-    } else if (op == "Mul") {
-      p.gamma[size_t(c)] = v;
-    } else if (imageFirst) {
-      p.gamma[size_t(c)] = 1.f / v;
-    } else {
-      unsupported("dividing a constant by image data");
-    }
+  // Per channel (or a scalar after a convolution): the constant is 1 everywhere but the channel
+  // axis, and joins the value's pending affine.
+  const Shape4 s = requireCanonical(xv.image);
+  std::vector<float> perChannel(size_t(s.c), k.f[0]);
+  if (!scalar) {
+    std::vector<int64_t> kd = k.dims;
+    kd.insert(kd.begin(), xv.image.dims.size() - kd.size(), 1);
+    const size_t channelAxis = xv.image.dims.size() == 1 ? 0 : 1;
+    for (size_t a = 0; a < kd.size(); ++a)
+      if (a != channelAxis && kd[a] != 1)
+        unsupported("a constant operand " + dimsToString(k.dims) + " that varies along axis " +
+                    std::to_string(a) + " (only scalars and per-channel constants are supported)");
+    perChannel = k.f;
   }
-  setImage(0, graph_.batchNormalization(x.tensor, p, nodeName()), x.dims);
+  std::vector<float> scale(size_t(s.c)), shift(size_t(s.c));
+  for (size_t c = 0; c < scale.size(); ++c) std::tie(scale[c], shift[c]) = affineOf(perChannel[c]);
+  setAffine(0, xv, scale, shift);
+}
+
+// Sum and Mean of any number of inputs: a chain of additions (two inputs may broadcast).
+void Importer::sum(bool mean) {
+  const int n = node_->input_size();
+  if (n == 2 && !mean) return arithmetic("Add");
+  const ImageValue& first = imageInput(0);
+  GraphTensor acc = first.tensor;
+  for (int k = 1; k < n; ++k) {
+    const ImageValue& x = imageInput(k);
+    if (x.dims != first.dims || !(imageShape(x) == imageShape(first)))
+      unsupported(std::string(mean ? "Mean" : "Sum") + " of more than two inputs that broadcast (" +
+                  dimsToString(first.dims) + " and " + dimsToString(x.dims) + ")");
+    acc = graph_.arithmetic(acc, x.tensor, ArithmeticOperation::add,
+                            nodeName() + (k + 1 < n ? " #" + std::to_string(k) : std::string()));
+  }
+  if (mean && n > 1)
+    acc = graph_.neuron(acc, NeuronDescriptor::of(NeuronType::linear, 1.f / float(n), 0.f),
+                        nodeName() + " (mean)");
+  setImage(0, acc, first.dims);
 }
 
 void Importer::prelu() {
@@ -1587,7 +1630,7 @@ void Importer::concat() {
     if (!hasInput(k)) continue;
     if (!input(k).isImage)
       unsupported("Concat of image data with a constant (input " + std::to_string(k) + ")");
-    parts.push_back(&input(k).image);
+    parts.push_back(&imageInput(k));
   }
   if (parts.empty()) invalidModel("Concat without inputs");
   if (parts.size() == 1) return setImage(0, *parts[0]);
