@@ -36,6 +36,8 @@ namespace {
 
 // The newest default-domain opset the importer (and onnx 1.12) knows.
 constexpr int64_t kNewestOpset = 17;
+// Largest dimension of an input.
+constexpr int64_t kMaxInputDimension = int64_t(1) << 24;
 
 // ---- model validation (before onnx's checker sees the model) ----------------------------------
 
@@ -535,10 +537,16 @@ void Importer::importInputs() {
                           std::to_string(dims[size_t(k)]) + " was given");
       }
     }
-    for (int64_t d : dims)
+    for (int64_t d : dims) {
       if (d < 0 || d > kMaxElements)
         throw Error(ErrorCode::invalidArgument, what + ": dimension " + std::to_string(d) + " of " +
                                                     dimsToString(dims) + " is out of range");
+      // No image holds more (devices allow 16384 to 65536 pixels per side, 2048 layers).
+      if (d > kMaxInputDimension)
+        throw Error(ErrorCode::limitExceeded,
+                    what + ": dimension " + std::to_string(d) + " of " + dimsToString(dims) +
+                        " exceeds the importer's limit of " + std::to_string(kMaxInputDimension));
+    }
     const int64_t count = checkedElementCount(dims, what);
     // Shape inference sees the resolved sizes.
     auto* shape = tensorType->mutable_shape();
@@ -1906,14 +1914,14 @@ void Importer::depthSpace(bool toSpace) {
 
 OnnxImport Importer::run() {
   opset_ = defaultOpset(model_);
-  if (opset_ < 0)
-    unsupported(
-        "the model imports no version of the default (ai.onnx) domain, only other "
-        "domains' operators (operator)");
   if (opset_ > kNewestOpset)
     unsupported("opset " + std::to_string(opset_) + " is newer than the importer knows (up to " +
                 std::to_string(kNewestOpset) + ")");
   runChecker(model_);
+  if (opset_ < 0)
+    unsupported(
+        "the model imports no version of the default (ai.onnx) domain, only other "
+        "domains' operators (operator)");
   if (model_.graph().sparse_initializer_size())
     unsupported("sparse initializers are not supported");
   info_.irVersion = model_.ir_version();
@@ -1923,21 +1931,23 @@ OnnxImport Importer::run() {
   info_.graphName = model_.graph().name();
 
   importInputs();
-  // Shape inference on the resolved input sizes (strict: a node it cannot infer is an error). Not
-  // type-checked: exporters wrote int64 Constants in opsets whose schema allowed only floats.
-  try {
-    onnx::ShapeInferenceOptions options(false, 1, false);
-    onnx::shape_inference::InferShapes(model_, onnx::OpSchemaRegistry::Instance(), options);
-  } catch (const Error&) {
-    throw;
-  } catch (const std::exception& e) {
-    invalidModel(std::string("onnx shape inference: ") + splitLines(e.what()).front());
-  }
   if (batch_ == 0) unsupported("the model has no float image input (every input is a constant)");
   const auto& nodes = model_.graph().node();
   for (int k = 0; k < nodes.size(); ++k) importNode(nodes[k], size_t(k));
   node_ = nullptr;
   importOutputs();
+  // onnx's shape inference runs last, on a model whose every node the importer understood and
+  // whose parameters it validated: onnx 1.12's inference functions divide by strides, block sizes
+  // and shape products straight from the file (a zero is SIGFPE), so a hostile model must never
+  // reach them unchecked. It runs on the resolved input sizes, strict (a node it cannot infer is
+  // an error) but not type-checked (exporters wrote int64 Constants in opsets whose schema
+  // allowed only floats), and every static shape it finds must be the one the importer computed.
+  try {
+    onnx::ShapeInferenceOptions options(false, 1, false);
+    onnx::shape_inference::InferShapes(model_, onnx::OpSchemaRegistry::Instance(), options);
+  } catch (const std::exception& e) {
+    invalidModel(std::string("onnx shape inference: ") + splitLines(e.what()).front());
+  }
   crossCheckShapes();
   return OnnxImport{std::move(graph_), std::move(info_)};
 }
