@@ -2,6 +2,7 @@
 // truncated, corrupted or hostile files are Error(invalidModel) (never a crash, another exception
 // or an unbounded allocation). Models are built with the onnx protobuf API, then broken.
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -191,13 +192,82 @@ TEST_CASE("onnx errors: random corruption gives vkcnn errors, never crashes") {
                                   << ": " << count);
 }
 
+// Many operators and both parameter forms (attributes, constant inputs), for the mutations below.
+OnnxModelBuilder richModel() {
+  OnnxModelBuilder b(13);
+  b.input("x", {1, 8, 6, 6});
+  b.initializer("W", {8, 4, 3, 3}, randomFloats(8 * 4 * 9, 30));
+  b.initializer("Wt", {8, 2, 2, 2}, randomFloats(8 * 2 * 4, 31));
+  b.initializerInt64("starts", {2}, {1, 0});
+  b.initializerInt64("ends", {2}, {7, 5});
+  b.initializerInt64("axes", {2}, {1, 3});
+  b.initializerInt64("steps", {2}, {1, 1});
+  b.initializerInt64("split", {2}, {2, 4});
+  b.initializerInt64("shuffle", {5}, {1, 2, 3, 6, 5});
+  b.initializerInt64("back", {4}, {1, 6, 6, 5});
+  b.initializerInt64("flat", {2}, {0, -1});
+  b.initializerInt64("sq", {2}, {2, 3});
+  b.initializer("k", {6, 1, 1}, randomFloats(6, 32));
+  b.initializer("fc", {3, 180}, randomFloats(3 * 180, 33));
+  b.initializer("lo", {}, {-1.f});
+  b.initializer("scale", {6}, randomFloats(6, 34));
+  b.initializer("bias", {6}, randomFloats(6, 35));
+  auto& c = b.node("Conv", {"x", "W"}, {"c"}, "conv");
+  setAttribute(c, "group", int64_t(2));
+  setAttribute(c, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  setAttribute(c, "strides", std::vector<int64_t>{1, 1});
+  setAttribute(c, "dilations", std::vector<int64_t>{1, 1});
+  setAttribute(c, "kernel_shape", std::vector<int64_t>{3, 3});
+  b.node("Slice", {"c", "starts", "ends", "axes", "steps"}, {"s"}, "slice");  // [1, 6, 6, 5]
+  auto& sp = b.node("Split", {"s", "split"}, {"a", "bb"}, "split");
+  setAttribute(sp, "axis", int64_t(1));
+  auto& cat = b.node("Concat", {"bb", "a"}, {"cat"}, "concat");
+  setAttribute(cat, "axis", int64_t(1));
+  b.node("Reshape", {"cat", "shuffle"}, {"r1"}, "r1");
+  auto& t = b.node("Transpose", {"r1"}, {"t"}, "transpose");
+  setAttribute(t, "perm", std::vector<int64_t>{0, 2, 1, 3, 4});
+  b.node("Reshape", {"t", "back"}, {"r2"}, "r2");
+  b.node("Mul", {"r2", "k"}, {"m"}, "mul");
+  b.node("Clip", {"m", "lo"}, {"clip"}, "clip");
+  auto& lrn = b.node("LRN", {"clip"}, {"lrn"}, "lrn");
+  setAttribute(lrn, "size", int64_t(3));
+  auto& in = b.node("InstanceNormalization", {"lrn", "scale", "bias"}, {"in"}, "instnorm");
+  setAttribute(in, "epsilon", 1e-5f);
+  auto& ap = b.node("AveragePool", {"in"}, {"ap"}, "avgpool");
+  setAttribute(ap, "kernel_shape", std::vector<int64_t>{2, 2});
+  setAttribute(ap, "strides", std::vector<int64_t>{1, 1});
+  setAttribute(ap, "pads", std::vector<int64_t>{0, 0, 1, 1});
+  auto& sm = b.node("Softmax", {"ap"}, {"sm"}, "softmax");
+  setAttribute(sm, "axis", int64_t(1));
+  auto& rm = b.node("ReduceMean", {"sm"}, {"rm"}, "reducemean");
+  setAttribute(rm, "axes", std::vector<int64_t>{2, 3});
+  setAttribute(rm, "keepdims", int64_t(1));
+  b.node("Squeeze", {"rm", "sq"}, {"sqz"}, "squeeze");
+  b.node("Unsqueeze", {"sqz", "sq"}, {"usq"}, "unsqueeze");
+  b.node("Reshape", {"sm", "flat"}, {"f"}, "flatten");
+  auto& g = b.node("Gemm", {"f", "fc"}, {"y"}, "gemm");
+  setAttribute(g, "transB", int64_t(1));
+  auto& ct = b.node("ConvTranspose", {"x", "Wt"}, {"ct"}, "deconv");
+  setAttribute(ct, "strides", std::vector<int64_t>{2, 2});
+  setAttribute(ct, "group", int64_t(2));
+  auto& d2s = b.node("DepthToSpace", {"ct"}, {"d2s"}, "d2s");
+  setAttribute(d2s, "blocksize", int64_t(2));
+  setAttribute(d2s, "mode", std::string("CRD"));
+  b.output("y", {1, 3});
+  b.output("usq", {1, 6, 1, 1});
+  b.output("d2s", {1, 1, 24, 24});
+  return b;
+}
+
 TEST_CASE("onnx errors: extreme values in attributes, dims and shapes give vkcnn errors") {
-  // Structured corruption: one integer somewhere (an attribute, a tensor dim, an int64 constant,
-  // an input dim) becomes an extreme value. The outcome must be an import or a vkcnn::Error.
+  // Structured corruption: integers somewhere (attributes, tensor dims, int64 constants, input
+  // dims) become extreme values. The outcome must be an import or a vkcnn::Error. More
+  // iterations: VKCNN_ONNX_FUZZ_ITERATIONS.
   const int64_t extremes[] = {0,
                               -1,
                               -2,
                               1,
+                              2,
                               3,
                               7,
                               65535,
@@ -206,49 +276,57 @@ TEST_CASE("onnx errors: extreme values in attributes, dims and shapes give vkcnn
                               int64_t(1) << 40,
                               std::numeric_limits<int64_t>::max(),
                               std::numeric_limits<int64_t>::min()};
-  const OnnxModelBuilder base = validModel();
-  std::mt19937 rng(99);
-  std::map<int, int> codes;
-  for (int iteration = 0; iteration < 600; ++iteration) {
-    onnx::ModelProto m = base.model;
-    auto* g = m.mutable_graph();
-    std::vector<int64_t*> slots;
-    std::vector<google::protobuf::RepeatedField<int64_t>*> lists;
-    for (auto& n : *g->mutable_node())
-      for (auto& a : *n.mutable_attribute()) {
-        if (a.type() == onnx::AttributeProto::INT)
-          slots.push_back(nullptr), lists.push_back(nullptr);
-        if (a.type() == onnx::AttributeProto::INTS) lists.push_back(a.mutable_ints());
-        if (a.has_t()) lists.push_back(a.mutable_t()->mutable_int64_data());
-        if (a.has_t()) lists.push_back(a.mutable_t()->mutable_dims());
-      }
-    for (auto& t : *g->mutable_initializer()) lists.push_back(t.mutable_dims());
-    const int64_t value = extremes[rng() % std::size(extremes)];
-    const size_t pick = rng() % (lists.size() + 2);
-    if (pick < lists.size() && lists[pick] && lists[pick]->size()) {
-      lists[pick]->Set(int(rng() % lists[pick]->size()), value);
-    } else if (pick == lists.size()) {
-      auto* shape = g->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
-      shape->mutable_dim(int(rng() % shape->dim_size()))->set_dim_value(value);
-    } else {
-      // An INT attribute (axis, group, ...).
+  int iterations = 800;
+  if (const char* n = std::getenv("VKCNN_ONNX_FUZZ_ITERATIONS")) iterations = std::atoi(n);
+  for (const OnnxModelBuilder& base : {validModel(), richModel()}) {
+    try {
+      importBytes(base.bytes());
+    } catch (const Error& e) {
+      FAIL_CHECK("the base model does not import: " << std::string(e.what()));
+    }
+    std::mt19937 rng(99);
+    std::map<int, int> codes;
+    for (int iteration = 0; iteration < iterations; ++iteration) {
+      onnx::ModelProto m = base.model;
+      auto* g = m.mutable_graph();
+      std::vector<google::protobuf::RepeatedField<int64_t>*> lists;
       std::vector<onnx::AttributeProto*> ints;
       for (auto& n : *g->mutable_node())
-        for (auto& a : *n.mutable_attribute())
+        for (auto& a : *n.mutable_attribute()) {
           if (a.type() == onnx::AttributeProto::INT) ints.push_back(&a);
-      if (!ints.empty()) ints[rng() % ints.size()]->set_i(value);
+          if (a.type() == onnx::AttributeProto::INTS) lists.push_back(a.mutable_ints());
+          if (a.has_t()) lists.push_back(a.mutable_t()->mutable_int64_data());
+          if (a.has_t()) lists.push_back(a.mutable_t()->mutable_dims());
+        }
+      for (auto& t : *g->mutable_initializer()) {
+        lists.push_back(t.mutable_dims());
+        if (t.int64_data_size()) lists.push_back(t.mutable_int64_data());
+      }
+      const int mutations = 1 + int(rng() % 3);
+      for (int k = 0; k < mutations; ++k) {
+        const int64_t value = extremes[rng() % std::size(extremes)];
+        const size_t pick = rng() % (lists.size() + 2);
+        if (pick < lists.size()) {
+          if (lists[pick]->size()) lists[pick]->Set(int(rng() % lists[pick]->size()), value);
+        } else if (pick == lists.size()) {
+          auto* shape = g->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+          shape->mutable_dim(int(rng() % shape->dim_size()))->set_dim_value(value);
+        } else if (!ints.empty()) {
+          ints[rng() % ints.size()]->set_i(value);
+        }
+      }
+      CAPTURE(iteration);
+      const int code = tryImport(bytesOf(m));
+      codes[code]++;
     }
-    CAPTURE(iteration);
-    const int code = tryImport(bytesOf(m));
-    codes[code]++;
-  }
-  for (const auto& [code, count] : codes) {
-    CAPTURE(code);
-    CHECK((code == -1 || code == int(ErrorCode::invalidModel) ||
-           code == int(ErrorCode::unsupported) || code == int(ErrorCode::invalidArgument) ||
-           code == int(ErrorCode::limitExceeded)));
-    MESSAGE("extreme value outcome "
-            << std::string(code < 0 ? "imported" : toString(ErrorCode(code))) << ": " << count);
+    for (const auto& [code, count] : codes) {
+      CAPTURE(code);
+      CHECK((code == -1 || code == int(ErrorCode::invalidModel) ||
+             code == int(ErrorCode::unsupported) || code == int(ErrorCode::invalidArgument) ||
+             code == int(ErrorCode::limitExceeded)));
+      MESSAGE("extreme value outcome "
+              << std::string(code < 0 ? "imported" : toString(ErrorCode(code))) << ": " << count);
+    }
   }
 }
 

@@ -906,8 +906,10 @@ std::vector<int64_t> Importer::legacyBroadcastDims(const std::vector<int64_t>& a
   // Before opset 7, broadcast=1 aligned B with A starting at `axis` (default: the trailing axes).
   const int64_t rankA = int64_t(a.size()), rankB = int64_t(b.size());
   int64_t axis = attrInt("axis", rankA - rankB);
+  if (axis < -rankA || axis > rankA)
+    invalidModel("legacy broadcast axis " + std::to_string(axis) + " is out of range");
   if (axis < 0) axis += rankA;
-  if (axis < 0 || axis + rankB > rankA)
+  if (axis + rankB > rankA)
     invalidModel("legacy broadcast axis " + std::to_string(axis) + " does not fit " +
                  dimsToString(b) + " into " + dimsToString(a));
   std::vector<int64_t> dims = b;
@@ -1104,7 +1106,8 @@ std::vector<Importer::Window> Importer::windows(const std::vector<int64_t>& spat
     w.stride = strides[k];
     w.dilation = dilations[k];
     if (w.kernel < 1 || w.kernel > kMaxElements || w.stride < 1 || w.stride > kMaxElements ||
-        w.dilation < 1 || w.dilation > kMaxElements)
+        w.dilation < 1 || w.dilation > kMaxElements ||
+        (w.kernel - 1) * w.dilation + 1 > kMaxElements)
       invalidModel("kernel " + std::to_string(w.kernel) + ", stride " + std::to_string(w.stride) +
                    " and dilation " + std::to_string(w.dilation) + " must each be at least 1");
     w.padBegin = pads[k];
@@ -1142,7 +1145,7 @@ void Importer::conv() {
   const int64_t m = w.dims[0], perGroup = w.dims[1];
   // Rank 3 ([N, C, L]) runs down the image's height.
   const int64_t kh = w.dims[2], kw = rank == 4 ? w.dims[3] : 1;
-  if (group < 1 || perGroup * group != s.c || m % group)
+  if (group < 1 || group > s.c || perGroup * group != s.c || m % group)
     invalidModel("weights " + dimsToString(w.dims) + " with group " + std::to_string(group) +
                  " do not fit an input of " + std::to_string(s.c) + " channels");
   if (auto ks = attrInts("kernel_shape"))
@@ -1193,7 +1196,7 @@ void Importer::convTranspose() {
   const int64_t c = w.dims[0], mPerGroup = w.dims[1];
   // Rank 3 ([N, C, L]) runs down the image's height.
   const int64_t kh = w.dims[2], kw = rank == 4 ? w.dims[3] : 1;
-  if (group < 1 || c != s.c || c % group)
+  if (group < 1 || group > s.c || c != s.c || c % group)
     invalidModel("weights " + dimsToString(w.dims) + " with group " + std::to_string(group) +
                  " do not fit an input of " + std::to_string(s.c) + " channels");
   const std::vector<int64_t> spatial =
@@ -1207,11 +1210,18 @@ void Importer::convTranspose() {
     if (op->size() != n) invalidModel("output_padding needs one value per spatial axis");
     outputPadding = *op;
   }
+  for (int64_t p : outputPadding)
+    if (p < 0 || p > kMaxInputDimension)
+      invalidModel("output_padding " + std::to_string(p) + " is out of range");
   std::optional<std::vector<int64_t>> outputShape = attrInts("output_shape");
   if (outputShape && outputShape->size() == n + 2)
     outputShape = std::vector<int64_t>(outputShape->begin() + 2, outputShape->end());
   if (outputShape && outputShape->size() != n)
     invalidModel("output_shape needs one value per spatial axis");
+  if (outputShape)
+    for (int64_t v : *outputShape)
+      if (v < 1 || v > kMaxInputDimension)
+        invalidModel("output_shape " + dimsToString(*outputShape) + " is out of range");
   const std::string autoPad = attrString("auto_pad", "NOTSET");
   for (size_t k = 0; k < n; ++k) {
     Window& wk = win[k];
@@ -1893,7 +1903,7 @@ void Importer::depthSpace(bool toSpace) {
     unsupported("a rank-" + std::to_string(x.dims.size()) + " input (tensor rank)");
   const Shape4 s = requireCanonical(x, 4);
   const int64_t b = attrInt("blocksize", 0);
-  if (b < 1) invalidModel("blocksize must be at least 1");
+  if (b < 1 || b > 4096) invalidModel("blocksize " + std::to_string(b) + " is not in [1, 4096]");
   std::shared_ptr<UnaryKernel> k;
   if (toSpace) {
     if (s.h % b || s.w % b) invalidModel("the input's size is not a multiple of the block size");

@@ -446,14 +446,17 @@ SliceRange sliceRange(int64_t dim, int64_t start, int64_t end, int64_t step) {
   if (step == 0) invalidModel("Slice: a step is 0");
   if (start < 0) start = start < -dim ? (step > 0 ? 0 : -1) : start + dim;
   if (end < 0) end = end < -dim ? -1 : end + dim;
+  // |step| beyond any extent takes one element; no overflow on the way.
+  const int64_t stride = step > 0 ? std::min(step, kMaxElements + 1)
+                                  : (step < -kMaxElements ? kMaxElements + 1 : -step);
   if (step > 0) {
     start = std::clamp<int64_t>(start, 0, dim);
     end = std::clamp<int64_t>(end, 0, dim);
-    return {start, end > start ? (end - start + step - 1) / step : 0};
+    return {start, end > start ? (end - start - 1) / stride + 1 : 0};
   }
   start = std::clamp<int64_t>(start, -1, dim - 1);
   end = std::clamp<int64_t>(end, -1, dim - 1);
-  return {start, start > end ? (start - end + (-step) - 1) / (-step) : 0};
+  return {start, start > end ? (start - end - 1) / stride + 1 : 0};
 }
 
 HostTensor castTo(const HostTensor& t, int32_t type) {
@@ -864,7 +867,7 @@ HostTensor range(const HostTensor& start, const HostTensor& limit, const HostTen
     if (out.isFloat())
       out.f.push_back(float(s + double(k) * d));
     else
-      out.i.push_back(start.i[0] + k * delta.i[0]);
+      out.i.push_back(int64_t(uint64_t(start.i[0]) + uint64_t(k) * uint64_t(delta.i[0])));
   }
   return out;
 }
