@@ -159,6 +159,12 @@ TEST_CASE("onnx import: Conv + BatchNormalization + Relu become one kernel") {
     CHECK(stats.kernels == 1);
     CHECK(stats.foldedBatchNormalizations == 1);
     CHECK(stats.fusedNeurons == 1);
+    // The same unoptimised: three kernels, the same result.
+    OnnxImportOptions plain = float32Options();
+    plain.optimize = false;
+    Result unoptimised = run(b, {toFloats(x)}, plain);
+    CHECK(unoptimised.imported.graph.statistics().kernels == 3);
+    CHECK(relativeL2(unoptimised.outputs[0], want.data) <= 1e-5);
   }
 }
 

@@ -101,6 +101,10 @@ VKCNN_API Graph importOnnxFromMemory(const Context& context, std::span<const uin
 VKCNN_API OnnxModelInfo inspectOnnx(const std::string& path);
 VKCNN_API OnnxModelInfo inspectOnnxFromMemory(std::span<const uint8_t> bytes);
 
+// Operator types (default domain) the importer knows, sorted: those it maps onto kernels for image
+// data, and those it evaluates only on constants and shapes (Shape, Gather, Range, Where, ...).
+VKCNN_API std::vector<std::string> supportedOnnxOperators();
+
 // A new Image holding a float tensor laid out as `info` says (an input of an import).
 VKCNN_API Image makeOnnxImage(const Context& context, const OnnxTensorInfo& info,
                               std::span<const float> data, ChannelFormat format);

@@ -884,7 +884,7 @@ void Importer::translate() {
   if (op == "Expand") {
     const ImageValue& x = imageInput(0);
     const auto dims = broadcastShapes(x.dims, toInt64s(constantInput(1, "shape")));
-    if (dims != x.dims) unsupported("Expand that enlarges image data");
+    if (dims != x.dims) unsupported("Expand that enlarges image data (tensor layout)");
     return reshapeLike(dims);
   }
   // ---- Resize, Upsample and Pad: kernels pending (vkcnn/resize.h, vkcnn/padding.h). ----
@@ -896,6 +896,7 @@ void Importer::translate() {
     unsupported(op +
                 " is not supported yet: its kernel (resize / padding) is not in this build "
                 "(operator pending)");
+  if (op == "Gather") unsupported("Gather of image data (only constants are gathered)");
   unsupported("operator " + op + " is not supported (operator)");
 }
 
@@ -1665,7 +1666,7 @@ void Importer::concat() {
   }
   if (imageAxis(size_t(rank), axis) != ImageAxis::c)
     unsupported("Concat along axis " + std::to_string(axis) + " of " + dimsToString(dims) +
-                " (only the channel axis is supported)");
+                " (only the channel axis is supported) (tensor layout)");
   setImage(0, graph_.concat(tensors, nodeName()), dims);
 }
 
@@ -1941,7 +1942,8 @@ OnnxImport Importer::run() {
   info_.graphName = model_.graph().name();
 
   importInputs();
-  if (batch_ == 0) unsupported("the model has no float image input (every input is a constant)");
+  if (batch_ == 0)
+    unsupported("the model has no float image input (every input is a constant) (constant output)");
   const auto& nodes = model_.graph().node();
   for (int k = 0; k < nodes.size(); ++k) importNode(nodes[k], size_t(k));
   node_ = nullptr;
@@ -2041,6 +2043,25 @@ OnnxModelInfo inspectOnnx(const std::string& path) {
 
 OnnxModelInfo inspectOnnxFromMemory(std::span<const uint8_t> bytes) {
   return inspect(bytes);
+}
+
+std::vector<std::string> supportedOnnxOperators() {
+  // Kept in step with Importer::translate and Importer::fold.
+  std::vector<std::string> ops = {
+      // On image data (and constants).
+      "Abs", "Add", "AveragePool", "BatchNormalization", "Cast", "Clip", "Concat", "Conv",
+      "ConvTranspose", "DepthToSpace", "Div", "Dropout", "Elu", "Exp", "Expand", "Flatten", "Gemm",
+      "GlobalAveragePool", "GlobalMaxPool", "HardSigmoid", "HardSwish", "Identity",
+      "InstanceNormalization", "LRN", "LeakyRelu", "Log", "LogSoftmax", "MatMul", "MaxPool", "Mean",
+      "Mul", "Neg", "PRelu", "Pow", "ReduceMax", "ReduceMean", "ReduceMin", "ReduceSum", "Relu",
+      "Reshape", "Selu", "Sigmoid", "Slice", "Softmax", "Softplus", "Softsign", "SpaceToDepth",
+      "Split", "Sqrt", "Squeeze", "Sub", "Sum", "Tanh", "Transpose", "Unsqueeze",
+      // On constants and shapes only.
+      "And", "Ceil", "Constant", "ConstantOfShape", "Equal", "Floor", "Gather", "Greater",
+      "GreaterOrEqual", "Less", "LessOrEqual", "Max", "Min", "Not", "Or", "Range", "Reciprocal",
+      "ReduceProd", "Round", "Shape", "Sign", "Size", "Tile", "Where", "Xor"};
+  std::sort(ops.begin(), ops.end());
+  return ops;
 }
 
 namespace {
