@@ -648,6 +648,44 @@ TEST_CASE("onnx import: channel shuffle and pixel shuffle patterns map onto kern
     CHECK(relativeL2(r.outputs[0], want) <= 1e-7);
     CHECK(r.imported.graph.statistics().kernels == 1);
   }
+  SUBCASE("DCR depth-to-space and space-to-depth, as patterns and as operators") {
+    const Tensor x = floatTensor(1, 8, 3, 2, 62);
+    std::vector<double> d2s;
+    for (uint32_t c = 0; c < 2; ++c)
+      for (uint32_t y = 0; y < 6; ++y)
+        for (uint32_t xx = 0; xx < 4; ++xx)
+          d2s.push_back(x.at(0, ((y % 2) * 2 + xx % 2) * 2 + c, y / 2, xx / 2));
+    const Tensor z = floatTensor(1, 3, 4, 6, 63);
+    std::vector<double> s2d;
+    for (uint32_t o = 0; o < 12; ++o)
+      for (uint32_t y = 0; y < 2; ++y)
+        for (uint32_t xx = 0; xx < 3; ++xx) {
+          const uint32_t c = o % 3, by = (o / 3) / 2, bx = (o / 3) % 2;
+          s2d.push_back(z.at(0, c, y * 2 + by, xx * 2 + bx));
+        }
+    OnnxModelBuilder b(13);
+    b.input("x", {1, 8, 3, 2});
+    b.input("z", {1, 3, 4, 6});
+    b.initializerInt64("d1", {6}, {1, 2, 2, 2, 3, 2});
+    b.initializerInt64("d2", {4}, {1, 2, 6, 4});
+    b.initializerInt64("s1", {6}, {1, 3, 2, 2, 3, 2});
+    b.initializerInt64("s2", {4}, {1, 12, 2, 3});
+    b.node("Reshape", {"x", "d1"}, {"r"});
+    setAttribute(b.node("Transpose", {"r"}, {"t"}), "perm", std::vector<int64_t>{0, 3, 4, 1, 5, 2});
+    b.node("Reshape", {"t", "d2"}, {"pattern_d2s"});
+    setAttribute(b.node("DepthToSpace", {"x"}, {"op_d2s"}), "blocksize", int64_t(2));
+    b.node("Reshape", {"z", "s1"}, {"q"});
+    setAttribute(b.node("Transpose", {"q"}, {"u"}), "perm", std::vector<int64_t>{0, 3, 5, 1, 2, 4});
+    b.node("Reshape", {"u", "s2"}, {"pattern_s2d"});
+    setAttribute(b.node("SpaceToDepth", {"z"}, {"op_s2d"}), "blocksize", int64_t(2));
+    for (const char* name : {"pattern_d2s", "op_d2s", "pattern_s2d", "op_s2d"}) b.output(name, 4);
+    Result r = run(b, {toFloats(x), toFloats(z)});
+    CHECK(relativeL2(r.outputs[0], d2s) <= 1e-7);
+    CHECK(relativeL2(r.outputs[1], d2s) <= 1e-7);
+    CHECK(relativeL2(r.outputs[2], s2d) <= 1e-7);
+    CHECK(relativeL2(r.outputs[3], s2d) <= 1e-7);
+    CHECK(r.imported.graph.statistics().kernels == 4);
+  }
   SUBCASE("Reshape/Transpose that moves data otherwise is a clear error") {
     OnnxModelBuilder b(13);
     b.input("x", {1, 4, 3, 5});
