@@ -482,6 +482,30 @@ TEST_CASE("onnx errors: constants the evaluator would make too large, and bad in
   r.output("y", 4);
   VKCNN_CHECK_ERROR(importBytes(r.bytes()), ErrorCode::invalidModel, "exceed the importer's limit");
 
+  // One constant concatenated with itself many times.
+  OnnxModelBuilder cat(13);
+  cat.input("x", {1, 2, 3, 3});
+  cat.initializer("block", {1024, 1024}, std::vector<float>(1024 * 1024, 1.f));
+  auto& many = cat.node("Concat", std::vector<std::string>(64, "block"), {"big"}, "repeat");
+  setAttribute(many, "axis", int64_t(0));
+  cat.node("Shape", {"big"}, {"s"});
+  cat.node("Relu", {"x"}, {"y"});
+  cat.output("y", 4);
+  VKCNN_CHECK_ERROR(importBytes(cat.bytes()), ErrorCode::invalidModel,
+                    "node 'repeat' (Concat, opset 13): Concat: the computed constant");
+  // Many folds, each within its own bound: their sum is bounded too.
+  OnnxModelBuilder chain(13);
+  chain.input("x", {1, 2, 3, 3});
+  chain.initializerInt64("shape", {1}, {int64_t(1) << 23});
+  for (int k = 0; k < 12; ++k) {
+    chain.node("ConstantOfShape", {"shape"}, {"c" + std::to_string(k)});
+    chain.node("Shape", {"c" + std::to_string(k)}, {"s" + std::to_string(k)});
+  }
+  chain.node("Relu", {"x"}, {"y"});
+  chain.output("y", 4);
+  VKCNN_CHECK_ERROR(importBytes(chain.bytes()), ErrorCode::invalidModel,
+                    "the constants computed at import exceed");
+
   // Gather with an index out of range.
   OnnxModelBuilder g(13);
   g.input("x", {1, 2, 3, 3});

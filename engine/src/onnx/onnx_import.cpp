@@ -216,8 +216,11 @@ std::string attributeTypeName(int type) {
 
 class Importer {
  public:
-  Importer(const Context& context, onnx::ModelProto& model, const OnnxImportOptions& options)
-      : context_(context), model_(model), options_(options), graph_(context, graphOptions()) {}
+  Importer(const Context& context, onnx::ModelProto& model, const OnnxImportOptions& options,
+           size_t fileBytes)
+      : context_(context), model_(model), options_(options), graph_(context, graphOptions()) {
+    computedBudget_ += int64_t(fileBytes);
+  }
 
   OnnxImport run();
 
@@ -355,6 +358,11 @@ class Importer {
   }
   void setImage(int k, const ImageValue& image) { setImage(k, image.tensor, image.dims); }
   void setConstant(int k, HostTensor t) {
+    // Each fold is bounded; so is their sum (a chain of folds could otherwise add up without end).
+    computedElements_ += t.size();
+    if (computedElements_ > computedBudget_)
+      invalidModel("the constants computed at import exceed " + std::to_string(computedBudget_) +
+                   " elements");
     Value v;
     v.constant = std::move(t);
     setOutput(k, std::move(v));
@@ -464,6 +472,9 @@ class Importer {
   uint32_t batch_ = 0;  // N of every image value; 0 until the first image input
   std::unordered_map<std::string, Value> values_;
   std::set<uint32_t> convolutionOutputs_;  // tensors a convolution or fully-connected node made
+  int64_t computedElements_ = 0;
+  // Constants may take what the file holds (transposed weights) plus a fixed allowance.
+  int64_t computedBudget_ = 4 * kMaxComputedElements;
   OnnxModelInfo info_;
 };
 
@@ -2008,7 +2019,7 @@ using namespace detail::onnx_import;
 OnnxImport importOnnxModelFromMemory(const Context& context, std::span<const uint8_t> bytes,
                                      const OnnxImportOptions& options) {
   onnx::ModelProto model = parseModel(bytes);
-  Importer importer(context, model, options);
+  Importer importer(context, model, options, bytes.size());
   return importer.run();
 }
 
