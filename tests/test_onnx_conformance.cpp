@@ -1,6 +1,7 @@
-// ONNX conformance: Debian's libonnx-testdata node tests and the pytorch-converted /
-// pytorch-operator cases run through the importer in float32 and are compared with each test's
-// reference outputs as the ONNX backend tests compare them (numpy allclose, rtol 1e-3, atol 1e-7).
+// ONNX conformance: Debian's libonnx-testdata node tests, the pytorch-converted /
+// pytorch-operator cases and the "simple" models run through the importer in float32 and are
+// compared with each test's reference outputs as the ONNX backend tests compare them (numpy
+// allclose, rtol 1e-3, atol 1e-7).
 //
 // tests/onnx_conformance_passing.txt lists the tests that pass: a listed test that fails is a
 // regression (the test case fails); an unlisted test that passes is reported as a hint. Tests out
@@ -278,7 +279,7 @@ void runSuites() {
   std::vector<std::string> passedNames, regressions, hints, failures;
   size_t listedHere = 0, total = 0;
   const auto start = std::chrono::steady_clock::now();
-  for (const std::string suite : {"node", "pytorch-converted", "pytorch-operator"}) {
+  for (const std::string suite : {"node", "pytorch-converted", "pytorch-operator", "simple"}) {
     std::vector<fs::path> dirs;
     for (const auto& e : fs::directory_iterator(kData / suite))
       if (e.is_directory()) dirs.push_back(e.path());
@@ -331,6 +332,6 @@ void runSuites() {
 
 }  // namespace
 
-TEST_CASE("onnx conformance: libonnx-testdata node, pytorch-converted and pytorch-operator") {
+TEST_CASE("onnx conformance: libonnx-testdata node, pytorch-converted, pytorch-operator, simple") {
   runSuites();
 }
