@@ -548,6 +548,20 @@ TEST_CASE("onnx import: Resize, Upsample and Pad are unsupported until their ker
   r.output("y", 4);
   VKCNN_CHECK_ERROR(importOnnxFromMemory(context(), serialized(r)), ErrorCode::unsupported,
                     "(Resize, opset 13): Resize is not supported yet");
+  // Their parameters are already checked in every opset's form.
+  OnnxModelBuilder u(8);
+  u.input("x", {1, 2, 4, 4});
+  setAttribute(u.node("Upsample", {"x"}, {"y"}, "up8"), "scales", std::vector<float>{1, 1, 0, 2});
+  u.output("y", 4);
+  VKCNN_CHECK_ERROR(importOnnxFromMemory(context(), serialized(u)), ErrorCode::invalidModel,
+                    "node 'up8' (Upsample, opset 8): a scale is not positive");
+  OnnxModelBuilder pc(10);
+  pc.input("x", {1, 2, 4, 4});
+  setAttribute(pc.node("Pad", {"x"}, {"y"}, "padc"), "pads",
+               std::vector<int64_t>{0, 1, 0, 0, 0, 1, 0, 0});
+  pc.output("y", 4);
+  VKCNN_CHECK_ERROR(importOnnxFromMemory(context(), serialized(pc)), ErrorCode::unsupported,
+                    "Pad along the batch or channel axes");
 }
 
 TEST_CASE("onnx import: dynamic dimensions take the sizes given at load; shape subgraphs fold") {

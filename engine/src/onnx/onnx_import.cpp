@@ -241,8 +241,6 @@ class Importer {
 
   std::string nodeName() const { return nodeLabel_; }
 
-  [[noreturn]] void nodeUnsupported(const std::string& detail) const { unsupported(detail); }
-
   const onnx::AttributeProto* attribute(const std::string& name) const {
     for (const auto& a : node_->attribute())
       if (a.name() == name) return &a;
@@ -289,7 +287,6 @@ class Importer {
                    "has a cycle, or names a value that does not exist)");
     return it->second;
   }
-  bool isConstant(int k) const { return hasInput(k) && !input(k).isImage; }
   const HostTensor& constantInput(int k, const std::string& role) const {
     const Value& v = input(k);
     if (v.isImage)
@@ -443,6 +440,28 @@ class Importer {
   void reshapeLike(std::vector<int64_t> dims);
   void transpose();
   void depthSpace(bool toSpace);
+
+  // Pad, Resize and Upsample parameters in every opset's form, validated; the kernels that take
+  // them are pending (see translate()).
+  struct PadParameters {
+    int64_t top = 0, left = 0, bottom = 0, right = 0;  // negative: cropping
+    std::string mode = "constant";                     // constant, reflect, edge
+    float value = 0;
+  };
+  struct ResizeParameters {
+    uint32_t outputHeight = 0, outputWidth = 0;
+    float scaleY = 1, scaleX = 1;  // given, or output / input when sizes were given
+    std::string mode = "nearest";  // nearest, linear, cubic
+    // half_pixel, asymmetric, align_corners, pytorch_half_pixel, tf_half_pixel_for_nn,
+    // tf_crop_and_resize (Resize 10 and Upsample behave as asymmetric).
+    std::string coordinateTransformation = "half_pixel";
+    std::string nearestMode = "round_prefer_floor";
+    float cubicCoefficientA = -0.75f, extrapolationValue = 0;
+    bool excludeOutside = false;
+    std::vector<float> roi;  // tf_crop_and_resize only
+  };
+  PadParameters padParameters(const Shape4& s, size_t rank);
+  ResizeParameters resizeParameters(const Shape4& s, size_t rank);
 
   // Shared parameter readers (attribute or input by opset).
   std::vector<int64_t> reshapeTarget(const std::vector<int64_t>& in);
@@ -899,19 +918,138 @@ void Importer::translate() {
     return reshapeLike(dims);
   }
   // ---- Resize, Upsample and Pad: kernels pending (vkcnn/resize.h, vkcnn/padding.h). ----
-  // When they are merged, wire them here: Pad (mode constant/reflect/edge; pads attribute before
-  // opset 11, pads and constant_value inputs from 11), Resize (scales or sizes inputs from opset
-  // 11, the roi input and coordinate_transformation_mode; opset 10 takes scales only) and
-  // Upsample (scales attribute in opset 7-8, input in 9).
-  if (op == "Resize" || op == "Upsample" || op == "Pad")
+  // The parameters are read and validated in every opset's form already (padParameters,
+  // resizeParameters). When the kernels are merged, replace each `unsupported` below with the
+  // kernel built from them, e.g.
+  //   setImage(0, graph_.unary(x.tensor, std::make_shared<Resize>(context_, ...), nodeName()),
+  //            dimsLike(x, <its output shape>));
+  // then add "Pad", "Resize" and "Upsample" to supportedOnnxOperators() and drop the "pending"
+  // shortcut in tests/test_onnx_conformance.cpp (runTest) and the pending test case in
+  // tests/test_onnx_import.cpp.
+  if (op == "Pad") {
+    const ImageValue& x = imageInput(0);
+    const PadParameters p = padParameters(requireCanonical(x, 3), x.dims.size());
+    (void)p;
+    unsupported(
+        "Pad is not supported yet: its kernel (padding) is not in this build "
+        "(operator pending)");
+  }
+  if (op == "Resize" || op == "Upsample") {
+    const ImageValue& x = imageInput(0);
+    const ResizeParameters p = resizeParameters(requireCanonical(x, 3), x.dims.size());
+    (void)p;
     unsupported(op +
-                " is not supported yet: its kernel (resize / padding) is not in this build "
+                " is not supported yet: its kernel (resize) is not in this build "
                 "(operator pending)");
+  }
   if (op == "Gather") unsupported("Gather of image data (only constants are gathered)");
   unsupported("operator " + op + " is not supported (operator)");
 }
 
 // ---- parameters --------------------------------------------------------------------------------
+
+Importer::PadParameters Importer::padParameters(const Shape4& s, size_t rank) {
+  PadParameters p;
+  std::vector<int64_t> pads;
+  if (opset_ < 11) {
+    auto a = attrInts(opset_ < 2 ? "paddings" : "pads");
+    if (!a) invalidModel("Pad without pads");
+    pads = *a;
+    p.value = attrFloat("value", 0.f);
+  } else {
+    pads = toInt64s(constantInput(1, "pads"));
+    if (hasInput(2)) {
+      const HostTensor& v = constantInput(2, "constant_value");
+      if (v.size() != 1) invalidModel("Pad constant_value must be a scalar");
+      p.value = float(v.at(0));
+    }
+  }
+  p.mode = attrString("mode", "constant");
+  if (p.mode != "constant" && p.mode != "reflect" && p.mode != "edge")
+    invalidModel("Pad mode '" + p.mode + "' is not constant, reflect or edge");
+  if (pads.size() != 2 * rank)
+    invalidModel("Pad has " + std::to_string(pads.size()) + " pads for rank " +
+                 std::to_string(rank));
+  for (int64_t v : pads)
+    if (v < -kMaxInputDimension || v > kMaxInputDimension)
+      invalidModel("Pad value " + std::to_string(v) + " is out of range");
+  // [x1_begin, x2_begin, ..., x1_end, x2_end]: N and C unpadded; rank 3 pads H.
+  if (pads[0] || pads[1] || pads[rank] || pads[rank + 1])
+    unsupported("Pad along the batch or channel axes");
+  p.top = pads[2];
+  p.bottom = pads[rank + 2];
+  if (rank == 4) {
+    p.left = pads[3];
+    p.right = pads[rank + 3];
+  }
+  if (s.h + p.top + p.bottom < 1 || s.w + p.left + p.right < 1)
+    invalidModel("Pad crops the image away");
+  return p;
+}
+
+Importer::ResizeParameters Importer::resizeParameters(const Shape4& s, size_t rank) {
+  ResizeParameters p;
+  const std::string& op = node_->op_type();
+  std::vector<float> scales;
+  std::vector<int64_t> sizes;
+  if (op == "Upsample") {
+    if (opset_ < 9) {
+      auto a = attrFloats("scales");
+      if (!a) invalidModel("Upsample without scales");
+      scales = *a;
+    } else {
+      scales = toFloats(constantInput(1, "scales"));
+    }
+    p.coordinateTransformation = "asymmetric";
+    p.nearestMode = "floor";
+  } else if (opset_ < 11) {
+    scales = toFloats(constantInput(1, "scales"));
+    p.coordinateTransformation = "asymmetric";
+    p.nearestMode = "floor";
+  } else {
+    if (hasInput(1)) p.roi = toFloats(constantInput(1, "roi"));
+    if (hasInput(2)) scales = toFloats(constantInput(2, "scales"));
+    if (hasInput(3)) sizes = toInt64s(constantInput(3, "sizes"));
+    p.coordinateTransformation = attrString("coordinate_transformation_mode", "half_pixel");
+    p.nearestMode = attrString("nearest_mode", "round_prefer_floor");
+    p.cubicCoefficientA = attrFloat("cubic_coeff_a", -0.75f);
+    p.excludeOutside = attrInt("exclude_outside", 0) != 0;
+    p.extrapolationValue = attrFloat("extrapolation_value", 0.f);
+  }
+  p.mode = attrString("mode", "nearest");
+  if (p.mode == "bilinear") p.mode = "linear";  // Upsample 7's name
+  if (p.mode != "nearest" && p.mode != "linear" && p.mode != "cubic")
+    invalidModel("mode '" + p.mode + "' is not nearest, linear or cubic");
+  const int64_t inH = s.h, inW = rank == 4 ? s.w : 1;
+  if (!sizes.empty()) {
+    if (!scales.empty()) invalidModel("both scales and sizes are given");
+    if (sizes.size() != rank) invalidModel("sizes needs one value per axis");
+    if (sizes[0] != s.n || sizes[1] != s.c) unsupported("resizing the batch or channel axes");
+    const int64_t outW = rank == 4 ? sizes[3] : 1;
+    if (sizes[2] < 1 || sizes[2] > kMaxInputDimension || outW < 1 || outW > kMaxInputDimension)
+      invalidModel("sizes " + dimsToString(sizes) + " are out of range");
+    p.outputHeight = uint32_t(sizes[2]);
+    p.outputWidth = uint32_t(outW);
+    p.scaleY = float(double(sizes[2]) / double(inH));
+    p.scaleX = float(double(outW) / double(inW));
+  } else {
+    if (scales.size() != rank) invalidModel("scales needs one value per axis");
+    if (scales[0] != 1.f || scales[1] != 1.f) unsupported("resizing the batch or channel axes");
+    for (float v : scales)
+      if (!(v > 0) || !std::isfinite(v)) invalidModel("a scale is not positive and finite");
+    p.scaleY = scales[2];
+    p.scaleX = rank == 4 ? scales[3] : 1.f;
+    const double outH = std::floor(double(inH) * p.scaleY),
+                 outW = std::floor(double(inW) * p.scaleX);
+    if (outH < 1 || outH > double(kMaxInputDimension) || outW < 1 ||
+        outW > double(kMaxInputDimension))
+      invalidModel("the resized image would be " + std::to_string(int64_t(outH)) + "x" +
+                   std::to_string(int64_t(outW)));
+    p.outputHeight = uint32_t(outH);
+    p.outputWidth = uint32_t(outW);
+  }
+  return p;
+}
 
 std::vector<int64_t> Importer::legacyBroadcastDims(const std::vector<int64_t>& a,
                                                    const std::vector<int64_t>& b) {
