@@ -10,6 +10,7 @@ packages=(
   doctest-dev
   libstb-dev
   zlib1g-dev dataset-fashion-mnist
+  libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
   mesa-vulkan-drivers vulkan-validationlayers
 )
 

@@ -86,7 +86,8 @@ class VKCNN_API Graph {
   GraphTensor concat(const std::vector<GraphTensor>& inputs, const std::string& name = {});
   GraphTensor identity(GraphTensor x, const std::string& name = {});
   // Any other kernel with one source (pooling, softmax, resize, ...): its destination size and
-  // channels come from the kernel's destinationWidth/Height/FeatureChannels.
+  // channels come from the kernel's destinationWidth/Height/FeatureChannels, the channels for its
+  // source channel window (sourceFeatureChannelOffset / MaxCount: a channel split or slice).
   GraphTensor unary(GraphTensor x, std::shared_ptr<UnaryKernel> kernel,
                     const std::string& name = {});
 

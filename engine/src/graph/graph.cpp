@@ -487,8 +487,16 @@ GraphTensor Graph::unary(GraphTensor x, std::shared_ptr<UnaryKernel> kernel,
   s.requireBuilding(n.name);
   if (!kernel) throw Error(ErrorCode::invalidArgument, s.what(n.name) + ": the kernel is null");
   const TensorShape in = s.tensor(x, n.name).shape;
+  // The kernel reads its source channel window (a channel split or slice reads part of it).
+  const uint32_t first = kernel->sourceFeatureChannelOffset;
+  if (first >= in.featureChannels)
+    throw Error(ErrorCode::invalidArgument, s.what(n.name) + ": sourceFeatureChannelOffset " +
+                                                std::to_string(first) + " is beyond the input's " +
+                                                std::to_string(in.featureChannels) + " channels");
+  const uint32_t window =
+      std::min(in.featureChannels - first, kernel->sourceFeatureChannelMaxCount);
   TensorShape out{kernel->destinationWidth(in.width), kernel->destinationHeight(in.height),
-                  kernel->destinationFeatureChannels(in.featureChannels)};
+                  kernel->destinationFeatureChannels(window)};
   n.inputs = {x.id};
   n.unary = std::move(kernel);
   return s.addNode(std::move(n), out);

@@ -1,0 +1,533 @@
+// ONNX import errors: unsupported operators name the node, the operator and the opset; malformed,
+// truncated, corrupted or hostile files are Error(invalidModel) (never a crash, another exception
+// or an unbounded allocation). Models are built with the onnx protobuf API, then broken.
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <random>
+
+#include "onnx_model_builder.h"
+#include "test_support.h"
+#include "vkcnn/onnx.h"
+
+using namespace vkcnn;
+using namespace vkcnn::test;
+
+namespace {
+
+// A small valid model touching initializers, a Constant, a folded shape subgraph, a convolution,
+// batch normalisation, pooling and a fully-connected layer.
+OnnxModelBuilder validModel() {
+  OnnxModelBuilder b(13);
+  b.input("x", {1, 3, 8, 8});
+  b.initializer("W", {4, 3, 3, 3}, randomFloats(4 * 3 * 9, 1));
+  b.initializer("B", {4}, randomFloats(4, 2));
+  for (const char* name : {"gamma", "beta", "mean"}) b.initializer(name, {4}, randomFloats(4, 3));
+  b.initializer("var", {4}, randomFloats(4, 4, 0.5f, 1.5f));
+  b.initializer("fc", {5, 64}, randomFloats(5 * 64, 5));
+  auto& c = b.node("Conv", {"x", "W", "B"}, {"c"}, "conv");
+  setAttribute(c, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("BatchNormalization", {"c", "gamma", "beta", "mean", "var"}, {"bn"}, "bn");
+  b.node("Relu", {"bn"}, {"r"}, "relu");
+  auto& p = b.node("MaxPool", {"r"}, {"p"}, "pool");
+  setAttribute(p, "kernel_shape", std::vector<int64_t>{2, 2});
+  setAttribute(p, "strides", std::vector<int64_t>{2, 2});
+  b.node("Shape", {"p"}, {"shape"}, "shape");
+  auto& k = b.node("Constant", {}, {"zero"}, "zero");
+  setTensorAttribute(k, "value", {1}, std::vector<int64_t>{0});
+  auto& g = b.node("Gather", {"shape", "zero"}, {"n"}, "gather");
+  setAttribute(g, "axis", int64_t(0));
+  auto& m1 = b.node("Constant", {}, {"minus1"}, "minus1");
+  setTensorAttribute(m1, "value", {1}, std::vector<int64_t>{-1});
+  auto& cat = b.node("Concat", {"n", "minus1"}, {"target"}, "cat");
+  setAttribute(cat, "axis", int64_t(0));
+  b.node("Reshape", {"p", "target"}, {"f"}, "flatten");
+  auto& gemm = b.node("Gemm", {"f", "fc"}, {"y"}, "gemm");
+  setAttribute(gemm, "transB", int64_t(1));
+  b.output("y", {1, 5});
+  return b;
+}
+
+OnnxImport importBytes(const std::vector<uint8_t>& bytes) {
+  OnnxImportOptions options;
+  options.channelFormat = ChannelFormat::float32;
+  return importOnnxModelFromMemory(context(), bytes, options);
+}
+
+// Imports `bytes`, which may be anything: returns the error code, or -1 if the import worked.
+// Any exception other than vkcnn::Error fails the test.
+int tryImport(const std::vector<uint8_t>& bytes) {
+  try {
+    importBytes(bytes);
+    return -1;
+  } catch (const Error& e) {
+    return int(e.code());
+  } catch (const std::exception& e) {
+    FAIL_CHECK("not a vkcnn::Error: " << e.what());
+    return -2;
+  }
+}
+
+std::vector<uint8_t> bytesOf(const onnx::ModelProto& m) {
+  const std::string s = m.SerializeAsString();
+  return std::vector<uint8_t>(s.begin(), s.end());
+}
+
+}  // namespace
+
+TEST_CASE("onnx errors: the valid model used below imports and runs") {
+  OnnxImport imported = importBytes(validModel().bytes());
+  CHECK(imported.info.outputs[0].dims == std::vector<int64_t>{1, 5});
+  imported.graph.compile();
+  CHECK(imported.graph.statistics().kernels == 3);  // conv + bn + relu, pool, fully connected
+}
+
+TEST_CASE("onnx errors: unsupported operators name the node, the operator and the opset") {
+  OnnxModelBuilder b(13);
+  b.input("x", {1, 2, 3, 3});
+  b.node("Erf", {"x"}, {"y"}, "erf1");
+  b.output("y", {1, 2, 3, 3});
+  VKCNN_CHECK_ERROR(importBytes(b.bytes()), ErrorCode::unsupported,
+                    "ONNX node 'erf1' (Erf, opset 13): operator Erf is not supported");
+  // A custom domain's operator.
+  OnnxModelBuilder c(13);
+  auto* o = c.model.add_opset_import();
+  o->set_domain("com.example");
+  o->set_version(1);
+  c.input("x", {1, 2, 3, 3});
+  c.node("Fancy", {"x"}, {"y"}, "fancy").set_domain("com.example");
+  c.output("y", {1, 2, 3, 3});
+  VKCNN_CHECK_ERROR(importBytes(c.bytes()), ErrorCode::unsupported,
+                    "node 'fancy' (Fancy, opset 13): operators of domain 'com.example'");
+  // A supported operator in a form the kernels lack.
+  OnnxModelBuilder d(13);
+  d.input("x", {1, 2, 3, 3});
+  auto& t = d.node("Transpose", {"x"}, {"y"}, "to_nhwc");
+  setAttribute(t, "perm", std::vector<int64_t>{0, 2, 3, 1});
+  d.output("y", {1, 3, 3, 2});
+  VKCNN_CHECK_ERROR(importBytes(d.bytes()), ErrorCode::unsupported,
+                    "'to_nhwc' (Transpose, opset 13): Transpose with perm [0, 2, 3, 1]");
+  // Newer opsets than the importer (and onnx 1.12) know.
+  OnnxModelBuilder e(18);
+  e.input("x", {1, 2, 3, 3});
+  e.node("Relu", {"x"}, {"y"});
+  e.output("y", {1, 2, 3, 3});
+  VKCNN_CHECK_ERROR(importBytes(e.bytes()), ErrorCode::unsupported, "opset 18 is newer");
+  // Non-float image inputs.
+  OnnxModelBuilder f(13);
+  f.input("x", {1, 2}, onnx::TensorProto::INT32);
+  f.node("Identity", {"x"}, {"y"});
+  f.model.mutable_graph()->add_output()->CopyFrom(f.model.graph().input(0));
+  f.model.mutable_graph()->mutable_output(0)->set_name("y");
+  VKCNN_CHECK_ERROR(importBytes(f.bytes()), ErrorCode::unsupported, "input 'x' is int32");
+}
+
+TEST_CASE("onnx errors: not a model, missing files, truncated files") {
+  VKCNN_CHECK_ERROR(importBytes({}), ErrorCode::invalidModel, "not an ONNX model");
+  VKCNN_CHECK_ERROR(importBytes({0xff, 0xff, 0xff, 0xff, 0x0f}), ErrorCode::invalidModel,
+                    "not an ONNX model");
+  VKCNN_CHECK_ERROR(importOnnx(context(), "/nonexistent/model.onnx"), ErrorCode::io,
+                    "cannot open ONNX model '/nonexistent/model.onnx'");
+  VKCNN_CHECK_ERROR(inspectOnnx("/nonexistent/model.onnx"), ErrorCode::io, "cannot open");
+
+  const std::vector<uint8_t> bytes = validModel().bytes();
+  // A file on disk, cut in half: the path is in the message.
+  const std::string path = writeTemporaryDatFile({}, "truncated.onnx");
+  {
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size() / 2));
+  }
+  VKCNN_CHECK_ERROR(importOnnx(context(), path), ErrorCode::invalidModel, path);
+  std::remove(path.c_str());
+
+  // Every prefix (in steps) is a clean invalidModel error or, rarely, a valid smaller model.
+  int errors = 0;
+  const size_t step = std::max<size_t>(1, bytes.size() / 400);
+  for (size_t cut = 0; cut < bytes.size(); cut += step) {
+    CAPTURE(cut);
+    const int code = tryImport(std::vector<uint8_t>(bytes.begin(), bytes.begin() + cut));
+    CHECK((code == -1 || code == int(ErrorCode::invalidModel)));
+    errors += code == int(ErrorCode::invalidModel);
+  }
+  CHECK(errors > 0);
+}
+
+TEST_CASE("onnx errors: random corruption gives vkcnn errors, never crashes") {
+  const std::vector<uint8_t> bytes = validModel().bytes();
+  std::mt19937 rng(1234);
+  std::map<int, int> codes;
+  for (int iteration = 0; iteration < 400; ++iteration) {
+    std::vector<uint8_t> broken = bytes;
+    const int flips = 1 + int(rng() % 4);
+    for (int k = 0; k < flips; ++k) {
+      const size_t at = rng() % broken.size();
+      switch (rng() % 3) {
+        case 0:
+          broken[at] ^= uint8_t(1u << (rng() % 8));
+          break;
+        case 1:
+          broken[at] = uint8_t(rng());
+          break;
+        default:
+          broken[at] = 0xff;  // large varints: sizes and dims
+      }
+    }
+    CAPTURE(iteration);
+    const int code = tryImport(broken);
+    CHECK(code != -2);
+    codes[code]++;
+  }
+  // Accepted outcomes only: success, or a model-level error.
+  for (const auto& [code, count] : codes) {
+    CAPTURE(code);
+    CHECK((code == -1 || code == int(ErrorCode::invalidModel) ||
+           code == int(ErrorCode::unsupported) || code == int(ErrorCode::invalidArgument) ||
+           code == int(ErrorCode::limitExceeded)));
+  }
+  CHECK(codes[int(ErrorCode::invalidModel)] > 0);
+  for (const auto& [code, count] : codes)
+    MESSAGE("corruption outcome " << std::string(code < 0 ? "imported" : toString(ErrorCode(code)))
+                                  << ": " << count);
+}
+
+// Many operators and both parameter forms (attributes, constant inputs), for the mutations below.
+OnnxModelBuilder richModel() {
+  OnnxModelBuilder b(13);
+  b.input("x", {1, 8, 6, 6});
+  b.initializer("W", {8, 4, 3, 3}, randomFloats(8 * 4 * 9, 30));
+  b.initializer("Wt", {8, 2, 2, 2}, randomFloats(8 * 2 * 4, 31));
+  b.initializerInt64("starts", {2}, {1, 0});
+  b.initializerInt64("ends", {2}, {7, 5});
+  b.initializerInt64("axes", {2}, {1, 3});
+  b.initializerInt64("steps", {2}, {1, 1});
+  b.initializerInt64("split", {2}, {2, 4});
+  b.initializerInt64("shuffle", {5}, {1, 2, 3, 6, 5});
+  b.initializerInt64("back", {4}, {1, 6, 6, 5});
+  b.initializerInt64("flat", {2}, {0, -1});
+  b.initializerInt64("sq", {2}, {2, 3});
+  b.initializer("k", {6, 1, 1}, randomFloats(6, 32));
+  b.initializer("fc", {3, 180}, randomFloats(3 * 180, 33));
+  b.initializer("lo", {}, {-1.f});
+  b.initializer("scale", {6}, randomFloats(6, 34));
+  b.initializer("bias", {6}, randomFloats(6, 35));
+  auto& c = b.node("Conv", {"x", "W"}, {"c"}, "conv");
+  setAttribute(c, "group", int64_t(2));
+  setAttribute(c, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  setAttribute(c, "strides", std::vector<int64_t>{1, 1});
+  setAttribute(c, "dilations", std::vector<int64_t>{1, 1});
+  setAttribute(c, "kernel_shape", std::vector<int64_t>{3, 3});
+  b.node("Slice", {"c", "starts", "ends", "axes", "steps"}, {"s"}, "slice");  // [1, 6, 6, 5]
+  auto& sp = b.node("Split", {"s", "split"}, {"a", "bb"}, "split");
+  setAttribute(sp, "axis", int64_t(1));
+  auto& cat = b.node("Concat", {"bb", "a"}, {"cat"}, "concat");
+  setAttribute(cat, "axis", int64_t(1));
+  b.node("Reshape", {"cat", "shuffle"}, {"r1"}, "r1");
+  auto& t = b.node("Transpose", {"r1"}, {"t"}, "transpose");
+  setAttribute(t, "perm", std::vector<int64_t>{0, 2, 1, 3, 4});
+  b.node("Reshape", {"t", "back"}, {"r2"}, "r2");
+  b.node("Mul", {"r2", "k"}, {"m"}, "mul");
+  b.node("Clip", {"m", "lo"}, {"clip"}, "clip");
+  auto& lrn = b.node("LRN", {"clip"}, {"lrn"}, "lrn");
+  setAttribute(lrn, "size", int64_t(3));
+  auto& in = b.node("InstanceNormalization", {"lrn", "scale", "bias"}, {"in"}, "instnorm");
+  setAttribute(in, "epsilon", 1e-5f);
+  auto& ap = b.node("AveragePool", {"in"}, {"ap"}, "avgpool");
+  setAttribute(ap, "kernel_shape", std::vector<int64_t>{2, 2});
+  setAttribute(ap, "strides", std::vector<int64_t>{1, 1});
+  setAttribute(ap, "pads", std::vector<int64_t>{0, 0, 1, 1});
+  auto& sm = b.node("Softmax", {"ap"}, {"sm"}, "softmax");
+  setAttribute(sm, "axis", int64_t(1));
+  auto& rm = b.node("ReduceMean", {"sm"}, {"rm"}, "reducemean");
+  setAttribute(rm, "axes", std::vector<int64_t>{2, 3});
+  setAttribute(rm, "keepdims", int64_t(1));
+  b.node("Squeeze", {"rm", "sq"}, {"sqz"}, "squeeze");
+  b.node("Unsqueeze", {"sqz", "sq"}, {"usq"}, "unsqueeze");
+  b.node("Reshape", {"sm", "flat"}, {"f"}, "flatten");
+  auto& g = b.node("Gemm", {"f", "fc"}, {"y"}, "gemm");
+  setAttribute(g, "transB", int64_t(1));
+  auto& ct = b.node("ConvTranspose", {"x", "Wt"}, {"ct"}, "deconv");
+  setAttribute(ct, "strides", std::vector<int64_t>{2, 2});
+  setAttribute(ct, "group", int64_t(2));
+  auto& d2s = b.node("DepthToSpace", {"ct"}, {"d2s"}, "d2s");
+  setAttribute(d2s, "blocksize", int64_t(2));
+  setAttribute(d2s, "mode", std::string("CRD"));
+  b.output("y", {1, 3});
+  b.output("usq", {1, 6, 1, 1});
+  b.output("d2s", {1, 1, 24, 24});
+  return b;
+}
+
+TEST_CASE("onnx errors: extreme values in attributes, dims and shapes give vkcnn errors") {
+  // Structured corruption: integers somewhere (attributes, tensor dims, int64 constants, input
+  // dims) become extreme values. The outcome must be an import or a vkcnn::Error. More
+  // iterations: VKCNN_ONNX_FUZZ_ITERATIONS.
+  const int64_t extremes[] = {0,
+                              -1,
+                              -2,
+                              1,
+                              2,
+                              3,
+                              7,
+                              65535,
+                              2147483647,
+                              2147483648,
+                              int64_t(1) << 40,
+                              std::numeric_limits<int64_t>::max(),
+                              std::numeric_limits<int64_t>::min()};
+  int iterations = 800;
+  if (const char* n = std::getenv("VKCNN_ONNX_FUZZ_ITERATIONS")) iterations = std::atoi(n);
+  for (const OnnxModelBuilder& base : {validModel(), richModel()}) {
+    try {
+      importBytes(base.bytes());
+    } catch (const Error& e) {
+      FAIL_CHECK("the base model does not import: " << std::string(e.what()));
+    }
+    std::mt19937 rng(99);
+    std::map<int, int> codes;
+    for (int iteration = 0; iteration < iterations; ++iteration) {
+      onnx::ModelProto m = base.model;
+      auto* g = m.mutable_graph();
+      std::vector<google::protobuf::RepeatedField<int64_t>*> lists;
+      std::vector<onnx::AttributeProto*> ints;
+      for (auto& n : *g->mutable_node())
+        for (auto& a : *n.mutable_attribute()) {
+          if (a.type() == onnx::AttributeProto::INT) ints.push_back(&a);
+          if (a.type() == onnx::AttributeProto::INTS) lists.push_back(a.mutable_ints());
+          if (a.has_t()) lists.push_back(a.mutable_t()->mutable_int64_data());
+          if (a.has_t()) lists.push_back(a.mutable_t()->mutable_dims());
+        }
+      for (auto& t : *g->mutable_initializer()) {
+        lists.push_back(t.mutable_dims());
+        if (t.int64_data_size()) lists.push_back(t.mutable_int64_data());
+      }
+      const int mutations = 1 + int(rng() % 3);
+      for (int k = 0; k < mutations; ++k) {
+        const int64_t value = extremes[rng() % std::size(extremes)];
+        const size_t pick = rng() % (lists.size() + 2);
+        if (pick < lists.size()) {
+          if (lists[pick]->size()) lists[pick]->Set(int(rng() % lists[pick]->size()), value);
+        } else if (pick == lists.size()) {
+          auto* shape = g->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+          shape->mutable_dim(int(rng() % shape->dim_size()))->set_dim_value(value);
+        } else if (!ints.empty()) {
+          ints[rng() % ints.size()]->set_i(value);
+        }
+      }
+      CAPTURE(iteration);
+      const int code = tryImport(bytesOf(m));
+      codes[code]++;
+    }
+    for (const auto& [code, count] : codes) {
+      CAPTURE(code);
+      CHECK((code == -1 || code == int(ErrorCode::invalidModel) ||
+             code == int(ErrorCode::unsupported) || code == int(ErrorCode::invalidArgument) ||
+             code == int(ErrorCode::limitExceeded)));
+      MESSAGE("extreme value outcome "
+              << std::string(code < 0 ? "imported" : toString(ErrorCode(code))) << ": " << count);
+    }
+  }
+}
+
+TEST_CASE("onnx errors: tensors whose data does not match their declared size") {
+  auto withWeights = [](auto&& edit) {
+    OnnxModelBuilder b = validModel();
+    onnx::TensorProto& w = *b.model.mutable_graph()->mutable_initializer(0);
+    edit(w);
+    return b.bytes();
+  };
+  VKCNN_CHECK_ERROR(importBytes(withWeights([](onnx::TensorProto& w) {
+                      w.mutable_raw_data()->resize(w.raw_data().size() - 4);
+                    })),
+                    ErrorCode::invalidModel, "needs 432 bytes of raw_data, 428 given");
+  VKCNN_CHECK_ERROR(importBytes(withWeights([](onnx::TensorProto& w) {
+                      w.clear_raw_data();
+                      for (int k = 0; k < 100; ++k) w.add_float_data(1.f);
+                    })),
+                    ErrorCode::invalidModel, "declares 108 elements but float_data holds 100");
+  VKCNN_CHECK_ERROR(importBytes(withWeights([](onnx::TensorProto& w) { w.clear_raw_data(); })),
+                    ErrorCode::invalidModel, "declares 108 elements but the tensor holds no data");
+  VKCNN_CHECK_ERROR(importBytes(withWeights([](onnx::TensorProto& w) {
+                      w.add_float_data(1.f);  // and raw_data too
+                    })),
+                    ErrorCode::invalidModel, "holds data in both float_data and raw_data");
+  VKCNN_CHECK_ERROR(importBytes(withWeights([](onnx::TensorProto& w) { w.set_data_type(99); })),
+                    ErrorCode::invalidModel, "element type 99 is not a known ONNX type");
+  // Huge declared sizes: rejected from the dims alone, before any allocation.
+  VKCNN_CHECK_ERROR(
+      importBytes(withWeights([](onnx::TensorProto& w) { w.set_dims(0, int64_t(1) << 40); })),
+      ErrorCode::invalidModel, "exceeds the limit of 2147483647 elements");
+  VKCNN_CHECK_ERROR(importBytes(withWeights([](onnx::TensorProto& w) {
+                      w.set_dims(0, int64_t(1) << 20);
+                      w.set_dims(1, int64_t(1) << 20);
+                    })),
+                    ErrorCode::invalidModel, "has more than 2147483647 elements");
+  VKCNN_CHECK_ERROR(importBytes(withWeights([](onnx::TensorProto& w) { w.set_dims(2, -3); })),
+                    ErrorCode::invalidModel, "dimension -3 of shape [4, 3, -3, 3] is negative");
+  // Products that overflow int64 on the way.
+  VKCNN_CHECK_ERROR(importBytes(withWeights([](onnx::TensorProto& w) {
+                      for (int k = 0; k < 4; ++k) w.set_dims(k, 2147483647);
+                    })),
+                    ErrorCode::invalidModel, "more than 2147483647 elements");
+  // External data.
+  VKCNN_CHECK_ERROR(importBytes(withWeights([](onnx::TensorProto& w) {
+                      w.clear_raw_data();
+                      w.set_data_location(onnx::TensorProto::EXTERNAL);
+                      auto* e = w.add_external_data();
+                      e->set_key("location");
+                      e->set_value("/etc/passwd");
+                    })),
+                    ErrorCode::invalidModel, "external data");
+  // A Constant node's tensor is checked the same way.
+  OnnxModelBuilder c = validModel();
+  for (auto& node : *c.model.mutable_graph()->mutable_node())
+    if (node.op_type() == "Constant") node.mutable_attribute(0)->mutable_t()->add_dims(7);
+  VKCNN_CHECK_ERROR(importBytes(c.bytes()), ErrorCode::invalidModel,
+                    "declares 7 elements but int64_data holds 1");
+}
+
+TEST_CASE("onnx errors: absurd dimensions, cycles, dangling names, bad attributes") {
+  // An input of absurd size.
+  OnnxModelBuilder a = validModel();
+  a.model.mutable_graph()
+      ->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(2)
+      ->set_dim_value(int64_t(1) << 45);
+  VKCNN_CHECK_ERROR(importBytes(a.bytes()), ErrorCode::invalidModel, "exceeds the limit");
+  // An input whose size alone is too many elements.
+  OnnxModelBuilder big(13);
+  big.input("x", {1, 65536, 65536, 65536});
+  big.node("Relu", {"x"}, {"y"});
+  big.output("y", 4);
+  VKCNN_CHECK_ERROR(importBytes(big.bytes()), ErrorCode::invalidModel, "more than 2147483647");
+  // A cycle: two nodes reading each other's outputs.
+  OnnxModelBuilder cyc(13);
+  cyc.input("x", {1, 2, 3, 3});
+  cyc.node("Add", {"x", "b"}, {"a"}, "first");
+  cyc.node("Relu", {"a"}, {"b"}, "second");
+  cyc.output("b", {1, 2, 3, 3});
+  VKCNN_CHECK_ERROR(importBytes(cyc.bytes()), ErrorCode::invalidModel, "onnx checker");
+  // A node reading its own output.
+  OnnxModelBuilder self(13);
+  self.input("x", {1, 2, 3, 3});
+  self.node("Relu", {"y"}, {"y"}, "self");
+  self.output("y", {1, 2, 3, 3});
+  VKCNN_CHECK_ERROR(importBytes(self.bytes()), ErrorCode::invalidModel, "onnx checker");
+  // A name nothing produces.
+  OnnxModelBuilder dangling(13);
+  dangling.input("x", {1, 2, 3, 3});
+  dangling.node("Relu", {"ghost"}, {"y"});
+  dangling.output("y", {1, 2, 3, 3});
+  VKCNN_CHECK_ERROR(importBytes(dangling.bytes()), ErrorCode::invalidModel, "ghost");
+  // Attributes of the wrong type.
+  OnnxModelBuilder attr = validModel();
+  auto* strides = attr.model.mutable_graph()->mutable_node(0)->add_attribute();
+  strides->set_name("strides");
+  strides->set_type(onnx::AttributeProto::FLOAT);
+  strides->set_f(2.f);
+  VKCNN_CHECK_ERROR(importBytes(attr.bytes()), ErrorCode::invalidModel, "strides");
+  // Weights that do not fit the input's channels.
+  OnnxModelBuilder w(13);
+  w.input("x", {1, 2, 5, 5});
+  w.initializer("W", {4, 3, 3, 3}, randomFloats(108, 9));
+  w.node("Conv", {"x", "W"}, {"y"}, "conv");
+  w.output("y", 4);
+  VKCNN_CHECK_ERROR(importBytes(w.bytes()), ErrorCode::invalidModel, "");
+  // No graph, and no opset for the default domain.
+  onnx::ModelProto empty;
+  empty.set_ir_version(8);
+  VKCNN_CHECK_ERROR(importBytes(bytesOf(empty)), ErrorCode::invalidModel, "");
+}
+
+TEST_CASE("onnx errors: constants the evaluator would make too large, and bad indices") {
+  // ConstantOfShape / Expand / Tile / Range results are bounded (the file does not bound them).
+  auto shapeModel = [](const std::string& op, const std::vector<int64_t>& shape) {
+    OnnxModelBuilder b(13);
+    b.input("x", {1, 2, 3, 3});
+    b.initializerInt64("shape", {int64_t(shape.size())}, shape);
+    if (op == "ConstantOfShape") {
+      b.node("ConstantOfShape", {"shape"}, {"big"}, "fill");
+    } else if (op == "Expand") {
+      b.initializer("one", {1}, {1.f});
+      b.node("Expand", {"one", "shape"}, {"big"}, "expand");
+    } else {
+      b.initializer("one", {1}, {1.f});
+      b.node("Tile", {"one", "shape"}, {"big"}, "tile");
+    }
+    b.node("Shape", {"big"}, {"s"});
+    b.node("Relu", {"x"}, {"y"});
+    b.output("y", 4);
+    return b.bytes();
+  };
+  VKCNN_CHECK_ERROR(importBytes(shapeModel("ConstantOfShape", {8192, 8192})),
+                    ErrorCode::invalidModel, "beyond the importer's limit");
+  VKCNN_CHECK_ERROR(importBytes(shapeModel("ConstantOfShape", {1 << 20, 1 << 20})),
+                    ErrorCode::invalidModel, "more than 2147483647 elements");
+  VKCNN_CHECK_ERROR(importBytes(shapeModel("Expand", {4096, 8192})), ErrorCode::invalidModel,
+                    "beyond the importer's limit");
+  VKCNN_CHECK_ERROR(importBytes(shapeModel("Tile", {int64_t(1) << 40})), ErrorCode::invalidModel,
+                    "");
+  OnnxModelBuilder r(13);
+  r.input("x", {1, 2, 3, 3});
+  r.initializer("start", {}, {0.f});
+  r.initializer("limit", {}, {1e12f});
+  r.initializer("delta", {}, {1.f});
+  r.node("Range", {"start", "limit", "delta"}, {"big"}, "range");
+  r.node("Shape", {"big"}, {"s"});
+  r.node("Relu", {"x"}, {"y"});
+  r.output("y", 4);
+  VKCNN_CHECK_ERROR(importBytes(r.bytes()), ErrorCode::invalidModel, "exceed the importer's limit");
+
+  // One constant concatenated with itself many times.
+  OnnxModelBuilder cat(13);
+  cat.input("x", {1, 2, 3, 3});
+  cat.initializer("block", {1024, 1024}, std::vector<float>(1024 * 1024, 1.f));
+  auto& many = cat.node("Concat", std::vector<std::string>(64, "block"), {"big"}, "repeat");
+  setAttribute(many, "axis", int64_t(0));
+  cat.node("Shape", {"big"}, {"s"});
+  cat.node("Relu", {"x"}, {"y"});
+  cat.output("y", 4);
+  VKCNN_CHECK_ERROR(importBytes(cat.bytes()), ErrorCode::invalidModel,
+                    "node 'repeat' (Concat, opset 13): Concat: the computed constant");
+  // Many folds, each within its own bound: their sum is bounded too.
+  OnnxModelBuilder chain(13);
+  chain.input("x", {1, 2, 3, 3});
+  chain.initializerInt64("shape", {1}, {int64_t(1) << 23});
+  for (int k = 0; k < 12; ++k) {
+    chain.node("ConstantOfShape", {"shape"}, {"c" + std::to_string(k)});
+    chain.node("Shape", {"c" + std::to_string(k)}, {"s" + std::to_string(k)});
+  }
+  chain.node("Relu", {"x"}, {"y"});
+  chain.output("y", 4);
+  VKCNN_CHECK_ERROR(importBytes(chain.bytes()), ErrorCode::invalidModel,
+                    "the constants computed at import exceed");
+
+  // Gather with an index out of range.
+  OnnxModelBuilder g(13);
+  g.input("x", {1, 2, 3, 3});
+  g.initializerInt64("index", {}, {7});
+  g.node("Shape", {"x"}, {"shape"});
+  g.node("Gather", {"shape", "index"}, {"n"}, "gather");
+  g.node("Relu", {"x"}, {"y"});
+  g.output("y", 4);
+  VKCNN_CHECK_ERROR(importBytes(g.bytes()), ErrorCode::invalidModel,
+                    "node 'gather' (Gather, opset 13): Gather: index 7 is out of range");
+  // Reshape to a different element count; Split sizes that do not add up.
+  OnnxModelBuilder rs(13);
+  rs.input("x", {1, 2, 3, 3});
+  rs.initializerInt64("shape", {2}, {1, 17});
+  rs.node("Reshape", {"x", "shape"}, {"y"}, "reshape");
+  rs.output("y", 2);
+  VKCNN_CHECK_ERROR(importBytes(rs.bytes()), ErrorCode::invalidModel, "");
+  OnnxModelBuilder sp(13);
+  sp.input("x", {1, 6, 3, 3});
+  sp.initializerInt64("split", {2}, {2, 5});
+  auto& s = sp.node("Split", {"x", "split"}, {"a", "b"}, "split");
+  setAttribute(s, "axis", int64_t(1));
+  sp.output("a", 4);
+  VKCNN_CHECK_ERROR(importBytes(sp.bytes()), ErrorCode::invalidModel, "");
+}
