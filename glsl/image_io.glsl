@@ -40,10 +40,27 @@ float readChannel(sampler2DArray s, ImageView v, ivec2 p, int img, int c) {
 // First window channel held by bound layer `t` of the destination (may be negative for t = 0).
 int firstChannelOfSlice(ImageView v, int t) { return 4 * t - v.channelShift; }
 
+// The value a float16 image should hold: rounded to nearest even at float16 precision, finite
+// values beyond the range saturated to +-65504 (as the host's writeBytes does). Done here because
+// Vulkan lets image stores convert to float16 by truncation (lavapipe does), and that error, always
+// towards zero, accumulates through a network instead of averaging out. Exact for normal float16
+// values; subnormals are left to the store.
+vec4 roundToFloat16(vec4 value) {
+  uvec4 bits = floatBitsToUint(value);
+  uvec4 rounded = (bits + 0xFFFu + ((bits >> 13) & 1u)) & ~0x1FFFu;
+  vec4 saturated = clamp(uintBitsToFloat(rounded), vec4(-65504.0), vec4(65504.0));
+  // Infinities and NaN keep their kind (the exponent bits are all ones).
+  bvec4 special = equal(bits & 0x7F800000u, uvec4(0x7F800000u));
+  return mix(saturated, value, special);
+}
+
 // Writes `value` (window channels [firstChannelOfSlice(v, t), +4)) to layer t of image `img` of
 // the kernel's output, which every kernel declares as `uDestination` before including this file.
 // Channels outside the window keep their contents; storage padding is written as zero.
 void writeSlice(ImageView v, ivec2 p, int img, int t, vec4 value) {
+#ifdef VKCNN_VARIANT_f16
+  value = roundToFloat16(value);
+#endif
   ivec3 at = ivec3(p, img * v.layersPerImage + t);
   int c0 = 4 * t;
   int lo = v.channelShift, hi = v.channelShift + v.featureChannels;

@@ -1,6 +1,7 @@
 // Neuron kernel against the double-precision reference: every type, swept channel counts, both
 // float formats, batch sub-ranges, channel windows and unaligned destination channel offsets.
 #include <cmath>
+#include <limits>
 
 #include "test_support.h"
 
@@ -181,4 +182,30 @@ TEST_CASE("neuron: bad geometry is an error before anything is encoded") {
   VKCNN_CHECK_ERROR(Neuron(context(), prelu), ErrorCode::invalidArgument, "PReLU");
   VKCNN_CHECK_ERROR(relu.encode(cb, source, source), ErrorCode::invalidArgument, "in-place");
   CHECK(cb.encodingStatistics().dispatches == 0);
+}
+
+TEST_CASE("neuron: kernels store float16 rounded to nearest even, saturated, as the host does") {
+  // Vulkan allows image stores to convert to float16 by truncation (lavapipe does); vkcnn rounds
+  // in the shader so kernels and writeBytes agree, and the error does not drift through a network.
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> in = {
+      1.0f + 3.0f / 4096, -(1.0f + 3.0f / 4096), 70000.f, -1e6f, inf, 65519.f, 1.0f + 1.0f / 4096,
+      2.0f / 3.0f};
+  Image source(context(), {uint32_t(in.size()), 1, 1, 1, ChannelFormat::float32});
+  source.writeFloats(in, DataLayout::HeightxWidthxFeatureChannels);
+  Image destination(context(), {uint32_t(in.size()), 1, 1, 1, ChannelFormat::float16});
+  Neuron copy(context(), NeuronDescriptor{});
+  runOnce([&](CommandBuffer& cb) { copy.encode(cb, source, destination); });
+  std::vector<float> out = destination.readFloats(DataLayout::HeightxWidthxFeatureChannels);
+  std::vector<float> expected = {
+      1.0f + 1.0f / 1024,           -(1.0f + 1.0f / 1024), 65504.f, -65504.f, inf, 65504.f, 1.0f,
+      float(roundToHalf(2.0 / 3.0))};
+  for (size_t i = 0; i < in.size(); ++i) {
+    CAPTURE(i);
+    CHECK(out[i] == expected[i]);
+  }
+  // And what writeBytes stores for the same values.
+  Image viaHost(context(), {uint32_t(in.size()), 1, 1, 1, ChannelFormat::float16});
+  viaHost.writeFloats(in, DataLayout::HeightxWidthxFeatureChannels);
+  CHECK(viaHost.readFloats(DataLayout::HeightxWidthxFeatureChannels) == out);
 }
