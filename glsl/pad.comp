@@ -12,9 +12,10 @@ layout(push_constant) uniform Push { PadPush pc; };
 
 #include "image_io.glsl"
 
+// n mod d in [0, d). GLSL leaves % undefined for negative operands (NVIDIA and lavapipe differ),
+// so negative n is folded onto non-negative operands first.
 int positiveMod(int n, int d) {
-  int m = n % d;
-  return m < 0 ? m + d : m;
+  return n >= 0 ? n % d : (d - 1) - ((-n - 1) % d);
 }
 
 // The source index that shows at index s (possibly outside [0, size)) along one axis.

@@ -9,6 +9,13 @@ rm -rf "$root/.device-build"
 mkdir -p "$root/.device-build/bin" "$root/.device-build/lib" "$root/.gl"
 cp -P "$build"/engine/libvkcnn.so* "$root/.device-build/lib/"
 cp "$build"/tests/test_* "$root/.device-build/bin/"
+cp "$build"/engine/vkcnn "$root/.device-build/bin/"
+# Debian libraries the GPU image lacks (onnx, protobuf), found through the library's own needs.
+ldd "$build"/engine/libvkcnn.so | awk '/libonnx|libprotobuf/ {print $3}' |
+  xargs -r -I{} cp -L {} "$root/.device-build/lib/"
+# The Fashion-MNIST test set for the sample (the training set stays behind).
+mkdir -p "$root/.device-build/fashion-mnist"
+cp /usr/share/datasets/fashion-mnist/t10k-* "$root/.device-build/fashion-mnist/" 2>/dev/null || true
 find "$build/samples" -maxdepth 2 -type f -executable -name 'vkcnn*' -exec cp {} "$root/.device-build/bin/" \;
 if ! ls "$root"/.gl/libvulkan1_*.deb >/dev/null 2>&1; then
   o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'

@@ -18,11 +18,21 @@ export VKCNN_VALIDATION=1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | tee "$out/gpu.txt"
 status=0
 "$root/.device-build/bin/vkcnn-smoke" 2>&1 | tee "$out/smoke.txt" || status=1
+for sample in "$root"/.device-build/bin/vkcnn-embedding; do
+  [ -x "$sample" ] && { "$sample" 2>&1 | tee "$out/embedding.txt" || status=1; }
+done
+if [ -x "$root/.device-build/bin/vkcnn-fashion-mnist" ]; then
+  (cd "$root" && VKCNN_FASHION_MNIST_DIR=$root/.device-build/fashion-mnist \
+    "$root/.device-build/bin/vkcnn-fashion-mnist" && VKCNN_FASHION_MNIST_DIR=$root/.device-build/fashion-mnist \
+    "$root/.device-build/bin/vkcnn-fashion-mnist" --fp32) 2>&1 | tee "$out/fashion_mnist.txt" || status=1
+fi
+tar czf "$out/logs.tgz" -T /dev/null
 for t in "$root"/.device-build/bin/test_*; do
   name=$(basename "$t")
   start=$(date +%s.%N)
-  if "$t" > "$out/$name.txt" 2>&1; then result=passed; else result=FAILED; status=1; fi
+  if (cd "$root" && "$t" > "$out/$name.txt" 2>&1); then result=passed; else result=FAILED; status=1; fi
   printf "%-28s %s  %.1f s  %s\n" "$name" "$result" "$(awk -v a="$(date +%s.%N)" -v b="$start" "BEGIN{print a-b}")" \
     "$(grep -E '^\[doctest\] assertions' "$out/$name.txt" | tr -s ' ')" | tee -a "$out/summary.txt"
 done
+(cd "$out" && tar czf logs.tgz test_*.txt && rm -f test_*.txt)
 exit $status
