@@ -16,7 +16,8 @@ NCNN_FP16_MIN_MS = {"squeezenet1_1": 2.32, "mobilenet_v2": 2.93, "shufflenet_v2_
 
 def main():
     out = sys.argv[1]
-    pt = json.load(open(os.path.join(out, "pytorch.json")))
+    path = os.path.join(out, "pytorch.json")
+    pt = json.load(open(path)) if os.path.exists(path) else {"torch": "?", "gpu": "?", "networks": {}}
     runs = {}
     for path in glob.glob(os.path.join(out, "vkcnn_*.json")):
         r = json.load(open(path))
