@@ -14,14 +14,19 @@ networks=${2:-resnet18,resnet50,mobilenet_v2,squeezenet1_1,googlenet,densenet121
 iterations=${VKCNN_BENCH_ITERATIONS:-100}
 work=${VKCNN_BENCH_WORK:-/tmp/vkcnn-bench}
 mkdir -p "$out" "$work/models"
-for f in "$root"/.gl/libvulkan1_*.deb; do dpkg -x "$f" /; done
+# The loader and the glvnd libraries the NVIDIA ICD needs (the validation layer is not wanted).
+for f in "$root"/.gl/*.deb; do
+  case "$f" in *validationlayers*) ;; *) dpkg -x "$f" / ;; esac
+done
 ldconfig
 export LD_LIBRARY_PATH=$root/.device-build/lib:${LD_LIBRARY_PATH:-}
 vkcnn=$root/.device-build/bin/vkcnn
 "$vkcnn" info > "$work/device.txt" 2>&1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >> "$work/device.txt" 2>&1
-PYTHONUNBUFFERED=1 python3 "$root/scripts/bench/pytorch_side.py" "$work/models" --networks "$networks" \
-  --runs "$iterations" > "$work/pytorch.log" 2>&1 || tail -20 "$work/pytorch.log"
+if [ ! -f "$work/models/pytorch.json" ]; then
+  PYTHONUNBUFFERED=1 python3 "$root/scripts/bench/pytorch_side.py" "$work/models" --networks "$networks" \
+    --runs "$iterations" > "$work/pytorch.log" 2>&1 || tail -20 "$work/pytorch.log"
+fi
 cp "$work/models/pytorch.json" "$work/" 2>/dev/null
 for net in ${networks//,/ }; do
   for fmt in fp16 fp32; do
