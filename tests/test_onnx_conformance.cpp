@@ -304,6 +304,9 @@ void runSuites() {
       listedHere += isListed;
       ++suiteTotal;
       Outcome r = runTest(dir);
+      if (verbose && r.kind != Outcome::passed)
+        std::printf("  -> %s: %s\n", r.kind == Outcome::skipped ? "skipped" : "FAILED",
+                    r.reason.c_str());
       if (r.kind == Outcome::passed) {
         passedNames.push_back(name);
         ++suitePassed;
