@@ -8,6 +8,16 @@ build=${VKCNN_BUILD_DIR:-$root/build}
 rm -rf "$root/.device-build"
 mkdir -p "$root/.device-build/bin" "$root/.device-build/lib" "$root/.gl"
 cp -P "$build"/engine/libvkcnn.so* "$root/.device-build/lib/"
+# The ONNX importer links Debian's onnx and protobuf, which the GPU machine lacks.
+for lib in libonnx.so.1 libonnx_proto.so.1 libprotobuf.so.32; do
+  cp -L "/usr/lib/x86_64-linux-gnu/$lib" "$root/.device-build/lib/"
+done
+# test_onnx_conformance reads libonnx-testdata: 40 MB, 6 MB compressed (device-run-tests.sh unpacks
+# it and sets VKCNN_ONNX_TESTDATA).
+if [ -d /usr/share/libonnx-testdata/data ]; then
+  tar -C /usr/share/libonnx-testdata/data -cJf "$root/.device-build/onnx-testdata.tar.xz" \
+    node pytorch-converted pytorch-operator simple
+fi
 cp "$build"/tests/test_* "$root/.device-build/bin/"
 cp "$build"/engine/vkcnn "$root/.device-build/bin/"
 # Debian libraries the GPU image lacks (onnx, protobuf), found through the library's own needs.

@@ -15,6 +15,11 @@ dpkg -x "$root"/.gl/vulkan-validationlayers_*.deb /tmp/vkcnn-vl
 export VK_LAYER_PATH=/tmp/vkcnn-vl/usr/share/vulkan/explicit_layer.d
 export LD_LIBRARY_PATH=$root/.device-build/lib:/tmp/vkcnn-vl/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 export VKCNN_VALIDATION=1
+if [ -f "$root/.device-build/onnx-testdata.tar.xz" ]; then
+  rm -rf /tmp/vkcnn-onnx-testdata && mkdir -p /tmp/vkcnn-onnx-testdata
+  tar -C /tmp/vkcnn-onnx-testdata -xJf "$root/.device-build/onnx-testdata.tar.xz"
+  export VKCNN_ONNX_TESTDATA=/tmp/vkcnn-onnx-testdata
+fi
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | tee "$out/gpu.txt"
 status=0
 "$root/.device-build/bin/vkcnn-smoke" 2>&1 | tee "$out/smoke.txt" || status=1

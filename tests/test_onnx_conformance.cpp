@@ -34,7 +34,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kData = "/usr/share/libonnx-testdata/data";
+// Debian's libonnx-testdata, or VKCNN_ONNX_TESTDATA (a copy carried to another machine).
+fs::path dataRoot() {
+  const char* env = std::getenv("VKCNN_ONNX_TESTDATA");
+  return env ? fs::path(env) : fs::path("/usr/share/libonnx-testdata/data");
+}
 
 std::string readBytes(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
@@ -258,7 +262,10 @@ Outcome runTest(const fs::path& dir) {
 }
 
 std::set<std::string> listedTests() {
-  const fs::path list = fs::path(__FILE__).parent_path() / "onnx_conformance_passing.txt";
+  // Next to this file, or under tests/ of the working directory (a tree copied elsewhere).
+  fs::path list = fs::path(__FILE__).parent_path() / "onnx_conformance_passing.txt";
+  if (!fs::exists(list)) list = fs::path("tests") / "onnx_conformance_passing.txt";
+  REQUIRE_MESSAGE(fs::exists(list), "cannot find onnx_conformance_passing.txt");
   std::set<std::string> names;
   std::ifstream f(list);
   std::string line;
@@ -272,6 +279,9 @@ std::set<std::string> listedTests() {
 // Runs every test of the three suites, prints the summary, and fails for listed tests that do
 // not pass.
 void runSuites() {
+  REQUIRE_MESSAGE(fs::is_directory(dataRoot() / "node"),
+                  "libonnx-testdata is not at " << dataRoot().string()
+                                                << " (scripts/install-deps.sh installs it)");
   const std::set<std::string> listed = listedTests();
   const char* filter = std::getenv("VKCNN_ONNX_CONFORMANCE_FILTER");
   const bool verbose = std::getenv("VKCNN_ONNX_CONFORMANCE_VERBOSE") != nullptr;
@@ -281,7 +291,7 @@ void runSuites() {
   const auto start = std::chrono::steady_clock::now();
   for (const std::string suite : {"node", "pytorch-converted", "pytorch-operator", "simple"}) {
     std::vector<fs::path> dirs;
-    for (const auto& e : fs::directory_iterator(kData / suite))
+    for (const auto& e : fs::directory_iterator(dataRoot() / suite))
       if (e.is_directory()) dirs.push_back(e.path());
     std::sort(dirs.begin(), dirs.end());
     size_t suitePassed = 0, suiteTotal = 0;
@@ -294,6 +304,9 @@ void runSuites() {
       listedHere += isListed;
       ++suiteTotal;
       Outcome r = runTest(dir);
+      if (verbose && r.kind != Outcome::passed)
+        std::printf("  -> %s: %s\n", r.kind == Outcome::skipped ? "skipped" : "FAILED",
+                    r.reason.c_str());
       if (r.kind == Outcome::passed) {
         passedNames.push_back(name);
         ++suitePassed;
@@ -327,7 +340,8 @@ void runSuites() {
   // Listed names that no test directory has any more are stale.
   if (!filter)
     for (const auto& name : listed)
-      if (!fs::exists(kData / name)) FAIL_CHECK("listed conformance test does not exist: " << name);
+      if (!fs::exists(dataRoot() / name))
+        FAIL_CHECK("listed conformance test does not exist: " << name);
 }
 
 }  // namespace

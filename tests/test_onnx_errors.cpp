@@ -1,6 +1,7 @@
 // ONNX import errors: unsupported operators name the node, the operator and the opset; malformed,
 // truncated, corrupted or hostile files are Error(invalidModel) (never a crash, another exception
-// or an unbounded allocation). Models are built with the onnx protobuf API, then broken.
+// or an unbounded allocation). Models are built with the onnx protobuf API, then broken. Longer
+// fuzzing: VKCNN_ONNX_FUZZ_ITERATIONS and VKCNN_ONNX_FUZZ_SEED.
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -59,6 +60,11 @@ OnnxImport importBytes(const std::vector<uint8_t>& bytes) {
 // Imports `bytes`, which may be anything: returns the error code, or -1 if the import worked.
 // Any exception other than vkcnn::Error fails the test.
 int tryImport(const std::vector<uint8_t>& bytes) {
+  // To study a crash: VKCNN_ONNX_FUZZ_DUMP=<file> keeps the model being imported.
+  if (const char* dump = std::getenv("VKCNN_ONNX_FUZZ_DUMP")) {
+    std::ofstream f(dump, std::ios::binary | std::ios::trunc);
+    f.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+  }
   try {
     importBytes(bytes);
     return -1;
@@ -154,11 +160,18 @@ TEST_CASE("onnx errors: not a model, missing files, truncated files") {
   CHECK(errors > 0);
 }
 
+OnnxModelBuilder richModel();
+
 TEST_CASE("onnx errors: random corruption gives vkcnn errors, never crashes") {
-  const std::vector<uint8_t> bytes = validModel().bytes();
-  std::mt19937 rng(1234);
+  int iterations = 300;
+  if (const char* n = std::getenv("VKCNN_ONNX_FUZZ_ITERATIONS")) iterations = std::atoi(n);
+  uint32_t seed = 1234;
+  if (const char* n = std::getenv("VKCNN_ONNX_FUZZ_SEED")) seed = uint32_t(std::atoi(n));
+  std::mt19937 rng(seed);
   std::map<int, int> codes;
-  for (int iteration = 0; iteration < 400; ++iteration) {
+  const std::vector<uint8_t> models[] = {validModel().bytes(), richModel().bytes()};
+  for (int iteration = 0; iteration < 2 * iterations; ++iteration) {
+    const std::vector<uint8_t>& bytes = models[iteration % 2];
     std::vector<uint8_t> broken = bytes;
     const int flips = 1 + int(rng() % 4);
     for (int k = 0; k < flips; ++k) {
@@ -284,7 +297,9 @@ TEST_CASE("onnx errors: extreme values in attributes, dims and shapes give vkcnn
     } catch (const Error& e) {
       FAIL_CHECK("the base model does not import: " << std::string(e.what()));
     }
-    std::mt19937 rng(99);
+    uint32_t seed = 99;
+    if (const char* n = std::getenv("VKCNN_ONNX_FUZZ_SEED")) seed = uint32_t(std::atoi(n));
+    std::mt19937 rng(seed);
     std::map<int, int> codes;
     for (int iteration = 0; iteration < iterations; ++iteration) {
       onnx::ModelProto m = base.model;
@@ -417,6 +432,12 @@ TEST_CASE("onnx errors: absurd dimensions, cycles, dangling names, bad attribute
   self.node("Relu", {"y"}, {"y"}, "self");
   self.output("y", {1, 2, 3, 3});
   VKCNN_CHECK_ERROR(importBytes(self.bytes()), ErrorCode::invalidModel, "onnx checker");
+  // A graph output that names the input with another shape (fuzzing found onnx's inference
+  // crashing on it).
+  OnnxModelBuilder renamed = validModel();
+  renamed.model.mutable_graph()->mutable_output(0)->set_name("x");
+  VKCNN_CHECK_ERROR(importBytes(renamed.bytes()), ErrorCode::invalidModel,
+                    "value 'x': the model declares [1, 5] but the model computes [1, 3, 8, 8]");
   // A name nothing produces.
   OnnxModelBuilder dangling(13);
   dangling.input("x", {1, 2, 3, 3});

@@ -1,12 +1,14 @@
 // ONNX import: a model file (or its bytes) becomes a Graph.
 //
-// The model is checked with onnx's own checker and shape inference, every tensor in it against its
-// declared size, and then translated node by node: convolutions, pooling, normalisations, neurons,
-// element-wise arithmetic, concatenation, channel splits and slices, fully-connected layers from
-// Gemm / MatMul (after a Flatten or Reshape too), channel shuffle and depth/space patterns. Parts
-// that only compute shapes (Shape, Gather, Unsqueeze, Concat, Cast, ...) are evaluated at import,
-// once the input sizes are known. Opsets 1 to 17 of the default domain are read, in the attribute
-// and input forms each opset uses.
+// The model is checked with onnx's own checker and every tensor in it against its declared size,
+// then translated node by node: convolutions, pooling, normalisations, neurons, element-wise
+// arithmetic, concatenation, channel splits and slices, fully-connected layers from Gemm / MatMul
+// (after a Flatten or Reshape too), channel shuffle and depth/space patterns. Batch normalisations
+// and per-channel or scalar arithmetic with constants compose into one scale and shift that the
+// Graph folds into the convolution before it. Parts that only compute shapes (Shape, Gather,
+// Unsqueeze, Concat, Cast, ...) are evaluated at import, once the input sizes are known. Last,
+// onnx's shape inference must agree with every shape the importer computed. Opsets 1 to 17 of the
+// default domain are read, in the attribute and input forms each opset uses.
 //
 // Tensors and Images: a tensor of rank 4 [N, C, H, W] is an Image of C feature channels and H x W
 // pixels, N images in the batch; rank 3 [N, C, L] is H = L, W = 1 (as PyTorch's 1D layers unsqueeze
@@ -17,8 +19,10 @@
 //
 // Errors: an operator, attribute or tensor form the importer cannot map is
 // Error(ErrorCode::unsupported) naming the node, the operator and the opset; a malformed,
-// truncated or inconsistent file is Error(ErrorCode::invalidModel); a missing file is
-// Error(ErrorCode::io). Neither onnx nor protobuf types appear in this header.
+// truncated, inconsistent or hostile file is Error(ErrorCode::invalidModel) (tensors of more than
+// 2^31 - 1 elements, external data, constants computed at import beyond 2^24 elements each or the
+// file's size plus 2^26 in all); an input dimension beyond 2^24 is Error(limitExceeded); a missing
+// file is Error(ErrorCode::io). Neither onnx nor protobuf types appear in this header.
 #pragma once
 
 #include <cstdint>

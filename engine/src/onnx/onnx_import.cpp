@@ -415,7 +415,7 @@ class Importer {
   void translate();
   bool fold();
   void importOutputs();
-  void crossCheckShapes();
+  void crossCheckShapes(const std::string& source);
 
   // Operators.
   void conv();
@@ -662,22 +662,23 @@ void Importer::importOutputs() {
   }
 }
 
-// Shape inference ran on the resolved input sizes: every static shape it found must be the one the
-// importer computed (a disagreement is a malformed model or an importer bug; either way stop).
-void Importer::crossCheckShapes() {
+// Static shapes the model declares (graph outputs, value_info) or onnx's inference found must be
+// the ones the importer computed (a disagreement is a malformed model or an importer bug; either
+// way stop). `source` names where they come from.
+void Importer::crossCheckShapes(const std::string& source) {
   auto check = [&](const onnx::ValueInfoProto& vi) {
     auto it = values_.find(vi.name());
     if (it == values_.end() || !vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape())
       return;
-    std::vector<int64_t> inferred;
+    std::vector<int64_t> found;
     for (const auto& d : vi.type().tensor_type().shape().dim()) {
       if (!d.has_dim_value()) return;
-      inferred.push_back(d.dim_value());
+      found.push_back(d.dim_value());
     }
     const auto& dims = it->second.isImage ? it->second.image.dims : it->second.constant.dims;
-    if (inferred != dims)
-      invalidModel("value '" + vi.name() + "': onnx shape inference gives " +
-                   dimsToString(inferred) + " but the model computes " + dimsToString(dims));
+    if (found != dims)
+      invalidModel("value '" + vi.name() + "': " + source + " " + dimsToString(found) +
+                   " but the model computes " + dimsToString(dims));
   };
   for (const auto& vi : model_.graph().value_info()) check(vi);
   for (const auto& vi : model_.graph().output()) check(vi);
@@ -2099,17 +2100,24 @@ OnnxImport Importer::run() {
   importOutputs();
   // onnx's shape inference runs last, on a model whose every node the importer understood and
   // whose parameters it validated: onnx 1.12's inference functions divide by strides, block sizes
-  // and shape products straight from the file (a zero is SIGFPE), so a hostile model must never
-  // reach them unchecked. It runs on the resolved input sizes, strict (a node it cannot infer is
-  // an error) but not type-checked (exporters wrote int64 Constants in opsets whose schema
-  // allowed only floats), and every static shape it finds must be the one the importer computed.
+  // and shape products straight from the file (a zero is SIGFPE) and index dims by the ranks they
+  // expect, so a hostile model must never reach them unchecked. The shapes the model declares are
+  // checked here and then dropped: inference starts from the resolved inputs alone (a graph output
+  // that renames an input with another shape would otherwise hand it a wrong rank). It runs
+  // strict (a node it cannot infer is an error) but not type-checked (exporters wrote int64
+  // Constants in opsets whose schema allowed only floats), and every static shape it finds must
+  // be the one the importer computed.
+  crossCheckShapes("the model declares");
+  model_.mutable_graph()->clear_value_info();
+  for (auto& out : *model_.mutable_graph()->mutable_output())
+    if (out.type().has_tensor_type()) out.mutable_type()->mutable_tensor_type()->clear_shape();
   try {
     onnx::ShapeInferenceOptions options(false, 1, false);
     onnx::shape_inference::InferShapes(model_, onnx::OpSchemaRegistry::Instance(), options);
   } catch (const std::exception& e) {
     invalidModel(std::string("onnx shape inference: ") + splitLines(e.what()).front());
   }
-  crossCheckShapes();
+  crossCheckShapes("onnx shape inference gives");
   return OnnxImport{std::move(graph_), std::move(info_)};
 }
 

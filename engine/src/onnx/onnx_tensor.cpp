@@ -436,7 +436,7 @@ std::vector<int64_t> broadcastShapes(const std::vector<int64_t>& a, const std::v
 }
 
 int64_t normalizeAxis(int64_t axis, int64_t rank, const std::string& what) {
-  if (axis < -rank || axis >= std::max<int64_t>(rank, 1) || (rank == 0 && axis != 0 && axis != -1))
+  if (rank < 1 || axis < -rank || axis >= rank)
     invalidModel(what + ": axis " + std::to_string(axis) + " is out of range for rank " +
                  std::to_string(rank));
   return axis < 0 ? axis + rank : axis;
