@@ -14,6 +14,7 @@
 #include "vkcnn/kernel.h"
 #include "vkcnn/neuron.h"
 #include "vkcnn/normalization.h"
+#include "vkcnn/onnx.h"
 #include "vkcnn/padding.h"
 #include "vkcnn/pooling.h"
 #include "vkcnn/rearrange.h"
