@@ -104,6 +104,10 @@ class VKCNN_API Graph {
               const std::vector<Image>& outputs);
 
   GraphStatistics statistics() const;
+  // The largest batch one encode can take on this device: every tensor's Image must fit in
+  // maxImageArrayLayers ((featureChannels+3)/4 layers per image). Larger batches are encoded in
+  // chunks, each with Images of its own (an ImageBatch, as in MPS).
+  uint32_t maxNumberOfImages() const;
   // Bytes all intermediate tensors would take at this batch size if none shared memory (what the
   // temporary pool's peak is measured against). After compile().
   uint64_t intermediateTensorBytes(uint32_t numberOfImages) const;

@@ -525,6 +525,19 @@ void Graph::compile() {
   s.compiled = true;
 }
 
+uint32_t Graph::maxNumberOfImages() const {
+  const auto& s = *state_;
+  const uint32_t layers = s.context.capabilities().maxImageArrayLayers;
+  uint32_t most = layers;
+  for (uint32_t t = 0; t < s.tensors.size(); ++t) {
+    const detail::GraphTensorInfo& info = s.tensors[t];
+    const bool alive = info.producer == kNone || !s.nodes[info.producer].removed || s.isOutput(t);
+    if (!alive || info.storedIn != kNone) continue;
+    most = std::min(most, layers / ((info.shape.featureChannels + 3) / 4));
+  }
+  return most;
+}
+
 uint64_t Graph::intermediateTensorBytes(uint32_t numberOfImages) const {
   const auto& s = *state_;
   uint64_t total = 0;

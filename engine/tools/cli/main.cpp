@@ -205,29 +205,73 @@ int info(const std::vector<std::string>& rest) {
   return 0;
 }
 
-// A model loaded with its input and output Images, ready to encode.
+// A model loaded with its input and output Images, ready to encode. A batch larger than one Image
+// can hold (the device's array-layer limit) is split into chunks of `chunk` images, each with
+// Images of its own, as MPS's ImageBatch does.
 struct Loaded {
   vkcnn::OnnxImport import;
-  std::vector<vkcnn::Image> inputs, outputs;
+  uint32_t batch = 1, chunk = 1;
+  std::vector<std::vector<vkcnn::Image>> inputs, outputs;  // [chunk][input or output]
+
+  void encode(vkcnn::CommandBuffer& cb) {
+    for (size_t c = 0; c < inputs.size(); ++c) import.graph.encode(cb, inputs[c], outputs[c]);
+  }
+  // Input `i` of the whole batch (row-major, image after image) into the chunks' Images.
+  void write(size_t i, const std::vector<float>& data) {
+    const auto& info = import.info.inputs[i];
+    const size_t perChunk = elementCount(info);
+    for (size_t c = 0; c < inputs.size(); ++c)
+      vkcnn::writeOnnxImage(inputs[c][i], info,
+                            std::span<const float>(data.data() + c * perChunk, perChunk));
+  }
+  std::vector<float> read(size_t o) const {
+    std::vector<float> all;
+    for (size_t c = 0; c < outputs.size(); ++c) {
+      std::vector<float> part = vkcnn::readOnnxImage(outputs[c][o], import.info.outputs[o]);
+      all.insert(all.end(), part.begin(), part.end());
+    }
+    return all;
+  }
+  // The tensor's ONNX dims for the whole batch.
+  std::vector<int64_t> batchDims(const vkcnn::OnnxTensorInfo& info) const {
+    std::vector<int64_t> dims = info.dims;
+    if (!dims.empty() && chunk != batch) dims[0] = dims[0] / chunk * batch;
+    return dims;
+  }
 };
 
 Loaded load(const vkcnn::Context& context, const Arguments& args) {
   if (args.model.empty()) throw UsageError(args.command + " needs a model file");
-  vkcnn::OnnxImport import = vkcnn::importOnnxModel(context, args.model, importOptions(args));
-  Loaded l{std::move(import), {}, {}};
+  vkcnn::OnnxImportOptions options = importOptions(args);
+  const uint32_t batch = uint32_t(options.dynamicBatchSize);
+  vkcnn::OnnxImport import = vkcnn::importOnnxModel(context, args.model, options);
+  import.graph.compile();
+  uint32_t chunk = batch;
+  const uint32_t most = std::max(1u, import.graph.maxNumberOfImages());
+  while (chunk > most || batch % chunk) --chunk;  // equal chunks that fit
+  if (chunk != batch) {
+    options.dynamicBatchSize = chunk;
+    import = vkcnn::importOnnxModel(context, args.model, options);
+  }
+  Loaded l{std::move(import), batch, chunk, {}, {}};
   const auto format =
       args.has("--fp32") ? vkcnn::ChannelFormat::float32 : vkcnn::ChannelFormat::float16;
-  for (const auto& in : l.import.info.inputs) {
-    vkcnn::ImageDescriptor d{in.width, in.height, in.featureChannels, in.numberOfImages,
-                             vkcnn::ChannelFormat::float32};
-    d.label = in.name;
-    l.inputs.emplace_back(context, d);
-  }
-  for (const auto& out : l.import.info.outputs) {
-    vkcnn::ImageDescriptor d{out.width, out.height, out.featureChannels, out.numberOfImages,
-                             format};
-    d.label = out.name;
-    l.outputs.emplace_back(context, d);
+  for (uint32_t c = 0; c < batch / chunk; ++c) {
+    std::vector<vkcnn::Image> ins, outs;
+    for (const auto& in : l.import.info.inputs) {
+      vkcnn::ImageDescriptor d{in.width, in.height, in.featureChannels, in.numberOfImages,
+                               vkcnn::ChannelFormat::float32};
+      d.label = in.name;
+      ins.emplace_back(context, d);
+    }
+    for (const auto& out : l.import.info.outputs) {
+      vkcnn::ImageDescriptor d{out.width, out.height, out.featureChannels, out.numberOfImages,
+                               format};
+      d.label = out.name;
+      outs.emplace_back(context, d);
+    }
+    l.inputs.push_back(std::move(ins));
+    l.outputs.push_back(std::move(outs));
   }
   return l;
 }
@@ -254,19 +298,22 @@ int run(const std::vector<std::string>& rest) {
   if (args.get("--input").empty()) throw UsageError("run needs --input FILE");
   vkcnn::Context context = makeContext(args);
   Loaded l = load(context, args);
-  for (size_t i = 0; i < l.inputs.size(); ++i)
-    vkcnn::writeOnnxImage(l.inputs[i], l.import.info.inputs[i],
-                          loadInput(args.get("--input"), l.import.info.inputs[i], args));
+  for (size_t i = 0; i < l.import.info.inputs.size(); ++i) {
+    vkcnn::OnnxTensorInfo whole = l.import.info.inputs[i];
+    whole.dims = l.batchDims(whole);
+    l.write(i, loadInput(args.get("--input"), whole, args));
+  }
   vkcnn::CommandBuffer cb(context, "run");
   const auto start = Clock::now();
-  l.import.graph.encode(cb, l.inputs, l.outputs);
+  l.encode(cb);
   cb.commit();
   cb.waitUntilCompleted();
   const double ms = millisecondsSince(start);
   const long top = args.number("--top", 5);
-  for (size_t o = 0; o < l.outputs.size(); ++o) {
-    const auto& info = l.import.info.outputs[o];
-    std::vector<float> values = vkcnn::readOnnxImage(l.outputs[o], info);
+  for (size_t o = 0; o < l.import.info.outputs.size(); ++o) {
+    vkcnn::OnnxTensorInfo info = l.import.info.outputs[o];
+    info.dims = l.batchDims(info);
+    std::vector<float> values = l.read(o);
     std::printf("output '%s' %s\n", info.name.c_str(), shapeText(info.dims).c_str());
     const size_t perImage =
         values.size() / std::max<size_t>(1, size_t(info.dims.empty() ? 1 : info.dims[0]));
@@ -284,7 +331,7 @@ int run(const std::vector<std::string>& rest) {
     const std::string path = args.get("--output");
     if (!path.empty()) {
       std::string file = path;
-      if (l.outputs.size() > 1) {
+      if (l.import.info.outputs.size() > 1) {
         const auto dot = path.rfind('.');
         std::string name = info.name;  // a file name: ONNX names hold '/' and ':'
         for (char& ch : name)
@@ -360,10 +407,10 @@ int bench(const std::vector<std::string>& rest) {
         vkcnn::Context context = makeContext(args);
         Loaded l = load(context, args);
         vkcnn::CommandBuffer cb(context);
-        l.import.graph.encode(cb, l.inputs, l.outputs);
+        l.encode(cb);
         cb.commit();
         cb.waitUntilCompleted();
-        (void)vkcnn::readOnnxImage(l.outputs[0], l.import.info.outputs[0]);
+        (void)l.read(0);
         figures[label] = millisecondsSince(start);
       }
     }
@@ -376,8 +423,9 @@ int bench(const std::vector<std::string>& rest) {
   Loaded l = load(context, args);
   figures["import_ms"] = millisecondsSince(importStart);
   std::vector<std::vector<float>> inputData;
-  for (size_t i = 0; i < l.inputs.size(); ++i) {
-    const auto& info = l.import.info.inputs[i];
+  for (size_t i = 0; i < l.import.info.inputs.size(); ++i) {
+    vkcnn::OnnxTensorInfo info = l.import.info.inputs[i];
+    info.dims = l.batchDims(info);
     std::vector<float> data;
     if (!args.get("--input").empty()) {
       data = loadInput(args.get("--input"), info, args);
@@ -387,14 +435,14 @@ int bench(const std::vector<std::string>& rest) {
       for (float& v : data)
         state = state * 1664525u + 1013904223u, v = float(state >> 8) / float(1 << 24) - 0.5f;
     }
-    vkcnn::writeOnnxImage(l.inputs[i], info, data);
+    l.write(i, data);
     inputData.push_back(std::move(data));
   }
 
   vkcnn::CommandBufferOptions reusable;
   reusable.reusable = true;
   vkcnn::CommandBuffer cb(context, "bench", reusable);
-  l.import.graph.encode(cb, l.inputs, l.outputs);
+  l.encode(cb);
   const auto encoding = cb.encodingStatistics();
   std::vector<double> resident, endToEnd, gpu;
   for (long i = 0; i < warmup; ++i) cb.commit(), cb.waitUntilCompleted();
@@ -408,11 +456,10 @@ int bench(const std::vector<std::string>& rest) {
   std::vector<float> output;
   for (long i = 1; i <= iterations; ++i) {
     const auto start = Clock::now();
-    for (size_t k = 0; k < l.inputs.size(); ++k)
-      vkcnn::writeOnnxImage(l.inputs[k], l.import.info.inputs[k], inputData[k]);
+    for (size_t k = 0; k < inputData.size(); ++k) l.write(k, inputData[k]);
     cb.commit();
     cb.waitUntilCompleted();
-    output = vkcnn::readOnnxImage(l.outputs[0], l.import.info.outputs[0]);
+    output = l.read(0);
     endToEnd.push_back(millisecondsSince(start));
     progress("end-to-end", i, iterations);
   }
@@ -422,7 +469,7 @@ int bench(const std::vector<std::string>& rest) {
     profiled.reusable = true;
     profiled.profile = true;
     vkcnn::CommandBuffer pcb(context, "bench profile", profiled);
-    l.import.graph.encode(pcb, l.inputs, l.outputs);
+    l.encode(pcb);
     for (long i = 0; i < std::min(iterations, 20L) + 3; ++i) {
       pcb.commit();
       pcb.waitUntilCompleted();
@@ -438,8 +485,8 @@ int bench(const std::vector<std::string>& rest) {
   figures["dispatches"] = encoding.dispatches;
   figures["barriers"] = encoding.barriers;
   figures["peak_temporary_bytes"] = double(pool.peakBytesInUse);
-  figures["intermediate_tensor_bytes"] = double(
-      l.import.graph.intermediateTensorBytes(l.inputs.empty() ? 1 : l.inputs[0].numberOfImages()));
+  figures["intermediate_tensor_bytes"] = double(l.import.graph.intermediateTensorBytes(l.batch));
+  figures["chunks"] = double(l.batch / l.chunk);
   figures["device_bytes"] = double(context.memoryStatistics().deviceBytesAllocated);
   figures["kernels"] = l.import.graph.statistics().kernels;
   if (!args.get("--reference").empty()) {
@@ -449,7 +496,10 @@ int bench(const std::vector<std::string>& rest) {
 
   std::printf("%s on %s, %s, batch %u\n", args.model.c_str(),
               context.capabilities().deviceName.c_str(), args.has("--fp32") ? "fp32" : "fp16",
-              l.inputs.empty() ? 1 : l.inputs[0].numberOfImages());
+              l.batch);
+  if (l.chunk != l.batch)
+    std::printf("  (%u chunks of %u images: the device holds at most %u layers per image)\n",
+                l.batch / l.chunk, l.chunk, context.capabilities().maxImageArrayLayers);
   std::printf("  GPU-resident  median %.3f ms  p90 %.3f ms  (GPU %.3f ms)\n", r.median, r.p90,
               g.median);
   std::printf("  end-to-end    median %.3f ms  p90 %.3f ms\n", e.median, e.p90);
@@ -470,8 +520,7 @@ int bench(const std::vector<std::string>& rest) {
     if (!f) throw vkcnn::Error(vkcnn::ErrorCode::io, json + ": cannot write");
     std::fprintf(f, "{\"model\": \"%s\", \"device\": \"%s\", \"format\": \"%s\", \"batch\": %u",
                  args.model.c_str(), context.capabilities().deviceName.c_str(),
-                 args.has("--fp32") ? "fp32" : "fp16",
-                 l.inputs.empty() ? 1 : l.inputs[0].numberOfImages());
+                 args.has("--fp32") ? "fp32" : "fp16", l.batch);
     for (auto& [k, v] : figures) std::fprintf(f, ", \"%s\": %.6g", k.c_str(), v);
     std::fprintf(f, "}\n");
     std::fclose(f);
@@ -497,7 +546,7 @@ int profile(const std::vector<std::string>& rest) {
   options.reusable = true;
   options.profile = true;
   vkcnn::CommandBuffer cb(context, "profile", options);
-  l.import.graph.encode(cb, l.inputs, l.outputs);
+  l.encode(cb);
   const long iterations = args.number("--iterations", 10);
   std::vector<std::vector<double>> times;
   std::vector<std::string> labels;
