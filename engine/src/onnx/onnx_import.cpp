@@ -2095,20 +2095,18 @@ void Importer::resize() {
     d.nearestMode = NearestMode::ceil;
   else
     invalidModel("nearest_mode '" + nm + "' is not an ONNX value");
-  // The kernel's scale is output / input size; ONNX maps coordinates with the given scale, which
-  // differs when input * scale is not whole (then the output size was floored). align_corners
-  // does not use the scale.
-  if (ct != "align_corners") {
-    const auto check = [&](float scale, int64_t in, uint32_t outSize, const char* axis) {
-      const double exact = double(outSize) / double(in);
-      if (std::fabs(double(scale) - exact) > 1e-6 * exact)
-        unsupported(op + " scale " + std::to_string(scale) + " along " + axis + " (size " +
-                    std::to_string(in) + " -> " + std::to_string(outSize) +
-                    ") that is not output size / input size, with " + ct + " coordinates");
-    };
-    check(p.scaleY, s.h, p.outputHeight, "the height");
-    check(p.scaleX, x.dims.size() == 4 ? s.w : 1, p.outputWidth, "the width");
-  }
+  // The kernel maps coordinates with the sizes (scale = output / input); ONNX with the given
+  // scale, and align_corners with the unfloored resized length input * scale. Both differ when
+  // input * scale is not whole (the output size is floored then).
+  const auto check = [&](float scale, int64_t in, uint32_t outSize, const char* axis) {
+    const double exact = double(outSize) / double(in);
+    if (std::fabs(double(scale) - exact) > 1e-6 * exact)
+      unsupported(op + " scale " + std::to_string(scale) + " along " + axis + " (size " +
+                  std::to_string(in) + " -> " + std::to_string(outSize) +
+                  ") that is not output size / input size (the kernel resizes to whole sizes)");
+  };
+  check(p.scaleY, s.h, p.outputHeight, "the height");
+  check(p.scaleX, x.dims.size() == 4 ? s.w : 1, p.outputWidth, "the width");
   GraphTensor out = graph_.unary(x.tensor, std::make_shared<Resize>(context_, d), nodeName());
   setImage(0, out, dimsLike(x, graph_.shape(out)));
 }
