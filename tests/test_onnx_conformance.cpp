@@ -141,7 +141,6 @@ struct Outcome {
 // The skip category from an unsupported-error message (the importer tags them).
 std::string category(const std::string& message) {
   auto has = [&](const char* s) { return message.find(s) != std::string::npos; };
-  if (has("(operator pending)")) return "Resize / Upsample / Pad: kernels pending";
   if (has("(operator)")) return "operator without a kernel";
   if (has("(data type)")) return "non-float data";
   if (has("(tensor rank)")) return "tensor rank (3-D convolution and pooling, batched MatMul)";
@@ -161,8 +160,6 @@ Outcome runTest(const fs::path& dir) {
   static const std::vector<std::string> supported = supportedOnnxOperators();
   for (const auto& node : model.graph().node()) {
     const std::string& op = node.op_type();
-    if (op == "Resize" || op == "Upsample" || op == "Pad")
-      return {Outcome::skipped, category("(operator pending)")};
     if (!std::binary_search(supported.begin(), supported.end(), op) ||
         (!node.domain().empty() && node.domain() != "ai.onnx"))
       return {Outcome::skipped, category("(operator)")};

@@ -533,35 +533,282 @@ TEST_CASE("onnx import: attribute and input forms of each opset give the same re
   }
 }
 
-TEST_CASE("onnx import: Resize, Upsample and Pad are unsupported until their kernels exist") {
-  OnnxModelBuilder b(13);
-  b.input("x", {1, 2, 4, 4});
-  b.initializerInt64("pads", {8}, {0, 0, 1, 1, 0, 0, 1, 1});
-  b.node("Pad", {"x", "pads"}, {"y"}, "pad1");
-  b.output("y", 4);
-  VKCNN_CHECK_ERROR(importOnnxFromMemory(context(), serialized(b)), ErrorCode::unsupported,
-                    "node 'pad1' (Pad, opset 13): Pad is not supported yet");
-  OnnxModelBuilder r(13);
-  r.input("x", {1, 2, 4, 4});
-  r.initializer("scales", {4}, {1, 1, 2, 2});
-  r.node("Resize", {"x", "", "scales"}, {"y"}, "up");
-  r.output("y", 4);
-  VKCNN_CHECK_ERROR(importOnnxFromMemory(context(), serialized(r)), ErrorCode::unsupported,
-                    "(Resize, opset 13): Resize is not supported yet");
-  // Their parameters are already checked in every opset's form.
-  OnnxModelBuilder u(8);
-  u.input("x", {1, 2, 4, 4});
-  setAttribute(u.node("Upsample", {"x"}, {"y"}, "up8"), "scales", std::vector<float>{1, 1, 0, 2});
-  u.output("y", 4);
-  VKCNN_CHECK_ERROR(importOnnxFromMemory(context(), serialized(u)), ErrorCode::invalidModel,
-                    "node 'up8' (Upsample, opset 8): a scale is not positive");
-  OnnxModelBuilder pc(10);
-  pc.input("x", {1, 2, 4, 4});
-  setAttribute(pc.node("Pad", {"x"}, {"y"}, "padc"), "pads",
-               std::vector<int64_t>{0, 1, 0, 0, 0, 1, 0, 0});
-  pc.output("y", 4);
-  VKCNN_CHECK_ERROR(importOnnxFromMemory(context(), serialized(pc)), ErrorCode::unsupported,
-                    "Pad along the batch or channel axes");
+// ---- Pad, Resize and Upsample -----------------------------------------------------------------
+
+namespace {
+
+// ONNX Pad on H and W (numpy.pad): constant, edge (clamp) or reflect (mirror without repeating
+// the edge); negative amounts crop.
+Tensor padReference(const Tensor& x, const std::string& mode, int top, int left, int bottom,
+                    int right, double value) {
+  Tensor y(x.n, x.c, uint32_t(int(x.h) + top + bottom), uint32_t(int(x.w) + left + right));
+  const auto source = [&](int v, int size, bool& outside) {
+    if (v >= 0 && v < size) return v;
+    outside = true;
+    if (mode == "edge") return std::clamp(v, 0, size - 1);
+    if (mode == "reflect") return v < 0 ? -v : 2 * (size - 1) - v;
+    return 0;
+  };
+  for (uint32_t n = 0; n < y.n; ++n)
+    for (uint32_t c = 0; c < y.c; ++c)
+      for (uint32_t yy = 0; yy < y.h; ++yy)
+        for (uint32_t xx = 0; xx < y.w; ++xx) {
+          bool outside = false;
+          const int sy = source(int(yy) - top, int(x.h), outside);
+          const int sx = source(int(xx) - left, int(x.w), outside);
+          y.at(n, c, yy, xx) =
+              outside && mode == "constant" ? value : x.at(n, c, uint32_t(sy), uint32_t(sx));
+        }
+  return y;
+}
+
+// ONNX Resize on H and W with the scale out/in: the coordinate transformation in double (the
+// products and quotients of these small integers are exact, so ties are exact), then nearest
+// rounding or linear interpolation between coordinates clamped to the image.
+Tensor resizeReference(const Tensor& x, uint32_t oh, uint32_t ow, const std::string& mode,
+                       const std::string& transformation, const std::string& nearestMode) {
+  const auto coordinate = [&](double o, double in, double out) {
+    if (transformation == "half_pixel") return (o + 0.5) * in / out - 0.5;
+    if (transformation == "pytorch_half_pixel") return out > 1 ? (o + 0.5) * in / out - 0.5 : 0.0;
+    if (transformation == "align_corners") return out > 1 ? o * (in - 1) / (out - 1) : 0.0;
+    if (transformation == "tf_half_pixel_for_nn") return (o + 0.5) * in / out;
+    return o * in / out;  // asymmetric
+  };
+  const auto nearest = [&](double v, uint32_t in) {
+    double r;
+    if (nearestMode == "round_prefer_ceil")
+      r = std::floor(v + 0.5);
+    else if (nearestMode == "floor")
+      r = std::floor(v);
+    else if (nearestMode == "ceil")
+      r = std::ceil(v);
+    else
+      r = std::ceil(v - 0.5);
+    return uint32_t(std::clamp(r, 0.0, double(in - 1)));
+  };
+  Tensor y(x.n, x.c, oh, ow);
+  for (uint32_t n = 0; n < y.n; ++n)
+    for (uint32_t c = 0; c < y.c; ++c)
+      for (uint32_t yy = 0; yy < oh; ++yy)
+        for (uint32_t xx = 0; xx < ow; ++xx) {
+          const double cy = coordinate(yy, x.h, oh), cx = coordinate(xx, x.w, ow);
+          if (mode == "nearest") {
+            y.at(n, c, yy, xx) = x.at(n, c, nearest(cy, x.h), nearest(cx, x.w));
+            continue;
+          }
+          const double fy = std::clamp(cy, 0.0, double(x.h - 1));
+          const double fx = std::clamp(cx, 0.0, double(x.w - 1));
+          const uint32_t y0 = uint32_t(fy), x0 = uint32_t(fx);
+          const uint32_t y1 = std::min(y0 + 1, x.h - 1), x1 = std::min(x0 + 1, x.w - 1);
+          const double ty = fy - y0, tx = fx - x0;
+          y.at(n, c, yy, xx) =
+              (1 - ty) * ((1 - tx) * x.at(n, c, y0, x0) + tx * x.at(n, c, y0, x1)) +
+              ty * ((1 - tx) * x.at(n, c, y1, x0) + tx * x.at(n, c, y1, x1));
+        }
+  return y;
+}
+
+void checkAgainst(const Result& r, const Tensor& want, double limit = 1e-6) {
+  REQUIRE(r.outputs.size() == 1);
+  const std::vector<int64_t> dims = {int64_t(want.n), int64_t(want.c), int64_t(want.h),
+                                     int64_t(want.w)};
+  CHECK(r.imported.info.outputs[0].dims == dims);
+  CHECK(relativeL2(r.outputs[0], want.data) <= limit);
+}
+
+}  // namespace
+
+TEST_CASE("onnx import: Pad in the attribute (opset 2) and input (opset 11+) forms") {
+  const Tensor x = floatTensor(2, 5, 6, 7, 300);
+  struct Case {
+    std::string mode;
+    int top, left, bottom, right;
+    float value;
+  };
+  const std::vector<Case> cases = {{"constant", 1, 2, 3, 0, 1.5f},
+                                   {"edge", 2, 1, 0, 3, 0},
+                                   {"reflect", 3, 5, 2, 6, 0},
+                                   {"constant", -1, 2, 1, -3, -2}};
+  SUBCASE("constant, edge, reflect; cropping") {
+    for (const Case& c : cases) {
+      CAPTURE(c.mode);
+      CAPTURE(c.top);
+      const Tensor want = padReference(x, c.mode, c.top, c.left, c.bottom, c.right, c.value);
+      const std::vector<int64_t> pads = {0, 0, c.top, c.left, 0, 0, c.bottom, c.right};
+      {
+        OnnxModelBuilder b(2);
+        b.input("x", {2, 5, 6, 7});
+        auto& p = b.node("Pad", {"x"}, {"y"});
+        setAttribute(p, "pads", pads);
+        setAttribute(p, "mode", c.mode);
+        if (c.value != 0) setAttribute(p, "value", c.value);
+        b.output("y", 4);
+        checkAgainst(run(b, {toFloats(x)}), want, 0);
+      }
+      for (int64_t opset : {11, 13}) {
+        CAPTURE(opset);
+        OnnxModelBuilder b(opset);
+        b.input("x", {2, 5, 6, 7});
+        b.initializerInt64("pads", {8}, pads);
+        std::vector<std::string> inputs = {"x", "pads"};
+        if (c.value != 0) {
+          b.initializer("value", {}, {c.value});
+          inputs.push_back("value");
+        }
+        setAttribute(b.node("Pad", inputs, {"y"}), "mode", c.mode);
+        b.output("y", 4);
+        checkAgainst(run(b, {toFloats(x)}), want, 0);
+      }
+    }
+  }
+  SUBCASE("rank 3 pads the length") {
+    const Tensor x3 = floatTensor(1, 3, 9, 1, 301);
+    OnnxModelBuilder b(13);
+    b.input("x", {1, 3, 9});
+    b.initializerInt64("pads", {6}, {0, 0, 2, 0, 0, 4});
+    setAttribute(b.node("Pad", {"x", "pads"}, {"y"}), "mode", std::string("reflect"));
+    b.output("y", 3);
+    Result r = run(b, {toFloats(x3)});
+    CHECK(r.imported.info.outputs[0].dims == std::vector<int64_t>{1, 3, 15});
+    CHECK(relativeL2(r.outputs[0], padReference(x3, "reflect", 2, 0, 4, 0, 0).data) == 0);
+  }
+  SUBCASE("what the kernel cannot do is unsupported, naming the node") {
+    OnnxModelBuilder pc(10);
+    pc.input("x", {1, 2, 4, 4});
+    setAttribute(pc.node("Pad", {"x"}, {"y"}, "padc"), "pads",
+                 std::vector<int64_t>{0, 1, 0, 0, 0, 1, 0, 0});
+    pc.output("y", 4);
+    VKCNN_CHECK_ERROR(importOnnxFromMemory(context(), serialized(pc)), ErrorCode::unsupported,
+                      "node 'padc' (Pad, opset 10): Pad along the batch or channel axes");
+    OnnxModelBuilder rf(13);
+    rf.input("x", {1, 2, 4, 4});
+    rf.initializerInt64("pads", {8}, {0, 0, 0, 4, 0, 0, 0, 0});
+    setAttribute(rf.node("Pad", {"x", "pads"}, {"y"}, "padr"), "mode", std::string("reflect"));
+    rf.output("y", 4);
+    VKCNN_CHECK_ERROR(importOnnxFromMemory(context(), serialized(rf)), ErrorCode::unsupported,
+                      "node 'padr' (Pad, opset 13): reflect padding of 4 pixels at the left of an "
+                      "extent of 4");
+  }
+}
+
+TEST_CASE("onnx import: Resize (opsets 10, 11, 13) and Upsample (opsets 7, 9)") {
+  const Tensor x = floatTensor(2, 5, 5, 7, 310);
+  SUBCASE("Upsample 9 and Resize 10: scales, asymmetric coordinates, floor") {
+    for (const std::string mode : {"nearest", "linear"}) {
+      CAPTURE(mode);
+      const Tensor want = resizeReference(x, 10, 21, mode, "asymmetric", "floor");
+      OnnxModelBuilder u(9);
+      u.input("x", {2, 5, 5, 7});
+      u.initializer("scales", {4}, {1, 1, 2, 3});
+      setAttribute(u.node("Upsample", {"x", "scales"}, {"y"}), "mode", mode);
+      u.output("y", 4);
+      checkAgainst(run(u, {toFloats(x)}), want);
+      OnnxModelBuilder r(10);
+      r.input("x", {2, 5, 5, 7});
+      r.initializer("scales", {4}, {1, 1, 2, 3});
+      setAttribute(r.node("Resize", {"x", "scales"}, {"y"}), "mode", mode);
+      r.output("y", 4);
+      checkAgainst(run(r, {toFloats(x)}), want);
+    }
+    // Upsample 7 takes the scales as an attribute and calls linear "bilinear".
+    OnnxModelBuilder u7(7);
+    u7.input("x", {2, 5, 5, 7});
+    auto& n = u7.node("Upsample", {"x"}, {"y"});
+    setAttribute(n, "scales", std::vector<float>{1, 1, 3, 2});
+    setAttribute(n, "mode", std::string("bilinear"));
+    u7.output("y", 4);
+    checkAgainst(run(u7, {toFloats(x)}), resizeReference(x, 15, 14, "linear", "asymmetric", ""));
+  }
+  struct Case {
+    std::string mode, transformation, nearestMode;
+    uint32_t oh, ow;
+    bool sizes;
+  };
+  const std::vector<Case> cases = {
+      // nn.Upsample(scale_factor=2, mode='nearest') as PyTorch exports it.
+      {"nearest", "asymmetric", "floor", 10, 14, false},
+      {"linear", "half_pixel", "", 10, 21, false},
+      {"linear", "half_pixel", "", 8, 11, true},
+      {"linear", "half_pixel", "", 3, 4, true},  // downsampling
+      {"linear", "align_corners", "", 9, 13, true},
+      {"linear", "pytorch_half_pixel", "", 1, 12, true},
+      {"nearest", "half_pixel", "round_prefer_floor", 8, 11, true},
+      {"nearest", "half_pixel", "round_prefer_ceil", 15, 21, false},
+      {"nearest", "align_corners", "round_prefer_floor", 9, 12, true},
+      {"nearest", "tf_half_pixel_for_nn", "ceil", 4, 5, true},
+      {"nearest", "asymmetric", "round_prefer_ceil", 10, 3, true},
+  };
+  SUBCASE("Resize 11 and 13: scales and sizes, every coordinate transformation") {
+    for (const Case& c : cases) {
+      for (int64_t opset : {11, 13}) {
+        CAPTURE(opset);
+        CAPTURE(c.mode);
+        CAPTURE(c.transformation);
+        CAPTURE(c.nearestMode);
+        CAPTURE(c.oh);
+        CAPTURE(c.ow);
+        OnnxModelBuilder b(opset);
+        b.input("x", {2, 5, 5, 7});
+        // Opset 11 requires roi and scales inputs (empty when unused); 13 lets them be omitted.
+        std::vector<std::string> inputs = {"x", opset == 11 ? "roi" : ""};
+        if (opset == 11) b.initializer("roi", {0}, {});
+        if (c.sizes) {
+          if (opset == 11) b.initializer("scales", {0}, {});
+          b.initializerInt64("sizes", {4}, {2, 5, c.oh, c.ow});
+          inputs.push_back(opset == 11 ? "scales" : "");
+          inputs.push_back("sizes");
+        } else {
+          b.initializer("scales", {4}, {1, 1, float(c.oh) / 5, float(c.ow) / 7});
+          inputs.push_back("scales");
+        }
+        auto& n = b.node("Resize", inputs, {"y"});
+        setAttribute(n, "mode", c.mode);
+        setAttribute(n, "coordinate_transformation_mode", c.transformation);
+        if (!c.nearestMode.empty()) setAttribute(n, "nearest_mode", c.nearestMode);
+        b.output("y", 4);
+        checkAgainst(run(b, {toFloats(x)}),
+                     resizeReference(x, c.oh, c.ow, c.mode, c.transformation,
+                                     c.nearestMode.empty() ? "round_prefer_floor" : c.nearestMode));
+      }
+    }
+  }
+  SUBCASE("what the kernel cannot do is unsupported, naming the node") {
+    const auto model = [](const std::string& mode, const std::string& transformation,
+                          std::vector<float> scales) {
+      OnnxModelBuilder b(13);
+      b.input("x", {1, 2, 5, 5});
+      b.initializer("scales", {4}, scales);
+      auto& n = b.node("Resize", {"x", "", "scales"}, {"y"}, "rs");
+      setAttribute(n, "mode", mode);
+      setAttribute(n, "coordinate_transformation_mode", transformation);
+      b.output("y", 4);
+      return serialized(b);
+    };
+    VKCNN_CHECK_ERROR(importOnnxFromMemory(context(), model("cubic", "half_pixel", {1, 1, 2, 2})),
+                      ErrorCode::unsupported, "node 'rs' (Resize, opset 13): Resize in cubic mode");
+    VKCNN_CHECK_ERROR(
+        importOnnxFromMemory(context(), model("linear", "tf_crop_and_resize", {1, 1, 2, 2})),
+        ErrorCode::unsupported,
+        "node 'rs' (Resize, opset 13): Resize with coordinate_transformation_mode "
+        "tf_crop_and_resize");
+    VKCNN_CHECK_ERROR(importOnnxFromMemory(context(), model("linear", "half_pixel", {1, 2, 2, 2})),
+                      ErrorCode::unsupported, "resizing the batch or channel axes");
+    // 5 * 0.7 = 3.5 floors to 3: ONNX maps with 0.7 (align_corners with the length 3.5), the
+    // kernel with 3/5.
+    for (const std::string transformation : {"half_pixel", "align_corners", "asymmetric"})
+      VKCNN_CHECK_ERROR(
+          importOnnxFromMemory(context(), model("linear", transformation, {1, 1, 2, 0.7f})),
+          ErrorCode::unsupported,
+          "node 'rs' (Resize, opset 13): Resize scale 0.700000 along the width (size 5 -> 3) that "
+          "is not output size / input size");
+    CHECK_NOTHROW(importOnnxFromMemory(context(), model("linear", "half_pixel", {1, 1, 2, 0.6f})));
+    OnnxModelBuilder u(8);
+    u.input("x", {1, 2, 4, 4});
+    setAttribute(u.node("Upsample", {"x"}, {"y"}, "up8"), "scales", std::vector<float>{1, 1, 0, 2});
+    u.output("y", 4);
+    VKCNN_CHECK_ERROR(importOnnxFromMemory(context(), serialized(u)), ErrorCode::invalidModel,
+                      "node 'up8' (Upsample, opset 8): a scale is not positive");
+  }
 }
 
 TEST_CASE("onnx import: dynamic dimensions take the sizes given at load; shape subgraphs fold") {

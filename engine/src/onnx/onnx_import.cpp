@@ -26,8 +26,10 @@
 #include "vkcnn/convolution_transpose.h"
 #include "vkcnn/error.h"
 #include "vkcnn/normalization.h"
+#include "vkcnn/padding.h"
 #include "vkcnn/pooling.h"
 #include "vkcnn/rearrange.h"
+#include "vkcnn/resize.h"
 #include "vkcnn/softmax.h"
 
 namespace vkcnn {
@@ -441,8 +443,10 @@ class Importer {
   void transpose();
   void depthSpace(bool toSpace);
 
-  // Pad, Resize and Upsample parameters in every opset's form, validated; the kernels that take
-  // them are pending (see translate()).
+  void pad();
+  void resize();
+
+  // Pad, Resize and Upsample parameters in every opset's form, validated.
   struct PadParameters {
     int64_t top = 0, left = 0, bottom = 0, right = 0;  // negative: cropping
     std::string mode = "constant";                     // constant, reflect, edge
@@ -918,31 +922,8 @@ void Importer::translate() {
     if (dims != x.dims) unsupported("Expand that enlarges image data (tensor layout)");
     return reshapeLike(dims);
   }
-  // ---- Resize, Upsample and Pad: kernels pending (vkcnn/resize.h, vkcnn/padding.h). ----
-  // The parameters are read and validated in every opset's form already (padParameters,
-  // resizeParameters). When the kernels are merged, replace each `unsupported` below with the
-  // kernel built from them, e.g.
-  //   setImage(0, graph_.unary(x.tensor, std::make_shared<Resize>(context_, ...), nodeName()),
-  //            dimsLike(x, <its output shape>));
-  // then add "Pad", "Resize" and "Upsample" to supportedOnnxOperators() and drop the "pending"
-  // shortcut in tests/test_onnx_conformance.cpp (runTest) and the pending test case in
-  // tests/test_onnx_import.cpp.
-  if (op == "Pad") {
-    const ImageValue& x = imageInput(0);
-    const PadParameters p = padParameters(requireCanonical(x, 3), x.dims.size());
-    (void)p;
-    unsupported(
-        "Pad is not supported yet: its kernel (padding) is not in this build "
-        "(operator pending)");
-  }
-  if (op == "Resize" || op == "Upsample") {
-    const ImageValue& x = imageInput(0);
-    const ResizeParameters p = resizeParameters(requireCanonical(x, 3), x.dims.size());
-    (void)p;
-    unsupported(op +
-                " is not supported yet: its kernel (resize) is not in this build "
-                "(operator pending)");
-  }
+  if (op == "Pad") return pad();
+  if (op == "Resize" || op == "Upsample") return resize();
   if (op == "Gather") unsupported("Gather of image data (only constants are gathered)");
   unsupported("operator " + op + " is not supported (operator)");
 }
@@ -2048,6 +2029,88 @@ void Importer::transpose() {
               " moves data across the image layout (tensor layout)");
 }
 
+void Importer::pad() {
+  const ImageValue& x = imageInput(0);
+  const Shape4 s = requireCanonical(x, 3);
+  const PadParameters p = padParameters(s, x.dims.size());
+  PadDescriptor d;
+  d.mode = p.mode == "edge"      ? PadMode::edge
+           : p.mode == "reflect" ? PadMode::reflect
+                                 : PadMode::constant;
+  d.top = int32_t(p.top);
+  d.left = int32_t(p.left);
+  d.bottom = int32_t(p.bottom);
+  d.right = int32_t(p.right);
+  d.value = p.value;
+  if (d.mode == PadMode::reflect) {
+    // The kernel reflects once; ONNX (numpy) would reflect again for larger amounts.
+    const auto once = [&](int64_t amount, int64_t extent, const char* side) {
+      if (amount >= extent)
+        unsupported("reflect padding of " + std::to_string(amount) + " pixels at the " + side +
+                    " of an extent of " + std::to_string(extent) + " (more than one reflection)");
+    };
+    once(p.top, s.h, "top");
+    once(p.bottom, s.h, "bottom");
+    once(p.left, s.w, "left");
+    once(p.right, s.w, "right");
+  }
+  GraphTensor out = graph_.unary(x.tensor, std::make_shared<Pad>(context_, d), nodeName());
+  setImage(0, out, dimsLike(x, graph_.shape(out)));
+}
+
+void Importer::resize() {
+  const ImageValue& x = imageInput(0);
+  const Shape4 s = requireCanonical(x, 3);
+  const std::string& op = node_->op_type();
+  const ResizeParameters p = resizeParameters(s, x.dims.size());
+  if (attrInt("antialias", 0) != 0) unsupported(op + " with antialias");
+  ResizeDescriptor d;
+  d.width = p.outputWidth;
+  d.height = p.outputHeight;
+  if (p.mode == "cubic") unsupported(op + " in cubic mode");
+  d.mode = p.mode == "linear" ? ResizeMode::bilinear : ResizeMode::nearest;
+  const std::string& ct = p.coordinateTransformation;
+  if (ct == "half_pixel")
+    d.coordinateTransformationMode = CoordinateTransformationMode::halfPixel;
+  else if (ct == "pytorch_half_pixel")
+    d.coordinateTransformationMode = CoordinateTransformationMode::pytorchHalfPixel;
+  else if (ct == "align_corners")
+    d.coordinateTransformationMode = CoordinateTransformationMode::alignCorners;
+  else if (ct == "asymmetric")
+    d.coordinateTransformationMode = CoordinateTransformationMode::asymmetric;
+  else if (ct == "tf_half_pixel_for_nn")
+    d.coordinateTransformationMode = CoordinateTransformationMode::tfHalfPixelForNN;
+  else if (ct == "tf_crop_and_resize")
+    unsupported(op + " with coordinate_transformation_mode tf_crop_and_resize");
+  else
+    invalidModel("coordinate_transformation_mode '" + ct + "' is not an ONNX value");
+  const std::string& nm = p.nearestMode;
+  if (nm == "round_prefer_floor")
+    d.nearestMode = NearestMode::roundPreferFloor;
+  else if (nm == "round_prefer_ceil")
+    d.nearestMode = NearestMode::roundPreferCeil;
+  else if (nm == "floor")
+    d.nearestMode = NearestMode::floor;
+  else if (nm == "ceil")
+    d.nearestMode = NearestMode::ceil;
+  else
+    invalidModel("nearest_mode '" + nm + "' is not an ONNX value");
+  // The kernel maps coordinates with the sizes (scale = output / input); ONNX with the given
+  // scale, and align_corners with the unfloored resized length input * scale. Both differ when
+  // input * scale is not whole (the output size is floored then).
+  const auto check = [&](float scale, int64_t in, uint32_t outSize, const char* axis) {
+    const double exact = double(outSize) / double(in);
+    if (std::fabs(double(scale) - exact) > 1e-6 * exact)
+      unsupported(op + " scale " + std::to_string(scale) + " along " + axis + " (size " +
+                  std::to_string(in) + " -> " + std::to_string(outSize) +
+                  ") that is not output size / input size (the kernel resizes to whole sizes)");
+  };
+  check(p.scaleY, s.h, p.outputHeight, "the height");
+  check(p.scaleX, x.dims.size() == 4 ? s.w : 1, p.outputWidth, "the width");
+  GraphTensor out = graph_.unary(x.tensor, std::make_shared<Resize>(context_, d), nodeName());
+  setImage(0, out, dimsLike(x, graph_.shape(out)));
+}
+
 void Importer::depthSpace(bool toSpace) {
   const ImageValue& x = imageInput(0);
   if (x.dims.size() != 4)
@@ -2210,9 +2273,10 @@ std::vector<std::string> supportedOnnxOperators() {
       "ConvTranspose", "DepthToSpace", "Div", "Dropout", "Elu", "Exp", "Expand", "Flatten", "Gemm",
       "GlobalAveragePool", "GlobalMaxPool", "HardSigmoid", "HardSwish", "Identity",
       "InstanceNormalization", "LRN", "LeakyRelu", "Log", "LogSoftmax", "MatMul", "MaxPool", "Mean",
-      "Mul", "Neg", "PRelu", "Pow", "ReduceMax", "ReduceMean", "ReduceMin", "ReduceSum", "Relu",
-      "Reshape", "Selu", "Sigmoid", "Slice", "Softmax", "Softplus", "Softsign", "SpaceToDepth",
-      "Split", "Sqrt", "Squeeze", "Sub", "Sum", "Tanh", "Transpose", "Unsqueeze",
+      "Mul", "Neg", "PRelu", "Pad", "Pow", "ReduceMax", "ReduceMean", "ReduceMin", "ReduceSum",
+      "Relu", "Reshape", "Resize", "Selu", "Sigmoid", "Slice", "Softmax", "Softplus", "Softsign",
+      "SpaceToDepth", "Split", "Sqrt", "Squeeze", "Sub", "Sum", "Tanh", "Transpose", "Unsqueeze",
+      "Upsample",
       // On constants and shapes only.
       "And", "Ceil", "Constant", "ConstantOfShape", "Equal", "Floor", "Gather", "Greater",
       "GreaterOrEqual", "Less", "LessOrEqual", "Max", "Min", "Not", "Or", "Range", "Reciprocal",
