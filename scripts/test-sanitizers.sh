@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Builds the library and the tests with AddressSanitizer (LeakSanitizer included) and
+# UndefinedBehaviorSanitizer into ${VKCNN_SANITIZE_BUILD_DIR:-build-asan} and runs the whole ctest
+# suite under them, with the validation layer on as always. Any report fails the test that made it.
+#
+# The Vulkan loader, the validation layer and the driver are dlopen'ed and not instrumented; ASan
+# still sees their heap, so LeakSanitizer stays on for everything and tests/sanitizers/lsan.supp
+# names the few third-party modules whose own leaks are suppressed (each with its reason).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+"$root/scripts/install-deps.sh"
+build=${VKCNN_SANITIZE_BUILD_DIR:-$root/build-asan}
+VKCNN_BUILD_DIR=$build VKCNN_CMAKE_ARGS="-DVKCNN_SANITIZE=address,undefined ${VKCNN_CMAKE_ARGS:-}" \
+  "$root/scripts/build.sh"
+export ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1:${ASAN_OPTIONS:-}
+export LSAN_OPTIONS=suppressions=$root/tests/sanitizers/lsan.supp:print_suppressions=0:${LSAN_OPTIONS:-}
+# UBSan only prints and carries on by default; halting turns a report into a failed test.
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:${UBSAN_OPTIONS:-}
+cd "$build"
+ctest --output-on-failure --timeout 900 -j "${VKCNN_TEST_JOBS:-$(nproc)}" "$@"
