@@ -26,10 +26,10 @@ bool envFlag(const char* name) {
   return !v.empty() && v != "0" && v != "false" && v != "off";
 }
 
-uint64_t fenceTimeoutNs() {
+uint64_t fenceTimeoutMs(const ContextOptions& options) {
+  if (options.fenceTimeoutMs) return *options.fenceTimeoutMs;
   std::string v = envString("VKCNN_FENCE_TIMEOUT_MS");
-  uint64_t ms = v.empty() ? 300000 : std::strtoull(v.c_str(), nullptr, 10);
-  return ms * 1000000ull;
+  return v.empty() ? 300000 : std::strtoull(v.c_str(), nullptr, 10);
 }
 
 DeviceType toDeviceType(VkPhysicalDeviceType type) {
@@ -177,7 +177,9 @@ VkBool32 debugMessengerCallback(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
 }
 
 ContextImpl::~ContextImpl() {
-  if (device_ && !lost_) vk_.vkDeviceWaitIdle(device_);
+  // Also after a loss: a fence timeout leaves the GPU running (see settleAfterLoss), and a really
+  // lost device returns VK_ERROR_DEVICE_LOST here at once.
+  if (device_ && vk_.vkDeviceWaitIdle) vk_.vkDeviceWaitIdle(device_);
   emptyBuffer_.reset();
   pipelines_.reset();
   temporaryBlocks_.reset();
@@ -215,9 +217,34 @@ void ContextImpl::throwIfLost() const {
 }
 
 void ContextImpl::markLost(const std::string& why) {
-  std::lock_guard lock(lostMutex_);
-  if (!lost_) lostReason_ = why;
-  lost_ = true;
+  bool first = false;
+  {
+    std::lock_guard lock(lostMutex_);
+    first = !lost_;
+    if (first) lostReason_ = why;
+    lost_ = true;
+  }
+  if (first)
+    log(LogSeverity::error, "the device is lost (" + why +
+                                "); every later use of this Context throws ErrorCode::deviceLost");
+}
+
+void ContextImpl::settleAfterLoss() {
+  if (!lost_) return;
+  std::lock_guard lock(queueMutex_);
+  settleLocked();
+}
+
+void ContextImpl::settleLocked() {
+  if (!lost_ || settled_) return;
+  settled_ = true;
+  // VK_ERROR_DEVICE_LOST is as good as VK_SUCCESS here: either way nothing runs any more.
+  vk_.vkDeviceWaitIdle(device_);
+}
+
+void ContextImpl::readOptions(const ContextOptions& options) {
+  if (options.log) logCallback_ = options.log;
+  fenceTimeoutNs_ = fenceTimeoutMs(options) * 1000000ull;
 }
 
 void ContextImpl::check(VkResult result, const char* what) {
@@ -246,7 +273,7 @@ std::string ContextImpl::uniqueName(const std::string& prefix) {
 }
 
 void ContextImpl::createOwned(const ContextOptions& options) {
-  if (options.log) logCallback_ = options.log;
+  readOptions(options);
   PFN_vkGetInstanceProcAddr gipa = openLoader(&loaderLibrary_);
   auto enumerateInstanceExtensions = reinterpret_cast<PFN_vkEnumerateInstanceExtensionProperties>(
       gipa(nullptr, "vkEnumerateInstanceExtensionProperties"));
@@ -413,7 +440,7 @@ void ContextImpl::createOwned(const ContextOptions& options) {
 }
 
 void ContextImpl::adopt(const AdoptedDevice& adopted, const ContextOptions& options) {
-  if (options.log) logCallback_ = options.log;
+  readOptions(options);
   if (!adopted.getInstanceProcAddr || !adopted.instance || !adopted.physicalDevice ||
       !adopted.device || !adopted.queue)
     throw Error(ErrorCode::invalidArgument,
@@ -534,11 +561,12 @@ void ContextImpl::submit(VkCommandBuffer commandBuffer, VkFence fence, const cha
 
 void ContextImpl::waitForFence(VkFence fence, const char* what) {
   throwIfLost();
-  VkResult result = vk_.vkWaitForFences(device_, 1, &fence, VK_TRUE, fenceTimeoutNs());
+  VkResult result = vk_.vkWaitForFences(device_, 1, &fence, VK_TRUE, fenceTimeoutNs_);
   if (result == VK_TIMEOUT) {
     std::string message = std::string(what) + ": the GPU did not finish within " +
-                          std::to_string(fenceTimeoutNs() / 1000000) +
-                          " ms (VKCNN_FENCE_TIMEOUT_MS); the device is considered lost";
+                          std::to_string(fenceTimeoutNs_ / 1000000) +
+                          " ms (ContextOptions::fenceTimeoutMs or VKCNN_FENCE_TIMEOUT_MS); the "
+                          "device is considered lost";
     markLost(message);
     throw Error(ErrorCode::deviceLost, message);
   }
@@ -548,35 +576,43 @@ void ContextImpl::waitForFence(VkFence fence, const char* what) {
 void ContextImpl::submitAndWait(const std::function<void(VkCommandBuffer)>& record,
                                 const char* what) {
   throwIfLost();
-  std::lock_guard lock(queueMutex_);
-  VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  alloc.commandPool = transferPool_;
-  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  alloc.commandBufferCount = 1;
+  // The transfer pool is shared, so its command buffer is allocated, recorded, submitted and freed
+  // under the queue lock; the wait happens outside it, so other threads' transfers and commits
+  // are not held up by this one.
   VkCommandBuffer cb = VK_NULL_HANDLE;
-  check(vk_.vkAllocateCommandBuffers(device_, &alloc, &cb), what);
   VkFence fence = VK_NULL_HANDLE;
   struct Cleanup {
     ContextImpl* c;
     VkCommandBuffer& cb;
     VkFence& fence;
     ~Cleanup() {
+      std::lock_guard lock(c->queueMutex_);
+      c->settleLocked();  // the submission may still run if the wait timed out
       if (fence) c->vk_.vkDestroyFence(c->device_, fence, nullptr);
-      c->vk_.vkFreeCommandBuffers(c->device_, c->transferPool_, 1, &cb);
+      if (cb) c->vk_.vkFreeCommandBuffers(c->device_, c->transferPool_, 1, &cb);
     }
   } cleanup{this, cb, fence};
-  setName(VK_OBJECT_TYPE_COMMAND_BUFFER, cb, std::string("vkcnn ") + what);
-  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  check(vk_.vkBeginCommandBuffer(cb, &begin), what);
-  record(cb);
-  check(vk_.vkEndCommandBuffer(cb), what);
   VkFenceCreateInfo fenceInfo{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
   check(vk_.vkCreateFence(device_, &fenceInfo, nullptr, &fence), what);
-  VkSubmitInfo info{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  info.commandBufferCount = 1;
-  info.pCommandBuffers = &cb;
-  check(vk_.vkQueueSubmit(queue_, 1, &info, fence), what);
+  {
+    std::lock_guard lock(queueMutex_);
+    throwIfLost();
+    VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    alloc.commandPool = transferPool_;
+    alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    alloc.commandBufferCount = 1;
+    check(vk_.vkAllocateCommandBuffers(device_, &alloc, &cb), what);
+    setName(VK_OBJECT_TYPE_COMMAND_BUFFER, cb, std::string("vkcnn ") + what);
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    check(vk_.vkBeginCommandBuffer(cb, &begin), what);
+    record(cb);
+    check(vk_.vkEndCommandBuffer(cb), what);
+    VkSubmitInfo info{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    info.commandBufferCount = 1;
+    info.pCommandBuffers = &cb;
+    check(vk_.vkQueueSubmit(queue_, 1, &info, fence), what);
+  }
   waitForFence(fence, what);
 }
 
@@ -662,10 +698,17 @@ void Context::waitIdle() const {
 }
 MemoryStatistics Context::memoryStatistics() const {
   MemoryStatistics m;
-  m.deviceBytesAllocated = impl_->allocator().bytesAllocated();
-  m.memoryObjects = impl_->allocator().memoryObjectCount();
+  const detail::DeviceMemoryAllocator& allocator = impl_->allocator();
+  m.deviceBytesAllocated = allocator.bytesAllocated();
+  m.memoryObjects = allocator.memoryObjectCount();
   m.pipelines = impl_->pipelines().pipelinesCreated();
+  m.liveAllocations = allocator.liveAllocations();
+  m.deviceBytesInUse = allocator.bytesInUse();
+  m.allocationRequests = allocator.requestCount();
   return m;
+}
+void Context::injectAllocationFailure(uint64_t n) {
+  impl_->allocator().failAllocationAfter(n);
 }
 void Context::trimTemporaryMemory() {
   impl_->temporaryBlocks().trim();
