@@ -148,6 +148,9 @@ class VKCNN_API Context {
 
   // Blocks until the device is idle (vkcnn's own queue work included).
   void waitIdle() const;
+  // Changes ContextOptions::fenceTimeoutMs for waits that start from now on (0: a wait fails
+  // unless the GPU has already finished).
+  void setFenceTimeoutMs(uint32_t milliseconds);
 
   // TEST HOOK, for vkcnn's fault-injection tests (tests/test_faults.cpp); applications have no use
   // for it. The `n`th device-memory allocation request from now on (1: the next one) fails with

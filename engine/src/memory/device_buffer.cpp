@@ -32,6 +32,7 @@ void transferEpilogue(ContextImpl& context, VkCommandBuffer cb) {
 std::shared_ptr<DeviceBuffer> DeviceBuffer::create(ContextImpl& context, VkDeviceSize size,
                                                    const void* data, const std::string& label,
                                                    bool ownedByContext) {
+  context.throwIfLost();  // before any allocation
   std::shared_ptr<DeviceBuffer> b(new DeviceBuffer(context));
   if (!ownedByContext) b->keepAlive_ = context.shared_from_this();
   b->size_ = size;

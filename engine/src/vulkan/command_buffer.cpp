@@ -185,6 +185,12 @@ void CommandBufferImpl::waitUntilCompleted() {
   if (status_ == CommandBufferStatus::encoding)
     throw Error(ErrorCode::misuse,
                 "waitUntilCompleted: command buffer '" + label + "' was never committed");
+  if (status_ == CommandBufferStatus::error) {
+    // Its work may never have run: say so again rather than return as if it had completed.
+    context->throwIfLost();
+    throw Error(ErrorCode::vulkan,
+                "waitUntilCompleted: command buffer '" + label + "' failed to submit earlier");
+  }
   if (status_ != CommandBufferStatus::committed) return;
   if (wrapped)
     throw Error(ErrorCode::misuse, "waitUntilCompleted: command buffer '" + label +

@@ -561,10 +561,11 @@ void ContextImpl::submit(VkCommandBuffer commandBuffer, VkFence fence, const cha
 
 void ContextImpl::waitForFence(VkFence fence, const char* what) {
   throwIfLost();
-  VkResult result = vk_.vkWaitForFences(device_, 1, &fence, VK_TRUE, fenceTimeoutNs_);
+  const uint64_t timeoutNs = fenceTimeoutNs_;
+  VkResult result = vk_.vkWaitForFences(device_, 1, &fence, VK_TRUE, timeoutNs);
   if (result == VK_TIMEOUT) {
     std::string message = std::string(what) + ": the GPU did not finish within " +
-                          std::to_string(fenceTimeoutNs_ / 1000000) +
+                          std::to_string(timeoutNs / 1000000) +
                           " ms (ContextOptions::fenceTimeoutMs or VKCNN_FENCE_TIMEOUT_MS); the "
                           "device is considered lost";
     markLost(message);
@@ -695,6 +696,9 @@ uint32_t Context::queueFamilyIndex() const {
 }
 void Context::waitIdle() const {
   impl_->waitIdle();
+}
+void Context::setFenceTimeoutMs(uint32_t milliseconds) {
+  impl_->setFenceTimeoutMs(milliseconds);
 }
 MemoryStatistics Context::memoryStatistics() const {
   MemoryStatistics m;

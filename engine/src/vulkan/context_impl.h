@@ -95,6 +95,7 @@ class ContextImpl : public std::enable_shared_from_this<ContextImpl> {
   void submit(VkCommandBuffer commandBuffer, VkFence fence, const char* what);
   // Waits for a fence with vkcnn's timeout; a timeout or device loss is sticky.
   void waitForFence(VkFence fence, const char* what);
+  void setFenceTimeoutMs(uint64_t ms) { fenceTimeoutNs_ = ms * 1000000ull; }
 
   std::string uniqueName(const std::string& prefix);
 
@@ -131,7 +132,7 @@ class ContextImpl : public std::enable_shared_from_this<ContextImpl> {
   // are allocated, recorded and freed under it; waits happen outside it).
   std::mutex queueMutex_;
   VkCommandPool transferPool_ = VK_NULL_HANDLE;
-  uint64_t fenceTimeoutNs_ = 0;
+  std::atomic<uint64_t> fenceTimeoutNs_{0};
   bool settled_ = false;  // guarded by queueMutex_
 
   mutable std::mutex logMutex_;
