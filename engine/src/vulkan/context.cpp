@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <shared_mutex>
 #include <sstream>
 #include <vector>
 
@@ -15,6 +16,18 @@ namespace detail {
 namespace {
 
 constexpr const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
+
+// The Vulkan loader (1.3.239 in Debian 12, and others before the fix upstream) answers
+// vkSetDebugUtilsObjectNameEXT by walking its process-wide lists of instances and devices without
+// a lock, while vkCreate/DestroyInstance and vkCreate/DestroyDevice change those lists: naming an
+// object on one thread while another creates or destroys a Context crashed in the loader
+// (tests/test_threads.cpp, two Contexts on two threads, under ASan). vkcnn's own Contexts
+// therefore name objects under a shared lock and change the loader's lists under an exclusive
+// one. An application that creates instances or devices on other threads itself is beyond this.
+std::shared_mutex& loaderListMutex() {
+  static std::shared_mutex mutex;
+  return mutex;
+}
 
 std::string envString(const char* name) {
   const char* value = std::getenv(name);
@@ -85,6 +98,7 @@ struct LoaderInstance {
   LoaderInstance() = default;
   LoaderInstance(const LoaderInstance&) = delete;
   ~LoaderInstance() {
+    std::unique_lock lock(loaderListMutex());
     if (instance && vki.vkDestroyInstance) vki.vkDestroyInstance(instance, nullptr);
     if (library) dlclose(library);
   }
@@ -188,9 +202,11 @@ ContextImpl::~ContextImpl() {
     if (sampler_) vk_.vkDestroySampler(device_, sampler_, nullptr);
   }
   allocator_.reset();
+  std::unique_lock lock(loaderListMutex());
   if (ownsDevice_ && device_) vk_.vkDestroyDevice(device_, nullptr);
   if (messenger_) vki_.vkDestroyDebugUtilsMessengerEXT(instance_, messenger_, nullptr);
   if (ownsInstance_ && instance_) vki_.vkDestroyInstance(instance_, nullptr);
+  lock.unlock();
   if (loaderLibrary_) dlclose(loaderLibrary_);
 }
 
@@ -265,6 +281,7 @@ void ContextImpl::setName(VkObjectType type, uint64_t handle, const std::string&
   info.objectType = type;
   info.objectHandle = handle;
   info.pObjectName = name.c_str();
+  std::shared_lock lock(loaderListMutex());
   vki_.vkSetDebugUtilsObjectNameEXT(device_, &info);
 }
 
@@ -336,7 +353,9 @@ void ContextImpl::createOwned(const ContextOptions& options) {
   info.ppEnabledLayerNames = layers.data();
   info.enabledExtensionCount = uint32_t(extensions.size());
   info.ppEnabledExtensionNames = extensions.data();
+  std::unique_lock lock(loaderListMutex());
   VkResult result = createInstance(&info, nullptr, &instance_);
+  lock.unlock();
   if (result != VK_SUCCESS)
     throw Error(
         result == VK_ERROR_INCOMPATIBLE_DRIVER ? ErrorCode::unsupported : ErrorCode::vulkan,
@@ -431,10 +450,12 @@ void ContextImpl::createOwned(const ContextOptions& options) {
   deviceInfo.pNext = &enable;
   deviceInfo.queueCreateInfoCount = 1;
   deviceInfo.pQueueCreateInfos = &queueInfo;
+  lock.lock();
   check(vki_.vkCreateDevice(physicalDevice_, &deviceInfo, nullptr, &device_), "vkCreateDevice");
   ownsDevice_ = true;
   loadDevice(vki_.vkGetDeviceProcAddr);
   vk_.vkGetDeviceQueue(device_, family, 0, &queue_);
+  lock.unlock();
   queryCapabilities(false, &enable11, &enable12);
   createCommonObjects();
 }
@@ -655,7 +676,9 @@ std::vector<PhysicalDeviceInfo> Context::enumerateDevices() {
   app.apiVersion = VK_API_VERSION_1_2;
   VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
   info.pApplicationInfo = &app;
+  std::unique_lock lock(detail::loaderListMutex());
   VkResult result = createInstance(&info, nullptr, &loader.instance);
+  lock.unlock();
   if (result != VK_SUCCESS)
     throw Error(ErrorCode::vulkan, "vkCreateInstance failed: " + detail::vkResultName(result));
   loader.vki.load(loader.gipa, loader.instance);
