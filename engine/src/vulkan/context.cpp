@@ -25,8 +25,9 @@ constexpr const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
 // therefore name objects under a shared lock and change the loader's lists under an exclusive
 // one. An application that creates instances or devices on other threads itself is beyond this.
 std::shared_mutex& loaderListMutex() {
-  static std::shared_mutex mutex;
-  return mutex;
+  // Never destroyed: Contexts with static storage duration may outlive any static object.
+  static auto* mutex = new std::shared_mutex;
+  return *mutex;
 }
 
 std::string envString(const char* name) {
