@@ -78,12 +78,15 @@ TEST_CASE("device lost: a fence timeout is sticky, later calls say so, teardown 
     MESSAGE("long job: " << dispatches << " dispatches of " << w << "x" << h << "x" << c
                          << ", about " << jobSeconds << " s");
 
-    CommandBuffer spare(context, "spare");  // made before the loss, used after it
+    CommandBuffer spare(context, "spare");    // made before the loss, used after it
+    CommandBuffer polled(context, "polled");  // committed before the loss, polled after it
+    step.encode(polled, a, b);
     CommandBuffer job(context, "long job");
     encodeChain(job, dispatches);
     context.setFenceTimeoutMs(15);
     const auto jobStart = Clock::now();
     job.commit();
+    polled.commit();  // queued behind the job
     VKCNN_CHECK_ERROR(job.waitUntilCompleted(), ErrorCode::deviceLost,
                       "waiting for command buffer: the GPU did not finish within 15 ms");
     CHECK(secondsSince(jobStart) < 10);  // it returned at the timeout, not at the job's end
@@ -94,6 +97,8 @@ TEST_CASE("device lost: a fence timeout is sticky, later calls say so, teardown 
         "the Vulkan device was lost earlier (waiting for command buffer: the "
         "GPU did not finish within 15 ms";
     VKCNN_CHECK_ERROR(job.waitUntilCompleted(), ErrorCode::deviceLost, lost);
+    CHECK((polled.status() == CommandBufferStatus::error));  // not "committed" forever
+    VKCNN_CHECK_ERROR(polled.waitUntilCompleted(), ErrorCode::deviceLost, lost);
     VKCNN_CHECK_ERROR(CommandBuffer(context, "after"), ErrorCode::deviceLost, lost);
     VKCNN_CHECK_ERROR(step.encode(spare, a, b), ErrorCode::deviceLost, lost);
     VKCNN_CHECK_ERROR(step.encode(spare, a), ErrorCode::deviceLost, lost);

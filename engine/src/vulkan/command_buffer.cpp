@@ -209,6 +209,8 @@ CommandBufferStatus CommandBufferImpl::status() {
     VkResult r = context->vk().vkGetFenceStatus(context->device(), fence_);
     if (r == VK_SUCCESS)
       onCompleted();
+    else if (r == VK_NOT_READY && context->lost())
+      status_ = CommandBufferStatus::error;  // a poller would otherwise wait on a lost device
     else if (r != VK_NOT_READY) {
       status_ = CommandBufferStatus::error;
       context->check(r, "vkGetFenceStatus");
