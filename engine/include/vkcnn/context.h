@@ -18,6 +18,10 @@
 // - The log callback may be called from any thread, including the validation layer's and the
 //   driver's; calls are serialised. It must not call back into vkcnn.
 // - A lost device (ErrorCode::deviceLost) is sticky for the Context and seen by every thread.
+// - Older Vulkan loaders (Debian 12's 1.3.239) crash when an object is named with debug utils while
+//   another thread creates or destroys an instance or device; vkcnn serialises its own Contexts'
+//   naming, creation and destruction, but not an application's own instances and devices made on
+//   other threads while a vkcnn Context with validation or debug utils is in use.
 #pragma once
 
 #include <vulkan/vulkan_core.h>
