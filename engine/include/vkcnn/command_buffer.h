@@ -1,5 +1,8 @@
 // CommandBuffer: the MTLCommandBuffer analogue kernels encode into. It owns the pool that its
 // TemporaryImages draw memory from; that memory goes back to the Context once the work completes.
+//
+// Threads: a CommandBuffer and its TemporaryImages are used by one thread at a time; other
+// threads encode into CommandBuffers of their own on the same Context (see context.h).
 #pragma once
 
 #include <vulkan/vulkan_core.h>

@@ -2,8 +2,26 @@
 // adopts an application's (games embed the engine on their own VkDevice). All Vulkan calls go
 // through tables held here, never through globals, so several Contexts live side by side.
 //
-// Thread safety: a Context may be used from several threads at once; each CommandBuffer, Image
-// and kernel object must be used by one thread at a time.
+// Thread safety (tests/test_threads.cpp checks it under the validation layer):
+// - A Context may be used from several threads at once: creating and destroying CommandBuffers,
+//   Images, TemporaryImages and kernels, committing and waiting, host transfers (writeBytes,
+//   readBytes), memoryStatistics, trimTemporaryMemory, setLogCallback and waitIdle. vkcnn
+//   serialises its own queue submissions, and its allocator, temporary-block cache, pipeline
+//   registry and name counter are locked or atomic. Several Contexts live side by side.
+// - Each CommandBuffer, and every TemporaryImage made in it, belongs to one thread at a time (the
+//   one encoding into it, committing it or waiting for it).
+// - A kernel object (Neuron, ...) is used by one thread at a time: encode changes no shared state,
+//   but its public geometry fields (offset, clipRect, ...) are plain members.
+// - An Image may be read by several threads at once (as a kernel source, or with readBytes); a
+//   thread that writes it (writeBytes, a kernel destination, setLabel) needs it to itself, and the
+//   application orders the write before other threads' reads (e.g. waitUntilCompleted first).
+// - The log callback may be called from any thread, including the validation layer's and the
+//   driver's; calls are serialised. It must not call back into vkcnn.
+// - A lost device (ErrorCode::deviceLost) is sticky for the Context and seen by every thread.
+// - Older Vulkan loaders (Debian 12's 1.3.239) crash when an object is named with debug utils while
+//   another thread creates or destroys an instance or device; vkcnn serialises its own Contexts'
+//   naming, creation and destruction, but not an application's own instances and devices made on
+//   other threads while a vkcnn Context with validation or debug utils is in use.
 #pragma once
 
 #include <vulkan/vulkan_core.h>
@@ -40,6 +58,9 @@ struct ContextOptions {
   // Where messages go; unset: standard error.
   LogCallback log;
   std::string applicationName = "vkcnn";
+  // How long a wait for the GPU may take before the device is considered lost (a sticky
+  // ErrorCode::deviceLost); unset: the VKCNN_FENCE_TIMEOUT_MS environment variable, else 300000.
+  std::optional<uint32_t> fenceTimeoutMs;
 };
 
 // An application's own Vulkan objects, adopted as they are. vkcnn never destroys them. The
@@ -87,6 +108,15 @@ struct MemoryStatistics {
   uint64_t deviceBytesAllocated = 0;  // all VkDeviceMemory vkcnn holds on this Context
   uint32_t memoryObjects = 0;         // how many VkDeviceMemory objects that is
   uint32_t pipelines = 0;             // compute pipelines created so far
+  // Device memory handed out now (images, weight and staging buffers, temporary-pool blocks,
+  // including blocks kept for later command buffers), whether or not it sits inside a larger
+  // VkDeviceMemory block that stays allocated for reuse; back to its baseline once everything made
+  // since is gone and trimTemporaryMemory() ran.
+  uint32_t liveAllocations = 0;
+  uint64_t deviceBytesInUse = 0;
+  // Device-memory allocation requests since the Context was created (failed ones included); what
+  // injectAllocationFailure counts.
+  uint64_t allocationRequests = 0;
 };
 
 struct PhysicalDeviceInfo {
@@ -130,6 +160,17 @@ class VKCNN_API Context {
 
   // Blocks until the device is idle (vkcnn's own queue work included).
   void waitIdle() const;
+  // Changes ContextOptions::fenceTimeoutMs for waits that start from now on (0: a wait fails
+  // unless the GPU has already finished).
+  void setFenceTimeoutMs(uint32_t milliseconds);
+
+  // TEST HOOK, for vkcnn's fault-injection tests (tests/test_faults.cpp); applications have no use
+  // for it. The `n`th device-memory allocation request from now on (1: the next one) fails with
+  // ErrorCode::outOfMemory as if the device had run out: any image, weight buffer, host staging
+  // buffer or temporary-pool block, whether or not it needed a new VkDeviceMemory. Requests of
+  // all threads count; one injection fails one request. 0 disarms. See memoryStatistics()
+  // .allocationRequests to count the requests a piece of work makes.
+  void injectAllocationFailure(uint64_t n);
 
   const std::shared_ptr<detail::ContextImpl>& impl() const { return impl_; }
   explicit Context(std::shared_ptr<detail::ContextImpl> impl) : impl_(std::move(impl)) {}

@@ -4,6 +4,9 @@
 //
 // Image is a handle: copies, sub-images and batch representations share storage with the image
 // they came from. TemporaryImage is an Image whose memory comes from a CommandBuffer's pool.
+//
+// Threads: several threads may read one Image at once (kernel sources, readBytes); writing it
+// (writeBytes, a kernel destination, setLabel) needs it to itself (see context.h).
 #pragma once
 
 #include <vulkan/vulkan_core.h>

@@ -164,12 +164,20 @@ shader::ImageView DispatchRecorder::bindDestination(uint32_t binding, const Imag
   auto& context = *commandBuffer_.context;
   if (s.temporary && !s.bound) {
     const VkMemoryRequirements& req = s.memoryRequirements();
-    s.slot = commandBuffer_.temporaries.allocate(req);
+    TemporaryPool::Slot slot = commandBuffer_.temporaries.allocate(req);
+    VkResult result = context.vk().vkBindImageMemory(
+        context.device(), s.image, commandBuffer_.temporaries.memory(slot), slot.offset);
+    if (result != VK_SUCCESS) commandBuffer_.temporaries.release(slot);
+    context.check(result, "vkBindImageMemory (temporary)");
+    s.slot = slot;
     s.bound = true;
-    context.check(
-        context.vk().vkBindImageMemory(context.device(), s.image,
-                                       commandBuffer_.temporaries.memory(s.slot), s.slot.offset),
-        "vkBindImageMemory (temporary)");
+  }
+  // Until a dispatch that writes it is recorded, the temporary needs its UNDEFINED -> GENERAL
+  // transition: a dispatch that failed after binding it (an allocation for another binding, say)
+  // recorded nothing, so the next one must not assume the layout changed.
+  const bool pendingHere =
+      std::any_of(written_.begin(), written_.end(), [&](const auto& w) { return w.get() == &s; });
+  if (s.temporary && !s.written && !pendingHere) {
     // The new image's contents are undefined: it may alias a temporary read earlier.
     VkImageMemoryBarrier transition{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
     transition.srcAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;

@@ -37,11 +37,21 @@ uint32_t DeviceMemoryAllocator::chooseType(uint32_t typeBits, VkMemoryPropertyFl
   return fallback;
 }
 
+void DeviceMemoryAllocator::countRequest(VkDeviceSize size, const char* what) {
+  requests_++;
+  // Exactly one caller sees the count reach zero, even when threads race.
+  uint64_t n = failAfter_.load();
+  while (n > 0 && !failAfter_.compare_exchange_weak(n, n - 1)) {
+  }
+  if (n == 1)
+    throw Error(
+        ErrorCode::outOfMemory,
+        std::string(what) + ": allocation of " + std::to_string(size) +
+            " bytes of device memory failed (injected by Context::injectAllocationFailure)");
+}
+
 VkDeviceMemory DeviceMemoryAllocator::allocateMemory(VkDeviceSize size, uint32_t type,
                                                      void** mapped, const char* what) {
-  if (failAfter_ > 0 && --failAfter_ == 0)
-    throw Error(ErrorCode::outOfMemory, std::string(what) + ": allocation of " +
-                                            std::to_string(size) + " bytes failed (injected)");
   VkMemoryAllocateInfo info{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
   info.allocationSize = size;
   info.memoryTypeIndex = type;
@@ -76,18 +86,29 @@ Allocation DeviceMemoryAllocator::allocateDedicated(VkDeviceSize size, uint32_t 
                                                     VkMemoryPropertyFlags required,
                                                     VkMemoryPropertyFlags preferred,
                                                     const char* what) {
+  countRequest(size, what);
+  return allocateDedicatedMemory(size, typeBits, required, preferred, what);
+}
+
+Allocation DeviceMemoryAllocator::allocateDedicatedMemory(VkDeviceSize size, uint32_t typeBits,
+                                                          VkMemoryPropertyFlags required,
+                                                          VkMemoryPropertyFlags preferred,
+                                                          const char* what) {
   Allocation a;
   a.memoryType = chooseType(typeBits, required, preferred, what);
   a.memory = allocateMemory(size, a.memoryType, &a.mapped, what);
   a.size = size;
+  liveAllocations_++;
+  bytesInUse_ += size;
   return a;
 }
 
 Allocation DeviceMemoryAllocator::allocate(const VkMemoryRequirements& req,
                                            VkMemoryPropertyFlags required,
                                            VkMemoryPropertyFlags preferred, const char* what) {
+  countRequest(req.size, what);
   if (req.size >= kDedicatedThreshold)
-    return allocateDedicated(req.size, req.memoryTypeBits, required, preferred, what);
+    return allocateDedicatedMemory(req.size, req.memoryTypeBits, required, preferred, what);
   const uint32_t type = chooseType(req.memoryTypeBits, required, preferred, what);
   std::lock_guard lock(mutex_);
   auto tryBlock = [&](uint32_t index) -> Allocation {
@@ -108,6 +129,8 @@ Allocation DeviceMemoryAllocator::allocate(const VkMemoryRequirements& req,
       a.memoryType = b.memoryType;
       a.block = index;
       a.mapped = b.mapped ? static_cast<char*>(b.mapped) + start : nullptr;
+      liveAllocations_++;
+      bytesInUse_ += req.size;
       return a;
     }
     return {};
@@ -130,6 +153,8 @@ Allocation DeviceMemoryAllocator::allocate(const VkMemoryRequirements& req,
 
 void DeviceMemoryAllocator::free(Allocation& a) {
   if (!a) return;
+  liveAllocations_--;
+  bytesInUse_ -= a.size;
   if (a.block == UINT32_MAX) {
     releaseMemory(a.memory, a.size);
   } else {
@@ -155,8 +180,8 @@ void DeviceMemoryAllocator::free(Allocation& a) {
       // images in a loop must not allocate (and the driver zero) 64 MiB every time.
       bool anotherEmpty = false;
       for (const Block& other : blocks_)
-        anotherEmpty |= &other != &b && other.memory && other.used == 0 &&
-                        other.memoryType == b.memoryType;
+        anotherEmpty |=
+            &other != &b && other.memory && other.used == 0 && other.memoryType == b.memoryType;
       if (anotherEmpty) {
         releaseMemory(b.memory, b.size);
         b = Block{};

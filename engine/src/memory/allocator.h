@@ -44,7 +44,15 @@ class DeviceMemoryAllocator {
 
   uint64_t bytesAllocated() const { return bytesAllocated_.load(); }
   uint32_t memoryObjectCount() const { return memoryObjects_.load(); }
-  // Test hook: the `n`th vkAllocateMemory from now on fails (0: never).
+  // Allocations handed out and not freed yet, and their bytes (sub-allocations included).
+  uint32_t liveAllocations() const { return liveAllocations_.load(); }
+  uint64_t bytesInUse() const { return bytesInUse_.load(); }
+  // Calls of allocate() and allocateDedicated() so far, failed ones included.
+  uint64_t requestCount() const { return requests_.load(); }
+  // Test hook (Context::injectAllocationFailure): the `n`th allocate()/allocateDedicated() call
+  // from now on throws Error(outOfMemory) before touching anything, whether or not it would have
+  // needed a new VkDeviceMemory; 0 disarms. Every user of device memory (images, weight buffers,
+  // staging buffers, temporary-pool blocks) comes through here, so this reaches each of them.
   void failAllocationAfter(uint64_t n) { failAfter_ = n; }
 
  private:
@@ -67,7 +75,15 @@ class DeviceMemoryAllocator {
   std::vector<Block> blocks_;
   std::atomic<uint64_t> bytesAllocated_{0};
   std::atomic<uint32_t> memoryObjects_{0};
+  void countRequest(VkDeviceSize size, const char* what);
+  Allocation allocateDedicatedMemory(VkDeviceSize size, uint32_t memoryTypeBits,
+                                     VkMemoryPropertyFlags required,
+                                     VkMemoryPropertyFlags preferred, const char* what);
+
   std::atomic<uint64_t> failAfter_{0};
+  std::atomic<uint64_t> requests_{0};
+  std::atomic<uint32_t> liveAllocations_{0};
+  std::atomic<uint64_t> bytesInUse_{0};
 };
 
 }  // namespace vkcnn::detail

@@ -32,6 +32,7 @@ void transferEpilogue(ContextImpl& context, VkCommandBuffer cb) {
 std::shared_ptr<DeviceBuffer> DeviceBuffer::create(ContextImpl& context, VkDeviceSize size,
                                                    const void* data, const std::string& label,
                                                    bool ownedByContext) {
+  context.throwIfLost();  // before any allocation
   std::shared_ptr<DeviceBuffer> b(new DeviceBuffer(context));
   if (!ownedByContext) b->keepAlive_ = context.shared_from_this();
   b->size_ = size;
@@ -65,6 +66,7 @@ std::shared_ptr<DeviceBuffer> DeviceBuffer::create(ContextImpl& context, VkDevic
 }
 
 DeviceBuffer::~DeviceBuffer() {
+  context_->settleAfterLoss();
   if (buffer_) context_->vk().vkDestroyBuffer(context_->device(), buffer_, nullptr);
   context_->allocator().free(allocation_);
 }
@@ -76,13 +78,14 @@ StagingBuffer::StagingBuffer(ContextImpl& context, VkDeviceSize size, const char
   info.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   context.check(context.vk().vkCreateBuffer(context.device(), &info, nullptr, &buffer_),
                 "vkCreateBuffer (staging)");
-  context.setName(VK_OBJECT_TYPE_BUFFER, buffer_, std::string("staging: ") + what);
+  const std::string name = std::string("staging buffer for ") + what;
+  context.setName(VK_OBJECT_TYPE_BUFFER, buffer_, name);
   VkMemoryRequirements req;
   context.vk().vkGetBufferMemoryRequirements(context.device(), buffer_, &req);
   try {
     allocation_ = context.allocator().allocate(
         req, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT,
-        VK_MEMORY_PROPERTY_HOST_COHERENT_BIT | VK_MEMORY_PROPERTY_HOST_CACHED_BIT, what);
+        VK_MEMORY_PROPERTY_HOST_COHERENT_BIT | VK_MEMORY_PROPERTY_HOST_CACHED_BIT, name.c_str());
     context.check(context.vk().vkBindBufferMemory(context.device(), buffer_, allocation_.memory,
                                                   allocation_.offset),
                   "vkBindBufferMemory (staging)");
@@ -94,6 +97,7 @@ StagingBuffer::StagingBuffer(ContextImpl& context, VkDeviceSize size, const char
 }
 
 StagingBuffer::~StagingBuffer() {
+  context_.settleAfterLoss();
   context_.vk().vkDestroyBuffer(context_.device(), buffer_, nullptr);
   context_.allocator().free(allocation_);
 }

@@ -94,6 +94,7 @@ ImageStorage::ImageStorage(std::shared_ptr<ContextImpl> ctx, const ImageDescript
 }
 
 ImageStorage::~ImageStorage() {
+  context->settleAfterLoss();
   const auto& vk = context->vk();
   for (auto& [key, view] : views_) vk.vkDestroyImageView(context->device(), view, nullptr);
   if (temporary && bound && !released) {
@@ -149,11 +150,16 @@ void ImageStorage::materialize() {
   memoryRequirements();
   std::lock_guard lock(mutex_);
   if (materialized) return;
-  allocation = context->allocator().allocate(requirements_, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0,
-                                             label.c_str());
-  context->check(context->vk().vkBindImageMemory(context->device(), image, allocation.memory,
-                                                 allocation.offset),
-                 "vkBindImageMemory");
+  // A failure below leaves the image as it was or bound and not yet zeroed, and the next call
+  // carries on from there (an image can be bound only once).
+  if (!allocation) {
+    Allocation a = context->allocator().allocate(requirements_, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
+                                                 0, describe().c_str());
+    VkResult bound = context->vk().vkBindImageMemory(context->device(), image, a.memory, a.offset);
+    if (bound != VK_SUCCESS) context->allocator().free(a);
+    context->check(bound, "vkBindImageMemory");
+    allocation = a;
+  }
   // Zero-fill so padding channels never hold NaN or Inf, and leave the image in GENERAL for good.
   context->submitAndWait(
       [&](VkCommandBuffer cb) {
@@ -591,6 +597,7 @@ void Image::writeBytes(const void* data, const ImageReadWriteParams& params) {
   if (!data)
     throw Error(ErrorCode::invalidArgument,
                 "writeBytes to " + storage_->describe() + ": data is null");
+  storage_->context->throwIfLost();  // before any allocation
   detail::Transfer t = detail::resolve(*this, params, true);
   ImageStorage& s = *storage_;
   s.materialize();
@@ -640,6 +647,7 @@ void Image::readBytes(void* data, const ImageReadWriteParams& params) const {
   if (!data)
     throw Error(ErrorCode::invalidArgument,
                 "readBytes from " + storage_->describe() + ": data is null");
+  storage_->context->throwIfLost();  // before any allocation
   detail::Transfer t = detail::resolve(*this, params, false);
   ImageStorage& s = *storage_;
   s.materialize();

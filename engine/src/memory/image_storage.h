@@ -2,6 +2,7 @@
 // from a CommandBuffer's pool), or wrapped (owned by the application).
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -52,7 +53,8 @@ class ImageStorage {
 
   // Persistent storage.
   Allocation allocation;
-  bool materialized = false;
+  // Atomic: threads that share an image for reading may both ask for it to be materialized.
+  std::atomic<bool> materialized{false};
 
   // Temporary storage: valid only while `owner` encodes.
   bool temporary = false;

@@ -44,25 +44,32 @@ CommandBufferImpl::CommandBufferImpl(std::shared_ptr<ContextImpl> ctx, std::stri
     commandBuffer = wrappedBuffer;
     return;
   }
-  VkCommandPoolCreateInfo poolInfo{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-  poolInfo.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
-  poolInfo.queueFamilyIndex = context->queueFamilyIndex();
-  context->check(vk.vkCreateCommandPool(context->device(), &poolInfo, nullptr, &pool_),
-                 "vkCreateCommandPool");
-  context->setName(VK_OBJECT_TYPE_COMMAND_POOL, pool_, label);
-  VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  alloc.commandPool = pool_;
-  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  alloc.commandBufferCount = 1;
-  context->check(vk.vkAllocateCommandBuffers(context->device(), &alloc, &commandBuffer),
-                 "vkAllocateCommandBuffers");
-  context->setName(VK_OBJECT_TYPE_COMMAND_BUFFER, commandBuffer, label);
-  VkFenceCreateInfo fenceInfo{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  context->check(vk.vkCreateFence(context->device(), &fenceInfo, nullptr, &fence_),
-                 "vkCreateFence");
-  context->setName(VK_OBJECT_TYPE_FENCE, fence_, label);
-  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  context->check(vk.vkBeginCommandBuffer(commandBuffer, &begin), "vkBeginCommandBuffer");
+  try {
+    VkCommandPoolCreateInfo poolInfo{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    poolInfo.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
+    poolInfo.queueFamilyIndex = context->queueFamilyIndex();
+    context->check(vk.vkCreateCommandPool(context->device(), &poolInfo, nullptr, &pool_),
+                   "vkCreateCommandPool");
+    context->setName(VK_OBJECT_TYPE_COMMAND_POOL, pool_, label);
+    VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    alloc.commandPool = pool_;
+    alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    alloc.commandBufferCount = 1;
+    context->check(vk.vkAllocateCommandBuffers(context->device(), &alloc, &commandBuffer),
+                   "vkAllocateCommandBuffers");
+    context->setName(VK_OBJECT_TYPE_COMMAND_BUFFER, commandBuffer, label);
+    VkFenceCreateInfo fenceInfo{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    context->check(vk.vkCreateFence(context->device(), &fenceInfo, nullptr, &fence_),
+                   "vkCreateFence");
+    context->setName(VK_OBJECT_TYPE_FENCE, fence_, label);
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    context->check(vk.vkBeginCommandBuffer(commandBuffer, &begin), "vkBeginCommandBuffer");
+  } catch (...) {
+    // The destructor does not run for a constructor that throws: free what exists so far.
+    if (fence_) vk.vkDestroyFence(context->device(), fence_, nullptr);
+    if (pool_) vk.vkDestroyCommandPool(context->device(), pool_, nullptr);
+    throw;
+  }
 }
 
 CommandBufferImpl::~CommandBufferImpl() {
@@ -73,6 +80,7 @@ CommandBufferImpl::~CommandBufferImpl() {
       // Destructors do not throw; a lost device stays reported by the Context.
     }
   }
+  context->settleAfterLoss();
   onCompleted();
   const auto& vk = context->vk();
   for (VkDescriptorPool p : descriptorPools_)
@@ -240,6 +248,12 @@ void CommandBufferImpl::waitUntilCompleted() {
   if (status_ == CommandBufferStatus::encoding)
     throw Error(ErrorCode::misuse,
                 "waitUntilCompleted: command buffer '" + label + "' was never committed");
+  if (status_ == CommandBufferStatus::error) {
+    // Its work may never have run: say so again rather than return as if it had completed.
+    context->throwIfLost();
+    throw Error(ErrorCode::vulkan,
+                "waitUntilCompleted: command buffer '" + label + "' failed to submit earlier");
+  }
   if (status_ != CommandBufferStatus::committed) return;
   if (wrapped)
     throw Error(ErrorCode::misuse, "waitUntilCompleted: command buffer '" + label +
@@ -258,6 +272,8 @@ CommandBufferStatus CommandBufferImpl::status() {
     VkResult r = context->vk().vkGetFenceStatus(context->device(), fence_);
     if (r == VK_SUCCESS)
       onCompleted();
+    else if (r == VK_NOT_READY && context->lost())
+      status_ = CommandBufferStatus::error;  // a poller would otherwise wait on a lost device
     else if (r != VK_NOT_READY) {
       status_ = CommandBufferStatus::error;
       context->check(r, "vkGetFenceStatus");

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <shared_mutex>
 #include <sstream>
 #include <vector>
 
@@ -16,6 +17,19 @@ namespace {
 
 constexpr const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
 
+// The Vulkan loader (1.3.239 in Debian 12, and others before the fix upstream) answers
+// vkSetDebugUtilsObjectNameEXT by walking its process-wide lists of instances and devices without
+// a lock, while vkCreate/DestroyInstance and vkCreate/DestroyDevice change those lists: naming an
+// object on one thread while another creates or destroys a Context crashed in the loader
+// (tests/test_threads.cpp, two Contexts on two threads, under ASan). vkcnn's own Contexts
+// therefore name objects under a shared lock and change the loader's lists under an exclusive
+// one. An application that creates instances or devices on other threads itself is beyond this.
+std::shared_mutex& loaderListMutex() {
+  // Never destroyed: Contexts with static storage duration may outlive any static object.
+  static auto* mutex = new std::shared_mutex;
+  return *mutex;
+}
+
 std::string envString(const char* name) {
   const char* value = std::getenv(name);
   return value ? value : "";
@@ -26,10 +40,10 @@ bool envFlag(const char* name) {
   return !v.empty() && v != "0" && v != "false" && v != "off";
 }
 
-uint64_t fenceTimeoutNs() {
+uint64_t fenceTimeoutMs(const ContextOptions& options) {
+  if (options.fenceTimeoutMs) return *options.fenceTimeoutMs;
   std::string v = envString("VKCNN_FENCE_TIMEOUT_MS");
-  uint64_t ms = v.empty() ? 300000 : std::strtoull(v.c_str(), nullptr, 10);
-  return ms * 1000000ull;
+  return v.empty() ? 300000 : std::strtoull(v.c_str(), nullptr, 10);
 }
 
 DeviceType toDeviceType(VkPhysicalDeviceType type) {
@@ -85,6 +99,7 @@ struct LoaderInstance {
   LoaderInstance() = default;
   LoaderInstance(const LoaderInstance&) = delete;
   ~LoaderInstance() {
+    std::unique_lock lock(loaderListMutex());
     if (instance && vki.vkDestroyInstance) vki.vkDestroyInstance(instance, nullptr);
     if (library) dlclose(library);
   }
@@ -177,7 +192,9 @@ VkBool32 debugMessengerCallback(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
 }
 
 ContextImpl::~ContextImpl() {
-  if (device_ && !lost_) vk_.vkDeviceWaitIdle(device_);
+  // Also after a loss: a fence timeout leaves the GPU running (see settleAfterLoss), and a really
+  // lost device returns VK_ERROR_DEVICE_LOST here at once.
+  if (device_ && vk_.vkDeviceWaitIdle) vk_.vkDeviceWaitIdle(device_);
   emptyBuffer_.reset();
   pipelines_.reset();
   temporaryBlocks_.reset();
@@ -186,9 +203,11 @@ ContextImpl::~ContextImpl() {
     if (sampler_) vk_.vkDestroySampler(device_, sampler_, nullptr);
   }
   allocator_.reset();
+  std::unique_lock lock(loaderListMutex());
   if (ownsDevice_ && device_) vk_.vkDestroyDevice(device_, nullptr);
   if (messenger_) vki_.vkDestroyDebugUtilsMessengerEXT(instance_, messenger_, nullptr);
   if (ownsInstance_ && instance_) vki_.vkDestroyInstance(instance_, nullptr);
+  lock.unlock();
   if (loaderLibrary_) dlclose(loaderLibrary_);
 }
 
@@ -215,9 +234,34 @@ void ContextImpl::throwIfLost() const {
 }
 
 void ContextImpl::markLost(const std::string& why) {
-  std::lock_guard lock(lostMutex_);
-  if (!lost_) lostReason_ = why;
-  lost_ = true;
+  bool first = false;
+  {
+    std::lock_guard lock(lostMutex_);
+    first = !lost_;
+    if (first) lostReason_ = why;
+    lost_ = true;
+  }
+  if (first)
+    log(LogSeverity::error, "the device is lost (" + why +
+                                "); every later use of this Context throws ErrorCode::deviceLost");
+}
+
+void ContextImpl::settleAfterLoss() {
+  if (!lost_) return;
+  std::lock_guard lock(queueMutex_);
+  settleLocked();
+}
+
+void ContextImpl::settleLocked() {
+  if (!lost_ || settled_) return;
+  settled_ = true;
+  // VK_ERROR_DEVICE_LOST is as good as VK_SUCCESS here: either way nothing runs any more.
+  vk_.vkDeviceWaitIdle(device_);
+}
+
+void ContextImpl::readOptions(const ContextOptions& options) {
+  if (options.log) logCallback_ = options.log;
+  fenceTimeoutNs_ = fenceTimeoutMs(options) * 1000000ull;
 }
 
 void ContextImpl::check(VkResult result, const char* what) {
@@ -238,6 +282,7 @@ void ContextImpl::setName(VkObjectType type, uint64_t handle, const std::string&
   info.objectType = type;
   info.objectHandle = handle;
   info.pObjectName = name.c_str();
+  std::shared_lock lock(loaderListMutex());
   vki_.vkSetDebugUtilsObjectNameEXT(device_, &info);
 }
 
@@ -246,7 +291,7 @@ std::string ContextImpl::uniqueName(const std::string& prefix) {
 }
 
 void ContextImpl::createOwned(const ContextOptions& options) {
-  if (options.log) logCallback_ = options.log;
+  readOptions(options);
   PFN_vkGetInstanceProcAddr gipa = openLoader(&loaderLibrary_);
   auto enumerateInstanceExtensions = reinterpret_cast<PFN_vkEnumerateInstanceExtensionProperties>(
       gipa(nullptr, "vkEnumerateInstanceExtensionProperties"));
@@ -309,7 +354,9 @@ void ContextImpl::createOwned(const ContextOptions& options) {
   info.ppEnabledLayerNames = layers.data();
   info.enabledExtensionCount = uint32_t(extensions.size());
   info.ppEnabledExtensionNames = extensions.data();
+  std::unique_lock lock(loaderListMutex());
   VkResult result = createInstance(&info, nullptr, &instance_);
+  lock.unlock();
   if (result != VK_SUCCESS)
     throw Error(
         result == VK_ERROR_INCOMPATIBLE_DRIVER ? ErrorCode::unsupported : ErrorCode::vulkan,
@@ -404,16 +451,18 @@ void ContextImpl::createOwned(const ContextOptions& options) {
   deviceInfo.pNext = &enable;
   deviceInfo.queueCreateInfoCount = 1;
   deviceInfo.pQueueCreateInfos = &queueInfo;
+  lock.lock();
   check(vki_.vkCreateDevice(physicalDevice_, &deviceInfo, nullptr, &device_), "vkCreateDevice");
   ownsDevice_ = true;
   loadDevice(vki_.vkGetDeviceProcAddr);
   vk_.vkGetDeviceQueue(device_, family, 0, &queue_);
+  lock.unlock();
   queryCapabilities(false, &enable11, &enable12);
   createCommonObjects();
 }
 
 void ContextImpl::adopt(const AdoptedDevice& adopted, const ContextOptions& options) {
-  if (options.log) logCallback_ = options.log;
+  readOptions(options);
   if (!adopted.getInstanceProcAddr || !adopted.instance || !adopted.physicalDevice ||
       !adopted.device || !adopted.queue)
     throw Error(ErrorCode::invalidArgument,
@@ -536,11 +585,13 @@ void ContextImpl::submit(VkCommandBuffer commandBuffer, VkFence fence, const cha
 
 void ContextImpl::waitForFence(VkFence fence, const char* what) {
   throwIfLost();
-  VkResult result = vk_.vkWaitForFences(device_, 1, &fence, VK_TRUE, fenceTimeoutNs());
+  const uint64_t timeoutNs = fenceTimeoutNs_;
+  VkResult result = vk_.vkWaitForFences(device_, 1, &fence, VK_TRUE, timeoutNs);
   if (result == VK_TIMEOUT) {
     std::string message = std::string(what) + ": the GPU did not finish within " +
-                          std::to_string(fenceTimeoutNs() / 1000000) +
-                          " ms (VKCNN_FENCE_TIMEOUT_MS); the device is considered lost";
+                          std::to_string(timeoutNs / 1000000) +
+                          " ms (ContextOptions::fenceTimeoutMs or VKCNN_FENCE_TIMEOUT_MS); the "
+                          "device is considered lost";
     markLost(message);
     throw Error(ErrorCode::deviceLost, message);
   }
@@ -550,35 +601,43 @@ void ContextImpl::waitForFence(VkFence fence, const char* what) {
 void ContextImpl::submitAndWait(const std::function<void(VkCommandBuffer)>& record,
                                 const char* what) {
   throwIfLost();
-  std::lock_guard lock(queueMutex_);
-  VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  alloc.commandPool = transferPool_;
-  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  alloc.commandBufferCount = 1;
+  // The transfer pool is shared, so its command buffer is allocated, recorded, submitted and freed
+  // under the queue lock; the wait happens outside it, so other threads' transfers and commits
+  // are not held up by this one.
   VkCommandBuffer cb = VK_NULL_HANDLE;
-  check(vk_.vkAllocateCommandBuffers(device_, &alloc, &cb), what);
   VkFence fence = VK_NULL_HANDLE;
   struct Cleanup {
     ContextImpl* c;
     VkCommandBuffer& cb;
     VkFence& fence;
     ~Cleanup() {
+      std::lock_guard lock(c->queueMutex_);
+      c->settleLocked();  // the submission may still run if the wait timed out
       if (fence) c->vk_.vkDestroyFence(c->device_, fence, nullptr);
-      c->vk_.vkFreeCommandBuffers(c->device_, c->transferPool_, 1, &cb);
+      if (cb) c->vk_.vkFreeCommandBuffers(c->device_, c->transferPool_, 1, &cb);
     }
   } cleanup{this, cb, fence};
-  setName(VK_OBJECT_TYPE_COMMAND_BUFFER, cb, std::string("vkcnn ") + what);
-  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  check(vk_.vkBeginCommandBuffer(cb, &begin), what);
-  record(cb);
-  check(vk_.vkEndCommandBuffer(cb), what);
   VkFenceCreateInfo fenceInfo{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
   check(vk_.vkCreateFence(device_, &fenceInfo, nullptr, &fence), what);
-  VkSubmitInfo info{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  info.commandBufferCount = 1;
-  info.pCommandBuffers = &cb;
-  check(vk_.vkQueueSubmit(queue_, 1, &info, fence), what);
+  {
+    std::lock_guard lock(queueMutex_);
+    throwIfLost();
+    VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    alloc.commandPool = transferPool_;
+    alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    alloc.commandBufferCount = 1;
+    check(vk_.vkAllocateCommandBuffers(device_, &alloc, &cb), what);
+    setName(VK_OBJECT_TYPE_COMMAND_BUFFER, cb, std::string("vkcnn ") + what);
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    check(vk_.vkBeginCommandBuffer(cb, &begin), what);
+    record(cb);
+    check(vk_.vkEndCommandBuffer(cb), what);
+    VkSubmitInfo info{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    info.commandBufferCount = 1;
+    info.pCommandBuffers = &cb;
+    check(vk_.vkQueueSubmit(queue_, 1, &info, fence), what);
+  }
   waitForFence(fence, what);
 }
 
@@ -620,7 +679,9 @@ std::vector<PhysicalDeviceInfo> Context::enumerateDevices() {
   app.apiVersion = VK_API_VERSION_1_2;
   VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
   info.pApplicationInfo = &app;
+  std::unique_lock lock(detail::loaderListMutex());
   VkResult result = createInstance(&info, nullptr, &loader.instance);
+  lock.unlock();
   if (result != VK_SUCCESS)
     throw Error(ErrorCode::vulkan, "vkCreateInstance failed: " + detail::vkResultName(result));
   loader.vki.load(loader.gipa, loader.instance);
@@ -662,12 +723,22 @@ uint32_t Context::queueFamilyIndex() const {
 void Context::waitIdle() const {
   impl_->waitIdle();
 }
+void Context::setFenceTimeoutMs(uint32_t milliseconds) {
+  impl_->setFenceTimeoutMs(milliseconds);
+}
 MemoryStatistics Context::memoryStatistics() const {
   MemoryStatistics m;
-  m.deviceBytesAllocated = impl_->allocator().bytesAllocated();
-  m.memoryObjects = impl_->allocator().memoryObjectCount();
+  const detail::DeviceMemoryAllocator& allocator = impl_->allocator();
+  m.deviceBytesAllocated = allocator.bytesAllocated();
+  m.memoryObjects = allocator.memoryObjectCount();
   m.pipelines = impl_->pipelines().pipelinesCreated();
+  m.liveAllocations = allocator.liveAllocations();
+  m.deviceBytesInUse = allocator.bytesInUse();
+  m.allocationRequests = allocator.requestCount();
   return m;
+}
+void Context::injectAllocationFailure(uint64_t n) {
+  impl_->allocator().failAllocationAfter(n);
 }
 void Context::trimTemporaryMemory() {
   impl_->temporaryBlocks().trim();

@@ -57,6 +57,7 @@ class ContextImpl : public std::enable_shared_from_this<ContextImpl> {
   const DeviceCapabilities& capabilities() const { return capabilities_; }
   const VkPhysicalDeviceMemoryProperties& memoryProperties() const { return memoryProperties_; }
   DeviceMemoryAllocator& allocator() { return *allocator_; }
+  const DeviceMemoryAllocator& allocator() const { return *allocator_; }
   PipelineRegistry& pipelines() { return *pipelines_; }
   TemporaryBlockCache& temporaryBlocks() { return *temporaryBlocks_; }
   // A small storage buffer bound where a kernel's optional buffer is absent.
@@ -68,6 +69,13 @@ class ContextImpl : public std::enable_shared_from_this<ContextImpl> {
   void check(VkResult result, const char* what);
   void throwIfLost() const;
   void markLost(const std::string& why);
+  bool lost() const { return lost_; }
+  // Call before destroying or freeing anything the GPU may use. A no-op unless the device was
+  // declared lost: after a fence timeout the GPU may still run the work that timed out, and
+  // freeing its memory, images or command buffers under it corrupts memory. So the first call
+  // after the loss waits for the device to go idle (on a truly hung GPU the driver's own hang
+  // detection ends that wait with VK_ERROR_DEVICE_LOST); later calls return at once.
+  void settleAfterLoss();
 
   // Gives a debug name to a Vulkan object (no-op without VK_EXT_debug_utils).
   void setName(VkObjectType type, uint64_t handle, const std::string& name) const;
@@ -87,6 +95,7 @@ class ContextImpl : public std::enable_shared_from_this<ContextImpl> {
   void submit(VkCommandBuffer commandBuffer, VkFence fence, const char* what);
   // Waits for a fence with vkcnn's timeout; a timeout or device loss is sticky.
   void waitForFence(VkFence fence, const char* what);
+  void setFenceTimeoutMs(uint64_t ms) { fenceTimeoutNs_ = ms * 1000000ull; }
 
   std::string uniqueName(const std::string& prefix);
 
@@ -95,6 +104,8 @@ class ContextImpl : public std::enable_shared_from_this<ContextImpl> {
   void queryCapabilities(bool adopted, const VkPhysicalDeviceVulkan11Features* f11,
                          const VkPhysicalDeviceVulkan12Features* f12);
   void createCommonObjects();
+  void readOptions(const ContextOptions& options);
+  void settleLocked();  // settleAfterLoss with queueMutex_ held
 
   void* loaderLibrary_ = nullptr;
   InstanceTable vki_;
@@ -117,8 +128,12 @@ class ContextImpl : public std::enable_shared_from_this<ContextImpl> {
   std::shared_ptr<class DeviceBuffer> emptyBuffer_;
   VkSampler sampler_ = VK_NULL_HANDLE;
 
+  // Guards the queue (every submission, vkDeviceWaitIdle) and transferPool_ (its command buffers
+  // are allocated, recorded and freed under it; waits happen outside it).
   std::mutex queueMutex_;
-  VkCommandPool transferPool_ = VK_NULL_HANDLE;  // guarded by queueMutex_
+  VkCommandPool transferPool_ = VK_NULL_HANDLE;
+  std::atomic<uint64_t> fenceTimeoutNs_{0};
+  bool settled_ = false;  // guarded by queueMutex_
 
   mutable std::mutex logMutex_;
   LogCallback logCallback_;

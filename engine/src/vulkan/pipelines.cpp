@@ -207,6 +207,18 @@ Pipeline PipelineRegistry::create(ShaderId id, ShaderVariant variant) {
   const ShaderModuleInfo& module = shaderModule(id, variant);
   Pipeline p;
   p.module = &module;
+  // A failing step must not leave the objects of the earlier ones behind.
+  struct Partial {
+    const VolkDeviceTable& vk;
+    VkDevice device;
+    Pipeline& p;
+    bool done = false;
+    ~Partial() {
+      if (done) return;
+      if (p.layout) vk.vkDestroyPipelineLayout(device, p.layout, nullptr);
+      if (p.setLayout) vk.vkDestroyDescriptorSetLayout(device, p.setLayout, nullptr);
+    }
+  } partial{vk, device, p};
 
   std::vector<VkDescriptorSetLayoutBinding> bindings;
   for (uint32_t i = 0; i < module.bindingCount; ++i) {
@@ -255,6 +267,7 @@ Pipeline PipelineRegistry::create(ShaderId id, ShaderVariant variant) {
   vk.vkDestroyShaderModule(device, shader, nullptr);
   context_.check(result, (std::string("vkCreateComputePipelines ") + module.name).c_str());
   context_.setName(VK_OBJECT_TYPE_PIPELINE, p.pipeline, module.name);
+  partial.done = true;
   return p;
 }
 
