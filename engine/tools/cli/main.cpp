@@ -3,6 +3,7 @@
 #include <vkcnn/vkcnn.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -150,6 +151,30 @@ std::vector<float> loadInput(const std::string& path, const vkcnn::OnnxTensorInf
   p.height = uint32_t(info.dims[2]);
   p.width = uint32_t(info.dims[3]);
   if (args.has("--no-normalize")) p.mean = {0, 0, 0}, p.std = {1, 1, 1};
+  // --mean a,b,c and --std a,b,c (values on the [0, 1] scale; one value applies to all channels).
+  auto triple = [&](const std::string& option, std::array<float, 3>& out) {
+    const std::string text = args.get(option);
+    if (text.empty()) return;
+    std::vector<float> v;
+    size_t start = 0;
+    while (start <= text.size()) {
+      const size_t comma = text.find(',', start);
+      const std::string item =
+          text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      char* end = nullptr;
+      const float f = std::strtof(item.c_str(), &end);
+      if (item.empty() || *end)
+        throw UsageError(option + " takes numbers separated by commas, not '" + text + "'");
+      v.push_back(f);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    if (v.size() != 1 && v.size() != 3) throw UsageError(option + " takes one or three numbers");
+    for (size_t c = 0; c < 3; ++c) out[c] = v[v.size() == 1 ? 0 : c];
+  };
+  triple("--mean", p.mean);
+  triple("--std", p.std);
+  if (p.std[0] == 0 || p.std[1] == 0 || p.std[2] == 0) throw UsageError("--std must not be 0");
   std::vector<float> one = vkcnn::cli::loadPicture(path, p);
   std::vector<float> all;
   for (int64_t i = 0; i < info.dims[0]; ++i) all.insert(all.end(), one.begin(), one.end());
@@ -279,7 +304,8 @@ Loaded load(const vkcnn::Context& context, const Arguments& args) {
 // ---- run ----------------------------------------------------------------------------------------
 
 int run(const std::vector<std::string>& rest) {
-  Arguments args("run", rest, {"--device", "--input", "--output", "--top", "--batch"},
+  Arguments args("run", rest,
+                 {"--device", "--input", "--output", "--top", "--batch", "--mean", "--std"},
                  {"--fp16", "--fp32", "--no-normalize"});
   if (args.has("--help")) {
     std::printf(
@@ -287,11 +313,14 @@ int run(const std::vector<std::string>& rest) {
         "Runs the model once and prints its outputs (the top-K classes of a classifier).\n\n"
         "  --input FILE      PNG or JPEG (resized to the input size, scaled to [0,1] and "
         "normalised\n"
-        "                    with ImageNet's mean and std unless --no-normalize), .npy, or raw\n"
-        "                    little-endian float32 (.bin)\n"
+        "                    with --mean and --std, default ImageNet's, unless --no-normalize),\n"
+        "                    .npy, or raw little-endian float32 (.bin)\n"
         "  --output FILE     writes every output: FILE.npy (or .bin: raw float32); with several\n"
         "                    outputs, FILE gets the output's name inserted before the extension\n"
-        "  --top K           classes to print for an [N, classes] output (default 5)\n%s",
+        "  --top K           classes to print for an [N, classes] output (default 5)\n"
+        "  --mean A,B,C      per-channel mean of a picture's [0,1] values (default "
+        "0.485,0.456,0.406)\n"
+        "  --std A,B,C       per-channel std (default 0.229,0.224,0.225)\n%s",
         kCommonOptions);
     return 0;
   }
