@@ -1,5 +1,5 @@
-// Push-constant layouts of the element-wise family (arithmetic, resize, padding), shared by GLSL and
-// C++ like interface.h: every member 4 bytes wide. Lavapipe allows 128 bytes of push constants;
+// Push-constant layouts of the element-wise family (arithmetic, resize, padding), shared by GLSL
+// and C++ like interface.h: every member 4 bytes wide. Lavapipe allows 128 bytes of push constants;
 // ArithmeticPush uses all of them.
 #ifndef VKCNN_ELEMENTWISE_INTERFACE_H
 #define VKCNN_ELEMENTWISE_INTERFACE_H

@@ -38,7 +38,7 @@ void writeFile(const std::filesystem::path& path, const std::vector<uint8_t>& by
   } else {
     FILE* file = std::fopen(path.c_str(), "wb");
     REQUIRE(file != nullptr);
-    REQUIRE(std::fwrite(bytes.data(), 1, bytes.size(), file) == bytes.size());
+    if (!bytes.empty()) REQUIRE(std::fwrite(bytes.data(), 1, bytes.size(), file) == bytes.size());
     std::fclose(file);
   }
 }

@@ -169,6 +169,40 @@ double tolerance(ChannelFormat format) {
   return format == ChannelFormat::float32 ? 1e-5 : 2e-3;
 }
 
+NeuronDescriptor sampleNeuron(NeuronType type, uint32_t channels) {
+  switch (type) {
+    case NeuronType::linear:
+      return NeuronDescriptor::of(type, 1.5f, -0.25f);
+    case NeuronType::hardSigmoid:
+      return NeuronDescriptor::of(type, 0.2f, 0.5f);
+    case NeuronType::tanh:
+      return NeuronDescriptor::of(type, 1.7f, 0.66f);
+    case NeuronType::softplus:
+      return NeuronDescriptor::of(type, 1.0f, 2.0f);
+    case NeuronType::elu:
+      return NeuronDescriptor::of(type, 0.8f);
+    case NeuronType::leakyRelu:
+      return NeuronDescriptor::of(type, 0.1f);
+    case NeuronType::clamp:
+      return NeuronDescriptor::of(type, -0.5f, 0.6f);
+    case NeuronType::power:
+      return NeuronDescriptor::of(type, 0.5f, 3.0f, 1.5f);
+    case NeuronType::exponential:
+      return NeuronDescriptor::of(type, 0.5f, 0.1f, 2.0f);
+    case NeuronType::logarithm:
+      return NeuronDescriptor::of(type, 0.5f, 3.0f, 0.0f);
+    case NeuronType::selu:
+      return NeuronDescriptor::of(type, 1.6732632f, 1.0507009f);
+    case NeuronType::prelu: {
+      NeuronDescriptor n{type};
+      for (uint32_t c = 0; c < channels; ++c) n.preluSlopes.push_back(0.05f * float(c + 1));
+      return n;
+    }
+    default:
+      return NeuronDescriptor::of(type);
+  }
+}
+
 std::string writeTemporaryDatFile(const std::vector<float>& values, const std::string& name) {
   static std::atomic<int> counter{0};
   std::filesystem::path dir =

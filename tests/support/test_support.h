@@ -90,6 +90,10 @@ double relativeL2(const Tensor& actual, const Tensor& expected);
 double tolerance(ChannelFormat format);
 bool hasNaN(const Tensor& t);
 
+// A neuron of `type` with parameters that keep every function finite and non-trivial on [-3, 3]
+// (PReLU: one slope per channel).
+NeuronDescriptor sampleNeuron(NeuronType type, uint32_t channels);
+
 // Writes `values` as raw little-endian float32 to a new temporary file; returns its path.
 std::string writeTemporaryDatFile(const std::vector<float>& values, const std::string& name);
 

@@ -14,6 +14,7 @@ class BufferStorage {
   explicit BufferStorage(std::shared_ptr<ContextImpl> ctx)
       : context(std::move(ctx)), contextHandle(context) {}
   ~BufferStorage() {
+    context->settleAfterLoss();  // after a lost device the GPU may still be using the buffer
     if (!wrapped && buffer) context->vk().vkDestroyBuffer(context->device(), buffer, nullptr);
     context->allocator().free(allocation);
   }
