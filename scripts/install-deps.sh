@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build g++ pkg-config
+  clang-14 libclang-rt-14-dev
   libvulkan-dev libvulkan-volk-dev
   glslang-tools glslang-dev spirv-cross libspirv-cross-c-shared-dev spirv-tools
   doctest-dev

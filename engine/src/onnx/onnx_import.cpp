@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <limits>
 #include <optional>
@@ -1024,9 +1025,12 @@ Importer::ResizeParameters Importer::resizeParameters(const Shape4& s, size_t ra
     const double outH = std::floor(double(inH) * p.scaleY),
                  outW = std::floor(double(inW) * p.scaleX);
     if (outH < 1 || outH > double(kMaxInputDimension) || outW < 1 ||
-        outW > double(kMaxInputDimension))
-      invalidModel("the resized image would be " + std::to_string(int64_t(outH)) + "x" +
-                   std::to_string(int64_t(outW)));
+        outW > double(kMaxInputDimension)) {
+      // Printed as doubles: a huge scale gives sizes no integer type holds.
+      char size[96];
+      std::snprintf(size, sizeof(size), "%.0fx%.0f", outH, outW);
+      invalidModel(std::string("the resized image would be ") + size);
+    }
     p.outputHeight = uint32_t(outH);
     p.outputWidth = uint32_t(outW);
   }

@@ -78,7 +78,7 @@ std::string defaultPipelineCacheFile(const VkPhysicalDeviceProperties& p) {
   else
     return {};
   char uuid[2 * VK_UUID_SIZE + 1];
-  for (int i = 0; i < VK_UUID_SIZE; ++i)
+  for (uint32_t i = 0; i < VK_UUID_SIZE; ++i)
     std::snprintf(uuid + 2 * i, 3, "%02x", p.pipelineCacheUUID[i]);
   char name[128];
   std::snprintf(name, sizeof(name), "pipelines-%04x-%04x-%s.bin", p.vendorID, p.deviceID, uuid);
