@@ -13,8 +13,10 @@ namespace vkcnn::fuzz {
 inline Context& context(bool validation = false) {
   static Context c = [&] {
     ContextOptions o;
-    if (const char* d = std::getenv("VKCNN_DEVICE")) o.device = d;
-    else o.device = "llvmpipe";
+    if (const char* d = std::getenv("VKCNN_DEVICE"))
+      o.device = d;
+    else
+      o.device = "llvmpipe";
     o.validation = validation;
     return Context(o);
   }();

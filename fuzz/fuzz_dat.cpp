@@ -44,10 +44,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   vkcnn::ConvolutionDescriptor d;
   switch (mode & 3) {
-    case 0: d = vkcnn::ConvolutionDescriptor::make(3, 3, 2, 3); break;             // 54 weights
-    case 1: d = vkcnn::ConvolutionDescriptor::make(1, 1, 5, 4); break;             // 20 weights
-    case 2: d = vkcnn::ConvolutionDescriptor::depthwise(3, 3, 4, 1); break;        // 36 weights
-    default: d = vkcnn::ConvolutionDescriptor::make(2, 2, 3, 2); break;            // FC, 24
+    case 0:
+      d = vkcnn::ConvolutionDescriptor::make(3, 3, 2, 3);
+      break;  // 54 weights
+    case 1:
+      d = vkcnn::ConvolutionDescriptor::make(1, 1, 5, 4);
+      break;  // 20 weights
+    case 2:
+      d = vkcnn::ConvolutionDescriptor::depthwise(3, 3, 4, 1);
+      break;  // 36 weights
+    default:
+      d = vkcnn::ConvolutionDescriptor::make(2, 2, 3, 2);
+      break;  // FC, 24
   }
   if (mode & 4) d.setNeuronType(vkcnn::NeuronType::relu);
 

@@ -46,8 +46,8 @@ vkcnn::ImageDescriptor imageDescriptor(FuzzedDataProvider& p) {
 
 vkcnn::Padding padding(FuzzedDataProvider& p) {
   vkcnn::Padding pad;
-  pad.mode = p.ConsumeBool() ? vkcnn::Padding::Mode::explicitPadding
-                             : vkcnn::Padding::Mode::mpsDefault;
+  pad.mode =
+      p.ConsumeBool() ? vkcnn::Padding::Mode::explicitPadding : vkcnn::Padding::Mode::mpsDefault;
   pad.top = smallOrAny(p, 0, 8);
   pad.left = smallOrAny(p, 0, 8);
   pad.bottom = smallOrAny(p, 0, 8);
@@ -72,7 +72,9 @@ void geometry(FuzzedDataProvider& p, vkcnn::Kernel& k) {
   k.destinationFeatureChannelOffset = smallOrAny(p, 0, 64);
 }
 
-std::vector<float> floats(uint64_t n) { return std::vector<float>(size_t(n), 0.25f); }
+std::vector<float> floats(uint64_t n) {
+  return std::vector<float>(size_t(n), 0.25f);
+}
 
 void run(FuzzedDataProvider& p, vkcnn::Context& context, uint64_t& work) {
   const int kind = p.ConsumeIntegralInRange<int>(0, 4);
@@ -93,12 +95,11 @@ void run(FuzzedDataProvider& p, vkcnn::Context& context, uint64_t& work) {
     d.neuron.a = p.ConsumeFloatingPoint<float>();
     d.neuron.b = p.ConsumeFloatingPoint<float>();
     d.neuron.c = p.ConsumeFloatingPoint<float>();
-    if (p.ConsumeBool())
-      d.neuron.preluSlopes = floats(p.ConsumeIntegralInRange<uint32_t>(0, 65));
+    if (p.ConsumeBool()) d.neuron.preluSlopes = floats(p.ConsumeIntegralInRange<uint32_t>(0, 65));
     if (p.ConsumeBool()) {
       vkcnn::BatchNormalizationParameters bn;
-      const uint32_t n = p.ConsumeBool() ? d.outputFeatureChannels
-                                         : p.ConsumeIntegralInRange<uint32_t>(0, 65);
+      const uint32_t n =
+          p.ConsumeBool() ? d.outputFeatureChannels : p.ConsumeIntegralInRange<uint32_t>(0, 65);
       if (n <= 4096) bn.mean = bn.variance = bn.gamma = bn.beta = floats(n);
       bn.epsilon = p.ConsumeFloatingPoint<float>();
       d.batchNormalization = bn;
@@ -106,10 +107,12 @@ void run(FuzzedDataProvider& p, vkcnn::Context& context, uint64_t& work) {
     // The right number of weights most of the time; a wrong count must be an Error. Counts that
     // would be a large allocation are not tried.
     uint64_t count = d.weightCount();
-    if (p.ConsumeIntegralInRange<uint8_t>(0, 7) == 0) count = p.ConsumeIntegralInRange<uint64_t>(0, 64);
+    if (p.ConsumeIntegralInRange<uint8_t>(0, 7) == 0)
+      count = p.ConsumeIntegralInRange<uint64_t>(0, 64);
     if (count > (1u << 20)) return;
     const std::vector<float> w = floats(count);
-    uint64_t biasCount = p.ConsumeBool() ? d.outputFeatureChannels : p.ConsumeIntegralInRange<uint32_t>(0, 65);
+    uint64_t biasCount =
+        p.ConsumeBool() ? d.outputFeatureChannels : p.ConsumeIntegralInRange<uint32_t>(0, 65);
     if (biasCount > 4096) biasCount = 0;
     const std::vector<float> b = floats(biasCount);
     if (kind == 0) {
@@ -130,12 +133,16 @@ void run(FuzzedDataProvider& p, vkcnn::Context& context, uint64_t& work) {
     d.dilationRateY = smallOrAny(p, 0, 3);
     d.padding = padding(p);
     d.countIncludePad = p.ConsumeBool();
-    if (kind == 2) kernel = std::make_unique<vkcnn::PoolingMax>(context, d);
-    else kernel = std::make_unique<vkcnn::PoolingAverage>(context, d);
+    if (kind == 2)
+      kernel = std::make_unique<vkcnn::PoolingMax>(context, d);
+    else
+      kernel = std::make_unique<vkcnn::PoolingAverage>(context, d);
     perPixel = uint64_t(d.kernelWidth) * d.kernelHeight;
   } else {
-    if (p.ConsumeBool()) kernel = std::make_unique<vkcnn::GlobalPoolingMax>(context);
-    else kernel = std::make_unique<vkcnn::GlobalPoolingAverage>(context);
+    if (p.ConsumeBool())
+      kernel = std::make_unique<vkcnn::GlobalPoolingMax>(context);
+    else
+      kernel = std::make_unique<vkcnn::GlobalPoolingAverage>(context);
     perPixel = 32 * 32;
   }
   geometry(p, *kernel);
