@@ -373,8 +373,13 @@ HostTensor decodeTensorProto(const onnx::TensorProto& t, const std::string& what
 namespace {
 
 std::vector<int64_t> stridesOf(const std::vector<int64_t>& dims) {
+  // Element counts are checked, but an empty tensor (a zero dimension) passes that check while
+  // its other dimensions' product may overflow (found by fuzz_onnx); its strides are never used.
   std::vector<int64_t> s(dims.size(), 1);
-  for (size_t k = dims.size(); k-- > 1;) s[k - 1] = s[k] * dims[k];
+  for (size_t k = dims.size(); k-- > 1;) {
+    int64_t product = 0;
+    s[k - 1] = __builtin_mul_overflow(s[k], dims[k], &product) ? 0 : product;
+  }
   return s;
 }
 
