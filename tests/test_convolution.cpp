@@ -101,26 +101,6 @@ Tensor reference(const Case& c, const Tensor& x, const std::vector<float>& w,
 }
 
 // Written elements match by relative L2; unwritten ones are still NaN.
-void compare(const Tensor& actual, const Tensor& expected, double tol) {
-  REQUIRE(actual.data.size() == expected.data.size());
-  Tensor a, e;
-  a.data.reserve(actual.data.size());
-  e.data.reserve(actual.data.size());
-  size_t touched = 0;
-  for (size_t k = 0; k < actual.data.size(); ++k) {
-    if (std::isnan(expected.data[k])) {
-      touched += !std::isnan(actual.data[k]);
-      continue;
-    }
-    a.data.push_back(actual.data[k]);
-    e.data.push_back(expected.data[k]);
-  }
-  CHECK_MESSAGE(touched == 0, touched << " elements outside the clip or channel window changed");
-  CHECK_FALSE(e.data.empty());
-  CHECK_FALSE(hasNaN(a));
-  const double error = relativeL2(a, e);
-  CHECK_MESSAGE(error <= tol, "relative L2 " << error << " > " << tol);
-}
 
 template <typename K>
 void applyGeometry(K& kernel, const Case& c) {

@@ -28,28 +28,6 @@ struct Placement {
 };
 
 // `expected` holds NaN where the destination must keep its poison.
-void compare(const Tensor& actual, const Tensor& expected, double tolerance) {
-  REQUIRE(actual.data.size() == expected.data.size());
-  size_t touchedOutside = 0, missing = 0;
-  double diff = 0, norm = 0;
-  for (size_t i = 0; i < actual.data.size(); ++i) {
-    const double a = actual.data[i], e = expected.data[i];
-    if (std::isnan(e)) {
-      touchedOutside += !std::isnan(a);
-      continue;
-    }
-    if (std::isnan(a)) {
-      ++missing;
-      continue;
-    }
-    diff += (a - e) * (a - e);
-    norm += e * e;
-  }
-  CHECK_MESSAGE(touchedOutside == 0, touchedOutside << " elements outside the clip were written");
-  CHECK_MESSAGE(missing == 0, missing << " elements inside the clip are NaN (not written)");
-  const double error = norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
-  CHECK_MESSAGE(error <= tolerance, "relative L2 error " << error << " > " << tolerance);
-}
 
 // ONNX's output size: (in - 1) * stride - pads + dilation * (k - 1) + output_padding + 1.
 uint32_t expectedSize(uint32_t in, uint32_t kernel, uint32_t stride, uint32_t dilation,

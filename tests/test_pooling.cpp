@@ -53,28 +53,6 @@ Region resolve(const ClipRect& c, uint32_t width, uint32_t height, uint32_t imag
 
 // `expected` holds NaN where the destination must keep its poison. Checks both that and the
 // relative L2 error over the written elements.
-void compare(const Tensor& actual, const Tensor& expected, double tolerance) {
-  REQUIRE(actual.data.size() == expected.data.size());
-  size_t touchedOutside = 0, missing = 0;
-  double diff = 0, norm = 0;
-  for (size_t i = 0; i < actual.data.size(); ++i) {
-    const double a = actual.data[i], e = expected.data[i];
-    if (std::isnan(e)) {
-      touchedOutside += !std::isnan(a);
-      continue;
-    }
-    if (std::isnan(a)) {
-      ++missing;
-      continue;
-    }
-    diff += (a - e) * (a - e);
-    norm += e * e;
-  }
-  CHECK_MESSAGE(touchedOutside == 0, touchedOutside << " elements outside the clip were written");
-  CHECK_MESSAGE(missing == 0, missing << " elements inside the clip are NaN (not written)");
-  const double error = norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
-  CHECK_MESSAGE(error <= tolerance, "relative L2 error " << error << " > " << tolerance);
-}
 
 uint32_t dilated(uint32_t kernel, uint32_t dilation) {
   return (kernel - 1) * dilation + 1;

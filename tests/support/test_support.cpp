@@ -165,6 +165,32 @@ double relativeL2(const Tensor& actual, const Tensor& expected) {
   return std::sqrt(diff / norm);
 }
 
+void compare(const Tensor& actual, const Tensor& expected, double tolerance) {
+  REQUIRE(actual.data.size() == expected.data.size());
+  size_t touchedOutside = 0, missing = 0;
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < actual.data.size(); ++i) {
+    const double a = actual.data[i], e = expected.data[i];
+    if (std::isnan(e)) {
+      touchedOutside += !std::isnan(a);
+      continue;
+    }
+    if (std::isnan(a)) {
+      ++missing;
+      continue;
+    }
+    diff += (a - e) * (a - e);
+    norm += e * e;
+  }
+  CHECK_MESSAGE(touchedOutside == 0, touchedOutside << " elements outside the clip were written");
+  const bool anyExpected = std::any_of(expected.data.begin(), expected.data.end(),
+                                       [](double v) { return !std::isnan(v); });
+  CHECK_MESSAGE(anyExpected, "the reference expects no written element: nothing would be compared");
+  CHECK_MESSAGE(missing == 0, missing << " elements inside the clip are NaN (not written)");
+  const double error = norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+  CHECK_MESSAGE(error <= tolerance, "relative L2 error " << error << " > " << tolerance);
+}
+
 double tolerance(ChannelFormat format) {
   return format == ChannelFormat::float32 ? 1e-5 : 2e-3;
 }

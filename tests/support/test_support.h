@@ -84,6 +84,11 @@ Tensor download(const Image& image);
 void fill(Image& image, float value);
 Image makePoisoned(const Context& context, ImageDescriptor descriptor);
 
+// Checks a result against a reference in which NaN marks elements the kernel must not write (the
+// destination was poisoned): those must still be NaN, all others written and within `tolerance`
+// relative L2.
+void compare(const Tensor& actual, const Tensor& expected, double tolerance);
+
 // ||a - b|| / ||b|| over all elements; NaN anywhere makes it infinite.
 double relativeL2(const Tensor& actual, const Tensor& expected);
 // The tolerance issue #3 sets: 1e-5 for float32, 2e-3 for float16.
