@@ -1,10 +1,10 @@
-// Dense and grouped convolution: each invocation computes one destination layer (4 output
-// channels) at one pixel, looping over the window and the group's input channels.
+// Grouped convolution, and any convolution writing at an unaligned destinationFeatureChannelOffset:
+// each invocation computes one destination layer (4 output channels) at one pixel, looping over the
+// window and the group's input channels. Dense convolutions at aligned offsets use the faster
+// convolution_gemm.glsl.
 //
-// Weights: vec4 weights[outputChannels][kernelHeight][kernelWidth][slicesPerGroup], the group's
-// input channels 4 to a vec4, zero-padded to a multiple of 4. One row per output channel (rather
-// than 4x4 blocks) lets a slice start at any output channel, so an unaligned
-// destinationFeatureChannelOffset costs nothing.
+// Weights: the mat4 blocks of convolution_gemm.glsl, [outputChannels / 4][tap][slicesPerGroup]:
+// the group's input channels 4 to a column, output channels 4 to a block, zero-padded.
 #ifndef VKCNN_CONVOLUTION_GLSL
 #define VKCNN_CONVOLUTION_GLSL
 
@@ -23,6 +23,12 @@ layout(push_constant) uniform Push { ConvolutionPush pc; };
 // Group-relative input channels [4j, 4j + 4) of the group starting at window channel `base`.
 // Channels past the group's end belong to the next group; their weights are zero, but they are
 // masked anyway so that an infinity there cannot turn into NaN.
+// Input channels [4s, 4s + 4) of the group for output channel oc at reduction step k = tap * S + s.
+vec4 weightRow(int oc, int k, int K) {
+  int base = ((oc >> 2) * K + k) * 4, r = oc & 3;
+  return vec4(weights[base][r], weights[base + 1][r], weights[base + 2][r], weights[base + 3][r]);
+}
+
 vec4 readGroupSlice(ivec2 p, int img, int base, int j, int perGroup) {
   vec4 x = readChannels(uSource, pc.source, p, img, base + 4 * j);
   if (4 * j + 4 > perGroup) x = mix(vec4(0.0), x, lessThan(ivec4(4 * j) + ivec4(0, 1, 2, 3), ivec4(perGroup)));
@@ -45,7 +51,7 @@ void main() {
   int perGroup = cp.inputChannelsPerGroup;
   int slicesPerGroup = (perGroup + 3) / 4;
   int taps = cp.kernelWidth * cp.kernelHeight;
-  ivec4 row = oc * (taps * slicesPerGroup);
+  int K = taps * slicesPerGroup;
   ivec4 group = oc / cp.outputChannelsPerGroup;
   vec4 acc = vec4(0.0);
   if (group.x == group.w) {
@@ -60,8 +66,8 @@ void main() {
         int w = (ky * cp.kernelWidth + kx) * slicesPerGroup;
         for (int j = 0; j < slicesPerGroup; ++j) {
           vec4 x = readGroupSlice(ivec2(sx, sy), img, base, j, perGroup);
-          acc += vec4(dot(x, weights[row.x + w + j]), dot(x, weights[row.y + w + j]),
-                      dot(x, weights[row.z + w + j]), dot(x, weights[row.w + w + j]));
+          acc += vec4(dot(x, weightRow(oc.x, w + j, K)), dot(x, weightRow(oc.y, w + j, K)),
+                      dot(x, weightRow(oc.z, w + j, K)), dot(x, weightRow(oc.w, w + j, K)));
         }
       }
     }
@@ -77,9 +83,10 @@ void main() {
         for (int kx = 0; kx < cp.kernelWidth; ++kx) {
           int sx = origin.x + kx * cp.dilationX;
           if (sx < 0 || sx >= size.x) continue;
-          int w = row[k] + (ky * cp.kernelWidth + kx) * slicesPerGroup;
+          int w = (ky * cp.kernelWidth + kx) * slicesPerGroup;
           for (int j = 0; j < slicesPerGroup; ++j)
-            sum += dot(readGroupSlice(ivec2(sx, sy), img, base, j, perGroup), weights[w + j]);
+            sum += dot(readGroupSlice(ivec2(sx, sy), img, base, j, perGroup),
+                       weightRow(oc[k], w + j, K));
         }
       }
       acc[k] = sum;

@@ -261,6 +261,26 @@ TEST_CASE("convolution: the MPS batch example, 16 to 32 channels, source batch 5
   run(c);
 }
 
+TEST_CASE("convolution: layers with many outputs take the large-tile GEMM path") {
+  // Dense convolutions run as an implicit GEMM; its large tiles (64 pixels x 16 slices) are used
+  // from 512 tiles on (convolution.cpp, gemmShader), which these shapes exceed. Reduction lengths
+  // (taps x input slices) are not multiples of the tile's chunk of 8.
+  Case a;  // 1x1, 3 images of 110x110: 568 tiles of one column
+  a.descriptor = ConvolutionDescriptor::make(1, 1, 5, 20, NeuronDescriptor::relu());
+  a.width = a.height = 110;
+  a.sourceImages = 3;
+  CAPTURE(describe(a));
+  run(a);
+  Case b;  // 3x3 stride 2, two columns of tiles, a partial last slice
+  b.descriptor = ConvolutionDescriptor::make(3, 3, 17, 70);
+  b.descriptor.strideInPixelsX = b.descriptor.strideInPixelsY = 2;
+  b.width = 261;
+  b.height = 259;
+  b.seed = 7;
+  CAPTURE(describe(b));
+  run(b);
+}
+
 TEST_CASE("convolution: clip rectangle and offset in x and y") {
   for (uint32_t stride : {1u, 2u}) {
     Case c;

@@ -110,8 +110,8 @@ void checkDescriptor(const ConvolutionDescriptor& d, const std::string& what) {
   // The shaders index with 32-bit ints.
   const uint64_t dilatedW = uint64_t(d.kernelWidth - 1) * d.dilationRateX + 1;
   const uint64_t dilatedH = uint64_t(d.kernelHeight - 1) * d.dilationRateY + 1;
-  const uint64_t packed = uint64_t(d.outputFeatureChannels) * d.kernelHeight * d.kernelWidth *
-                          ((d.inputFeatureChannels / d.groups + 3) / 4) * 4;
+  const uint64_t packed = (uint64_t(d.outputFeatureChannels) + 3) / 4 * 16 * d.kernelHeight *
+                          d.kernelWidth * ((d.inputFeatureChannels / d.groups + 3) / 4);
   const uint64_t limit = uint64_t(std::numeric_limits<int32_t>::max());
   if (dilatedW > limit || dilatedH > limit || d.strideInPixelsX > limit ||
       d.strideInPixelsY > limit || packed > limit)
@@ -191,13 +191,14 @@ std::shared_ptr<const ConvolutionState> makeState(
       for (uint32_t tap = 0; tap < taps; ++tap)
         packed[size_t(tap) * out + o] = float(weights[size_t(o) * taps + tap] * scale[o]);
   } else {
-    // [output channel][tap][input slice of the group] as vec4, zero-padded to whole slices.
-    const uint32_t slices = (perGroup + 3) / 4;
-    packed.assign(size_t(out) * taps * slices * 4, 0.f);
+    // mat4 blocks [output slice][tap][input slice of the group] (convolution_gemm.glsl), column c
+    // of a block holding input channel 4s + c for the slice's 4 output channels; zero-padded.
+    const size_t slices = (perGroup + 3) / 4, k = size_t(taps) * slices;
+    packed.assign((out + 3) / 4 * k * 16, 0.f);
     for (uint32_t o = 0; o < out; ++o)
       for (uint32_t tap = 0; tap < taps; ++tap)
         for (uint32_t i = 0; i < perGroup; ++i)
-          packed[(size_t(o) * taps + tap) * slices * 4 + i] =
+          packed[((o / 4 * k + tap * slices + i / 4) * 4 + i % 4) * 4 + o % 4] =
               float(weights[(size_t(o) * taps + tap) * perGroup + i] * scale[o]);
   }
   ContextImpl& impl = *context.impl();
@@ -222,10 +223,25 @@ void checkSourceChannels(const KernelEncoding& e, const ConvolutionDescriptor& d
               str(d.inputFeatureChannels));
 }
 
+// Dense convolutions writing whole destination layers run as an implicit GEMM, in tiles sized by
+// how many the layer has: the large tiles only while they still give every multiprocessor of a
+// big GPU a few workgroups.
+ShaderId gemmShader(const KernelEncoding& e) {
+  const uint64_t rows = uint64_t(e.clipWidth) * e.clipHeight * e.imageCount;
+  const uint64_t columns = (e.destinationChannels + 3) / 4;
+  const uint64_t largeTiles = (rows + 63) / 64 * ((columns + 15) / 16);
+  return largeTiles >= 512 ? ShaderId::convolution_gemm_large : ShaderId::convolution_gemm_small;
+}
+
 // One dispatch; (leftEdge, topEdge) is where the window starts relative to the offset position.
 void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId shader,
                        int32_t leftEdge, int32_t topEdge) {
   const ConvolutionDescriptor& d = s.descriptor;
+  const bool alignedDestination =
+      (e.destination.storageChannelOffset() + e.destinationChannelOffset) % 4 == 0;
+  const bool gemm =
+      shader != ShaderId::depthwise_convolution && d.groups == 1 && alignedDestination;
+  if (gemm) shader = gemmShader(e);
   DispatchRecorder r(e.commandBuffer, shader, variantFor(e.destination), e.what());
   shader::ConvolutionPush push{};
   const uint32_t slices = r.bindWindows(push, e);
@@ -243,6 +259,14 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
   push.convolution.dilationY = int32_t(d.dilationRateY);
   push.convolution.inputChannelsPerGroup = int32_t(d.inputFeatureChannels / d.groups);
   push.convolution.outputChannelsPerGroup = int32_t(d.outputFeatureChannels / d.groups);
+  if (gemm) {
+    const uint32_t tileM = shader == ShaderId::convolution_gemm_large ? 64 : 16;
+    const uint32_t tileN = shader == ShaderId::convolution_gemm_large ? 16 : 8;
+    const uint64_t rows = uint64_t(e.clipWidth) * e.clipHeight * e.imageCount;
+    r.dispatchGroups(&push, sizeof push, uint32_t((rows + tileM - 1) / tileM),
+                     (slices + tileN - 1) / tileN, 1);
+    return;
+  }
   r.dispatch(push, e.clipWidth, e.clipHeight, e.imageCount * slices);
 }
 

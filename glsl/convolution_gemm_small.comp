@@ -1,0 +1,14 @@
+#version 450
+// Dense convolution as implicit GEMM (convolution_gemm.glsl), tiles for layers with few outputs
+// (late layers at batch 1): 16 pixels x 8 slices per workgroup, the reduction split 8 ways.
+#extension GL_GOOGLE_include_directive : require
+
+#define TILE_M 16
+#define TILE_N 8
+#define THREAD_M 2
+#define THREAD_N 2
+#define SPLIT_K 8
+#define K_CHUNK 4
+layout(local_size_x = 256, local_size_y = 1, local_size_z = 1) in;
+
+#include "convolution_gemm.glsl"
