@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs a build made on a Debian machine (see scripts/device-pack.sh) on a GPU machine that has a
 # driver but no Vulkan loader or validation layer: unpacks the carried .debs, then runs the sample
-# and every test binary with validation on. Output goes to $OUT (or ./device-out).
+# and every test binary with validation on (VKCNN_DEVICE_TESTS="test_a test_b" picks some and skips
+# the samples). Output goes to $OUT (or ./device-out).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/device-out}
@@ -22,8 +23,10 @@ if [ -f "$root/.device-build/onnx-testdata.tar.xz" ]; then
 fi
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | tee "$out/gpu.txt"
 status=0
-"$root/.device-build/bin/vkcnn-smoke" 2>&1 | tee "$out/smoke.txt" || status=1
-for sample in "$root"/.device-build/bin/vkcnn-embedding; do
+tests=${VKCNN_DEVICE_TESTS:-}
+if [ -z "$tests" ]; then
+  "$root/.device-build/bin/vkcnn-smoke" 2>&1 | tee "$out/smoke.txt" || status=1
+  for sample in "$root"/.device-build/bin/vkcnn-embedding; do
   [ -x "$sample" ] && { "$sample" 2>&1 | tee "$out/embedding.txt" || status=1; }
 done
 if [ -x "$root/.device-build/bin/vkcnn-fashion-mnist" ]; then
@@ -31,8 +34,10 @@ if [ -x "$root/.device-build/bin/vkcnn-fashion-mnist" ]; then
     "$root/.device-build/bin/vkcnn-fashion-mnist" && VKCNN_FASHION_MNIST_DIR=$root/.device-build/fashion-mnist \
     "$root/.device-build/bin/vkcnn-fashion-mnist" --fp32) 2>&1 | tee "$out/fashion_mnist.txt" || status=1
 fi
+fi
 tar czf "$out/logs.tgz" -T /dev/null
 for t in "$root"/.device-build/bin/test_*; do
+  [ -z "$tests" ] || [[ " $tests " == *" $(basename "$t") "* ]] || continue
   name=$(basename "$t")
   start=$(date +%s.%N)
   if (cd "$root" && "$t" > "$out/$name.txt" 2>&1); then result=passed; else result=FAILED; status=1; fi
