@@ -30,7 +30,25 @@ function(vkcnn_embed_shaders target)
         COMMENT "glslangValidator ${name}.comp (${suffix})"
         VERBATIM)
       list(APPEND spv_files ${spv})
-      list(APPEND embed_args ${name}:${suffix}:${spv})
+      # Shaders SPIRV-Cross cannot parse (cooperative matrices) say so, and are reflected through
+      # a build with VKCNN_REFLECTION defined: the same interface, a trivial body.
+      file(STRINGS ${comp} separate REGEX "vkcnn-build: reflect-separately")
+      if(separate)
+        set(reflection ${spv_dir}/${name}_${suffix}.reflection.spv)
+        add_custom_command(
+          OUTPUT ${reflection}
+          COMMAND ${GLSLANG_VALIDATOR} -V --target-env vulkan1.1
+                  -DVKCNN_OUTPUT_FORMAT=${format} -DVKCNN_VARIANT_${suffix}=1 -DVKCNN_REFLECTION=1
+                  -I${PROJECT_SOURCE_DIR}/glsl --depfile ${reflection}.d -o ${reflection} ${comp}
+          DEPENDS ${comp}
+          DEPFILE ${reflection}.d
+          COMMENT "glslangValidator ${name}.comp (${suffix}, for reflection)"
+          VERBATIM)
+        list(APPEND spv_files ${reflection})
+        list(APPEND embed_args ${name}:${suffix}:${spv}:${reflection})
+      else()
+        list(APPEND embed_args ${name}:${suffix}:${spv})
+      endif()
     endforeach()
   endforeach()
 

@@ -261,24 +261,29 @@ TEST_CASE("convolution: the MPS batch example, 16 to 32 channels, source batch 5
   run(c);
 }
 
-TEST_CASE("convolution: layers with many outputs take the large-tile GEMM path") {
-  // Dense convolutions run as an implicit GEMM; its large tiles (64 pixels x 16 slices) are used
-  // from 512 tiles on (convolution.cpp, gemmShader), which these shapes exceed. Reduction lengths
-  // (taps x input slices) are not multiples of the tile's chunk of 8.
-  Case a;  // 1x1, 3 images of 110x110: 568 tiles of one column
-  a.descriptor = ConvolutionDescriptor::make(1, 1, 5, 20, NeuronDescriptor::relu());
-  a.width = a.height = 110;
-  a.sourceImages = 3;
-  CAPTURE(describe(a));
-  run(a);
-  Case b;  // 3x3 stride 2, two columns of tiles, a partial last slice
-  b.descriptor = ConvolutionDescriptor::make(3, 3, 17, 70);
-  b.descriptor.strideInPixelsX = b.descriptor.strideInPixelsY = 2;
-  b.width = 261;
-  b.height = 259;
-  b.seed = 7;
-  CAPTURE(describe(b));
-  run(b);
+TEST_CASE("convolution: layers with many outputs take the large-tile GEMM paths") {
+  // Dense convolutions run as an implicit GEMM in tiles of 64 pixels x 16 slices from 512 such
+  // tiles on (portable shaders) or 264 (matrix units, float16 destinations; convolution.cpp,
+  // gemmShader), which these shapes exceed. Reduction lengths (taps x input slices) are not
+  // multiples of the tiles' chunks.
+  for (ChannelFormat format : {ChannelFormat::float32, ChannelFormat::float16}) {
+    Case a;  // 1x1, 3 images of 110x110: 568 tiles of one column
+    a.descriptor = ConvolutionDescriptor::make(1, 1, 5, 20, NeuronDescriptor::relu());
+    a.width = a.height = 110;
+    a.sourceImages = 3;
+    a.format = format;
+    CAPTURE(describe(a));
+    run(a);
+    Case b;  // 3x3 stride 2 to 130x130, two columns of tiles, a partial last slice
+    b.descriptor = ConvolutionDescriptor::make(3, 3, 17, 70);
+    b.descriptor.strideInPixelsX = b.descriptor.strideInPixelsY = 2;
+    b.width = 259;
+    b.height = 260;
+    b.seed = 7;
+    b.format = format;
+    CAPTURE(describe(b));
+    run(b);
+  }
 }
 
 TEST_CASE("convolution: clip rectangle and offset in x and y") {

@@ -1,7 +1,10 @@
 // Build-time tool: reflects SPIR-V modules with SPIRV-Cross and writes C++ that embeds their code
 // and reflection (bindings, push-constant size, local size) into the library.
 //
-//   vkcnn_spirv_embed OUT.h OUT.cpp family:variant:file.spv ...
+//   vkcnn_spirv_embed OUT.h OUT.cpp family:variant:file.spv[:reflection.spv] ...
+//
+// A module SPIRV-Cross cannot parse (cooperative matrices) is reflected through a second build of
+// the same shader with the same interface and a trivial body.
 #include <spirv_cross_c.h>
 
 #include <cstdio>
@@ -131,14 +134,21 @@ int main(int argc, char** argv) {
   std::map<std::string, std::map<std::string, Module>> families;
   for (int i = 3; i < argc; ++i) {
     std::string arg = argv[i];
-    auto a = arg.find(':'), b = arg.find(':', a + 1);
+    auto a = arg.find(':'), b = arg.find(':', a + 1), r = arg.find(':', b + 1);
     if (a == std::string::npos || b == std::string::npos) fail("bad argument " + arg);
     Module m;
     m.family = arg.substr(0, a);
     m.variant = arg.substr(a + 1, b - a - 1);
-    const std::string path = arg.substr(b + 1);
-    m.words = readWords(path);
-    reflect(m, path);
+    const std::string path = arg.substr(b + 1, r == std::string::npos ? r : r - b - 1);
+    if (r == std::string::npos) {
+      m.words = readWords(path);
+      reflect(m, path);
+    } else {
+      const std::string reflectionPath = arg.substr(r + 1);
+      m.words = readWords(reflectionPath);
+      reflect(m, reflectionPath);
+      m.words = readWords(path);
+    }
     families[m.family][m.variant] = std::move(m);
   }
 

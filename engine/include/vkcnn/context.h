@@ -61,6 +61,11 @@ struct ContextOptions {
   // How long a wait for the GPU may take before the device is considered lost (a sticky
   // ErrorCode::deviceLost); unset: the VKCNN_FENCE_TIMEOUT_MS environment variable, else 300000.
   std::optional<uint32_t> fenceTimeoutMs;
+  // Dense convolutions into float16 images run on the matrix units (VK_NV_cooperative_matrix,
+  // float16 operands, float32 accumulation) where the device has them; false keeps them on the
+  // portable shaders (which also read the weights in float32). Unset: true unless the
+  // VKCNN_NO_MATRIX_UNITS environment variable is 1.
+  std::optional<bool> matrixUnits;
 };
 
 // An application's own Vulkan objects, adopted as they are. vkcnn never destroys them. The
@@ -79,6 +84,9 @@ struct AdoptedDevice {
   const VkPhysicalDeviceVulkan12Features* enabledVulkan12Features = nullptr;
   // Whether VK_EXT_debug_utils is enabled on the instance (for object names).
   bool debugUtilsEnabled = false;
+  // Whether VK_NV_cooperative_matrix is enabled on the device with its cooperativeMatrix feature
+  // (and shaderFloat16 and storageBuffer16BitAccess above): vkcnn then uses the matrix units.
+  bool cooperativeMatrixNVEnabled = false;
 };
 
 struct DeviceCapabilities {
@@ -98,7 +106,10 @@ struct DeviceCapabilities {
   uint32_t maxComputeSharedMemorySize = 0;
   uint32_t maxComputeWorkGroupInvocations = 0;
   bool cooperativeMatrix = false;  // VK_KHR_cooperative_matrix or VK_NV_cooperative_matrix exposed
-  bool pushDescriptors = false;    // VK_KHR_push_descriptor exposed
+  // vkcnn's convolutions use the matrix units: VK_NV_cooperative_matrix enabled, with 16x16x16
+  // float16 x float16 + float32 subgroup matrices, float16 arithmetic and 16-bit storage.
+  bool matrixUnits = false;
+  bool pushDescriptors = false;  // VK_KHR_push_descriptor exposed
   float timestampPeriodNs = 0;
   bool validationEnabled = false;
   bool adopted = false;

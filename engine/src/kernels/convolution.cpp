@@ -7,6 +7,7 @@
 #include "kernels/kernel_encoding.h"
 #include "kernels/neuron_params.h"
 #include "kernels/weights.h"
+#include "memory/half.h"
 #include "vulkan/context_impl.h"
 
 namespace vkcnn {
@@ -75,6 +76,9 @@ struct ConvolutionState {
   ConvolutionDescriptor descriptor;
   ShaderId shader = ShaderId::convolution;
   std::shared_ptr<DeviceBuffer> weights, bias, slopes;
+  // Dense convolutions on devices with matrix units: the weights as the float16 matrix of
+  // convolution_matrix.glsl.
+  std::shared_ptr<DeviceBuffer> matrixWeights;
 };
 
 namespace {
@@ -202,6 +206,20 @@ std::shared_ptr<const ConvolutionState> makeState(
               float(weights[(size_t(o) * taps + tap) * perGroup + i] * scale[o]);
   }
   ContextImpl& impl = *context.impl();
+  if (d.groups == 1 && perGroup > 1 && impl.capabilities().matrixUnits) {
+    // Row k = (tap * S + s) * 4 + c holds input channel 4s + c of the tap; zero rows pad k to
+    // whole chunks of 64 and zero columns the output channels to whole tiles of 64.
+    const size_t slices = (perGroup + 3) / 4, k = size_t(taps) * slices * 4;
+    const size_t rows = (k + 63) / 64 * 64, columns = (size_t(out) + 63) / 64 * 64;
+    std::vector<uint16_t> matrix(rows * columns, 0);
+    for (uint32_t o = 0; o < out; ++o)
+      for (uint32_t tap = 0; tap < taps; ++tap)
+        for (uint32_t i = 0; i < perGroup; ++i)
+          matrix[((size_t(tap) * slices + i / 4) * 4 + i % 4) * columns + o] =
+              floatToHalf(float(weights[(size_t(o) * taps + tap) * perGroup + i] * scale[o]));
+    state->matrixWeights = DeviceBuffer::create(impl, matrix.size() * sizeof(uint16_t),
+                                                matrix.data(), label + " float16 weights");
+  }
   state->weights =
       DeviceBuffer::create(impl, packed.size() * sizeof(float), packed.data(), label + " weights");
   state->bias = DeviceBuffer::create(impl, foldedBias.size() * sizeof(float), foldedBias.data(),
@@ -226,11 +244,33 @@ void checkSourceChannels(const KernelEncoding& e, const ConvolutionDescriptor& d
 // Dense convolutions writing whole destination layers run as an implicit GEMM, in tiles sized by
 // how many the layer has: the large tiles only while they still give every multiprocessor of a
 // big GPU a few workgroups.
-ShaderId gemmShader(const KernelEncoding& e) {
+ShaderId gemmShader(const KernelEncoding& e, bool matrixUnits) {
   const uint64_t rows = uint64_t(e.clipWidth) * e.clipHeight * e.imageCount;
-  const uint64_t columns = (e.destinationChannels + 3) / 4;
-  const uint64_t largeTiles = (rows + 63) / 64 * ((columns + 15) / 16);
+  const uint64_t slices = (e.destinationChannels + 3) / 4;
+  if (matrixUnits)
+    return (rows + 63) / 64 * ((slices + 15) / 16) >= 264 ? ShaderId::convolution_matrix_large
+                                                          : ShaderId::convolution_matrix_small;
+  const uint64_t largeTiles = (rows + 63) / 64 * ((slices + 15) / 16);
   return largeTiles >= 512 ? ShaderId::convolution_gemm_large : ShaderId::convolution_gemm_small;
+}
+
+struct Tile {
+  uint32_t pixels, slices;
+};
+
+Tile tileOf(ShaderId shader) {
+  switch (shader) {
+    case ShaderId::convolution_gemm_large:
+      return {64, 16};
+    case ShaderId::convolution_gemm_small:
+      return {16, 8};
+    case ShaderId::convolution_matrix_large:
+      return {64, 16};
+    case ShaderId::convolution_matrix_small:
+      return {16, 8};
+    default:
+      return {0, 0};
+  }
 }
 
 // One dispatch; (leftEdge, topEdge) is where the window starts relative to the offset position.
@@ -241,11 +281,13 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
       (e.destination.storageChannelOffset() + e.destinationChannelOffset) % 4 == 0;
   const bool gemm =
       shader != ShaderId::depthwise_convolution && d.groups == 1 && alignedDestination;
-  if (gemm) shader = gemmShader(e);
-  DispatchRecorder r(e.commandBuffer, shader, variantFor(e.destination), e.what());
+  const ShaderVariant variant = variantFor(e.destination);
+  const bool matrixUnits = gemm && variant == ShaderVariant::f16 && s.matrixWeights;
+  if (gemm) shader = gemmShader(e, matrixUnits);
+  DispatchRecorder r(e.commandBuffer, shader, variant, e.what());
   shader::ConvolutionPush push{};
   const uint32_t slices = r.bindWindows(push, e);
-  r.bindBuffer(2, s.weights);
+  r.bindBuffer(2, matrixUnits ? s.matrixWeights : s.weights);
   r.bindBuffer(3, s.bias);
   r.bindBuffer(4, s.slopes);
   push.geometry.offsetX -= leftEdge;
@@ -260,11 +302,10 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
   push.convolution.inputChannelsPerGroup = int32_t(d.inputFeatureChannels / d.groups);
   push.convolution.outputChannelsPerGroup = int32_t(d.outputFeatureChannels / d.groups);
   if (gemm) {
-    const uint32_t tileM = shader == ShaderId::convolution_gemm_large ? 64 : 16;
-    const uint32_t tileN = shader == ShaderId::convolution_gemm_large ? 16 : 8;
+    const Tile tile = tileOf(shader);
     const uint64_t rows = uint64_t(e.clipWidth) * e.clipHeight * e.imageCount;
-    r.dispatchGroups(&push, sizeof push, uint32_t((rows + tileM - 1) / tileM),
-                     (slices + tileN - 1) / tileN, 1);
+    r.dispatchGroups(&push, sizeof push, uint32_t((rows + tile.pixels - 1) / tile.pixels),
+                     (slices + tile.slices - 1) / tile.slices, 1);
     return;
   }
   r.dispatch(push, e.clipWidth, e.clipHeight, e.imageCount * slices);

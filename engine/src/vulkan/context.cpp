@@ -167,6 +167,7 @@ void InstanceTable::load(PFN_vkGetInstanceProcAddr gipa, VkInstance instance) {
   VKCNN_LOAD(vkCreateDebugUtilsMessengerEXT);
   VKCNN_LOAD(vkDestroyDebugUtilsMessengerEXT);
   VKCNN_LOAD(vkSetDebugUtilsObjectNameEXT);
+  VKCNN_LOAD(vkGetPhysicalDeviceCooperativeMatrixPropertiesNV);
 #undef VKCNN_LOAD
 }
 
@@ -262,6 +263,23 @@ void ContextImpl::settleLocked() {
 void ContextImpl::readOptions(const ContextOptions& options) {
   if (options.log) logCallback_ = options.log;
   fenceTimeoutNs_ = fenceTimeoutMs(options) * 1000000ull;
+  wantMatrixUnits_ = options.matrixUnits.value_or(!envFlag("VKCNN_NO_MATRIX_UNITS"));
+}
+
+bool ContextImpl::hasMatrixShape() const {
+  if (!vki_.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV) return false;
+  uint32_t count = 0;
+  vki_.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(physicalDevice_, &count, nullptr);
+  std::vector<VkCooperativeMatrixPropertiesNV> shapes(
+      count, VkCooperativeMatrixPropertiesNV{VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
+  vki_.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(physicalDevice_, &count, shapes.data());
+  for (const VkCooperativeMatrixPropertiesNV& p : shapes)
+    if (p.MSize == 16 && p.NSize == 16 && p.KSize == 16 &&
+        p.AType == VK_COMPONENT_TYPE_FLOAT16_NV && p.BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+        p.CType == VK_COMPONENT_TYPE_FLOAT32_NV && p.DType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+        p.scope == VK_SCOPE_SUBGROUP_NV)
+      return true;
+  return false;
 }
 
 void ContextImpl::check(VkResult result, const char* what) {
@@ -442,6 +460,31 @@ void ContextImpl::createOwned(const ContextOptions& options) {
       supported.features.shaderStorageImageExtendedFormats;
   enable.features.shaderInt16 = supported.features.shaderInt16;
 
+  // The matrix units, where the device has the extension, its feature and our shape.
+  std::vector<const char*> deviceExtensions;
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV matrixFeatures{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  bool matrixUnits = false;
+  {
+    vki_.vkEnumerateDeviceExtensionProperties(physicalDevice_, nullptr, &count, nullptr);
+    std::vector<VkExtensionProperties> available(count);
+    vki_.vkEnumerateDeviceExtensionProperties(physicalDevice_, nullptr, &count, available.data());
+    if (wantMatrixUnits_ && hasExtension(available, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) &&
+        enable12.shaderFloat16 && enable11.storageBuffer16BitAccess) {
+      VkPhysicalDeviceCooperativeMatrixFeaturesNV probe{
+          VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+      VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+      features.pNext = &probe;
+      vki_.vkGetPhysicalDeviceFeatures2(physicalDevice_, &features);
+      matrixUnits = probe.cooperativeMatrix && hasMatrixShape();
+    }
+  }
+  if (matrixUnits) {
+    deviceExtensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    matrixFeatures.cooperativeMatrix = VK_TRUE;
+    enable12.pNext = &matrixFeatures;
+  }
+
   float priority = 1.0f;
   VkDeviceQueueCreateInfo queueInfo{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
   queueInfo.queueFamilyIndex = family;
@@ -451,13 +494,15 @@ void ContextImpl::createOwned(const ContextOptions& options) {
   deviceInfo.pNext = &enable;
   deviceInfo.queueCreateInfoCount = 1;
   deviceInfo.pQueueCreateInfos = &queueInfo;
+  deviceInfo.enabledExtensionCount = uint32_t(deviceExtensions.size());
+  deviceInfo.ppEnabledExtensionNames = deviceExtensions.data();
   lock.lock();
   check(vki_.vkCreateDevice(physicalDevice_, &deviceInfo, nullptr, &device_), "vkCreateDevice");
   ownsDevice_ = true;
   loadDevice(vki_.vkGetDeviceProcAddr);
   vk_.vkGetDeviceQueue(device_, family, 0, &queue_);
   lock.unlock();
-  queryCapabilities(false, &enable11, &enable12);
+  queryCapabilities(false, matrixUnits, &enable11, &enable12);
   createCommonObjects();
 }
 
@@ -485,7 +530,9 @@ void ContextImpl::adopt(const AdoptedDevice& adopted, const ContextOptions& opti
                                                 std::to_string(queueFamilyIndex_) +
                                                 " does not exist or has no compute support");
   loadDevice(vki_.vkGetDeviceProcAddr);
-  queryCapabilities(true, adopted.enabledVulkan11Features, adopted.enabledVulkan12Features);
+  queryCapabilities(true,
+                    wantMatrixUnits_ && adopted.cooperativeMatrixNVEnabled && hasMatrixShape(),
+                    adopted.enabledVulkan11Features, adopted.enabledVulkan12Features);
   createCommonObjects();
 }
 
@@ -495,7 +542,8 @@ void ContextImpl::loadDevice(PFN_vkGetDeviceProcAddr gdpa) {
     throw Error(ErrorCode::vulkan, "could not load device functions through vkGetDeviceProcAddr");
 }
 
-void ContextImpl::queryCapabilities(bool adopted, const VkPhysicalDeviceVulkan11Features* f11,
+void ContextImpl::queryCapabilities(bool adopted, bool matrixUnits,
+                                    const VkPhysicalDeviceVulkan11Features* f11,
                                     const VkPhysicalDeviceVulkan12Features* f12) {
   VkPhysicalDeviceSubgroupProperties subgroup{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
@@ -529,6 +577,7 @@ void ContextImpl::queryCapabilities(bool adopted, const VkPhysicalDeviceVulkan11
   vki_.vkEnumerateDeviceExtensionProperties(physicalDevice_, nullptr, &count, extensions.data());
   c.cooperativeMatrix = hasExtension(extensions, "VK_KHR_cooperative_matrix") ||
                         hasExtension(extensions, "VK_NV_cooperative_matrix");
+  c.matrixUnits = matrixUnits && c.shaderFloat16 && c.storage16Bit;
   c.pushDescriptors = hasExtension(extensions, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
   vki_.vkGetPhysicalDeviceMemoryProperties(physicalDevice_, &memoryProperties_);
 }

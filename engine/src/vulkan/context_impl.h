@@ -33,6 +33,8 @@ struct InstanceTable {
   PFN_vkCreateDebugUtilsMessengerEXT vkCreateDebugUtilsMessengerEXT = nullptr;
   PFN_vkDestroyDebugUtilsMessengerEXT vkDestroyDebugUtilsMessengerEXT = nullptr;
   PFN_vkSetDebugUtilsObjectNameEXT vkSetDebugUtilsObjectNameEXT = nullptr;
+  PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV
+      vkGetPhysicalDeviceCooperativeMatrixPropertiesNV = nullptr;
 
   void load(PFN_vkGetInstanceProcAddr getInstanceProcAddr, VkInstance instance);
 };
@@ -101,7 +103,10 @@ class ContextImpl : public std::enable_shared_from_this<ContextImpl> {
 
  private:
   void loadDevice(PFN_vkGetDeviceProcAddr getDeviceProcAddr);
-  void queryCapabilities(bool adopted, const VkPhysicalDeviceVulkan11Features* f11,
+  // Whether the device has the subgroup matrix shape the matrix-unit convolutions use.
+  bool hasMatrixShape() const;
+  void queryCapabilities(bool adopted, bool matrixUnits,
+                         const VkPhysicalDeviceVulkan11Features* f11,
                          const VkPhysicalDeviceVulkan12Features* f12);
   void createCommonObjects();
   void readOptions(const ContextOptions& options);
@@ -118,6 +123,7 @@ class ContextImpl : public std::enable_shared_from_this<ContextImpl> {
   bool ownsInstance_ = false;
   bool ownsDevice_ = false;
   bool debugUtils_ = false;
+  bool wantMatrixUnits_ = true;
   VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
   DeviceCapabilities capabilities_;
   VkPhysicalDeviceMemoryProperties memoryProperties_{};

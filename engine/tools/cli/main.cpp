@@ -216,6 +216,7 @@ int info(const std::vector<std::string>& rest) {
   std::printf("  shaderFloat16            %s\n", c.shaderFloat16 ? "yes" : "no");
   std::printf("  16-bit storage           %s\n", c.storage16Bit ? "yes" : "no");
   std::printf("  cooperative matrix       %s\n", c.cooperativeMatrix ? "yes" : "no");
+  std::printf("  matrix units in use     %s\n", c.matrixUnits ? "yes" : "no");
   std::printf("  push descriptors         %s\n", c.pushDescriptors ? "yes" : "no");
   std::printf("limits:\n");
   std::printf("  subgroup size            %u\n", c.subgroupSize);

@@ -1,0 +1,159 @@
+// Dense convolution as an implicit GEMM on the matrix units (GL_NV_cooperative_matrix): float16
+// operands, float32 accumulation. Used for float16 destinations on devices that expose it; the
+// portable path is convolution_gemm.glsl.
+//
+// Rows are destination pixels (of all images), columns output channels, and the reduction runs
+// over k = (tap * S + s) * 4 + c, input channel 4s + c of the tap, S = (inputFeatureChannels+3)/4.
+// The workgroup's warps form SPLIT_K groups of WARPS_M x WARPS_N warps; each group reduces a
+// disjoint share of the k chunks of a TILE_M x TILE_N tile, each warp FRAG_M x FRAG_N fragments
+// of 16 x 16, and the groups' partial sums are added in the epilogue. The source window is copied
+// into shared memory (the im2col step); weights are read by the matrix loads straight from the
+// buffer, a row-major float16 [kRows][columns] matrix padded with zeros to whole tiles.
+//
+// Each .comp including this file defines WARPS_M, WARPS_N, FRAG_M, FRAG_N, SPLIT_K and K_STEPS
+// (16-deep steps per chunk), and sets local_size_x to 32 * WARPS_M * WARPS_N * SPLIT_K.
+#ifndef VKCNN_CONVOLUTION_MATRIX_GLSL
+#define VKCNN_CONVOLUTION_MATRIX_GLSL
+
+#ifndef VKCNN_REFLECTION
+#extension GL_NV_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#endif
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_EXT_shader_16bit_storage : require
+
+#include "convolution_interface.h"
+
+layout(set = 0, binding = 0) uniform sampler2DArray uSource;
+layout(set = 0, binding = 1, VKCNN_OUTPUT_FORMAT) uniform image2DArray uDestination;
+layout(set = 0, binding = 2, std430) readonly buffer Weights { float16_t weights[]; };
+layout(set = 0, binding = 3, std430) readonly buffer Bias { float bias[]; };
+layout(set = 0, binding = 4, std430) readonly buffer Slopes { float slopes[]; };
+layout(push_constant) uniform Push { ConvolutionPush pc; };
+
+#include "image_io.glsl"
+#include "neuron.glsl"
+
+const int TILE_M = WARPS_M * FRAG_M * 16;
+const int TILE_N = WARPS_N * FRAG_N * 16;
+const int K_CHUNK = 16 * K_STEPS;
+const int GROUP_THREADS = 32 * WARPS_M * WARPS_N;
+const int A_SIZE = TILE_M * K_CHUNK;  // float16 per k group
+const int C_SIZE = TILE_M * TILE_N;   // float per k group
+
+shared float16_t aTiles[SPLIT_K * A_SIZE];
+shared float cTiles[SPLIT_K * C_SIZE];
+
+#ifdef VKCNN_REFLECTION
+// The build SPIRV-Cross reflects (see cmake/VkcnnShaders.cmake): every binding used.
+void main() {
+  imageStore(uDestination, ivec3(0), texelFetch(uSource, ivec3(0), 0) + float(weights[0]) +
+                                         bias[0] + slopes[0] + float(pc.geometry.clipX));
+}
+#else
+void main() {
+  Geometry g = pc.geometry;
+  ConvolutionParams cp = pc.convolution;
+  const int lid = int(gl_LocalInvocationID.x);
+  const int kGroup = lid / GROUP_THREADS;
+  const int t = lid % GROUP_THREADS;
+  const int warp = t / 32;
+  const int warpM = warp % WARPS_M, warpN = warp / WARPS_M;
+  const int pixels = g.clipWidth * g.clipHeight;
+  const int rowCount = pixels * g.imageCount;
+  const int m0 = int(gl_WorkGroupID.x) * TILE_M;
+  const int n0 = int(gl_WorkGroupID.y) * TILE_N;
+  const int S = (cp.inputChannelsPerGroup + 3) / 4;
+  const int slots = cp.kernelWidth * cp.kernelHeight * S;  // k / 4
+  const int K = slots * 4;
+  // Columns of the weight matrix: the output channels padded to whole large tiles (64).
+  const int columns = (pc.destination.featureChannels + 63) / 64 * 64;
+
+  fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[FRAG_M][FRAG_N];
+  for (int i = 0; i < FRAG_M; ++i)
+    for (int j = 0; j < FRAG_N; ++j) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+
+  // The A tile's slots (pixel, 4 channels) this invocation loads: pixel fixed, as GROUP_THREADS
+  // is a multiple of TILE_M.
+  const int loadRow = t % TILE_M;
+  const int loadM = m0 + loadRow;
+  const bool loadValid = loadM < rowCount;
+  const int loadImage = loadValid ? loadM / pixels : 0;
+  const int loadPixel = loadM - loadImage * pixels;
+  const ivec2 loadOrigin =
+      ivec2(loadPixel % g.clipWidth, loadPixel / g.clipWidth) * ivec2(cp.strideX, cp.strideY) +
+      ivec2(g.offsetX, g.offsetY);
+
+  const int aBase = kGroup * A_SIZE;
+  const int chunks = (K + K_CHUNK - 1) / K_CHUNK;
+  for (int chunk0 = 0; chunk0 < chunks; chunk0 += SPLIT_K) {
+    const int chunk = chunk0 + kGroup;  // past the end for idle groups of the last round
+    for (int q = t / TILE_M; q < K_CHUNK / 4; q += GROUP_THREADS / TILE_M) {
+      const int slot = chunk * (K_CHUNK / 4) + q;
+      vec4 x = vec4(0.0);
+      if (loadValid && slot < slots) {
+        const int tap = slot / S, s = slot - tap * S;
+        const int ky = tap / cp.kernelWidth, kx = tap - ky * cp.kernelWidth;
+        const ivec2 p = loadOrigin + ivec2(kx * cp.dilationX, ky * cp.dilationY);
+        x = readChannels(uSource, pc.source, p, loadImage, 4 * s);
+      }
+      const int at = aBase + loadRow * K_CHUNK + 4 * q;
+      aTiles[at] = float16_t(x.x);
+      aTiles[at + 1] = float16_t(x.y);
+      aTiles[at + 2] = float16_t(x.z);
+      aTiles[at + 3] = float16_t(x.w);
+    }
+    barrier();
+    if (chunk < chunks) {
+      for (int step = 0; step < K_STEPS; ++step) {
+        fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[FRAG_M];
+        for (int i = 0; i < FRAG_M; ++i)
+          coopMatLoadNV(a[i], aTiles,
+                        uint(aBase + (warpM * FRAG_M + i) * 16 * K_CHUNK + step * 16),
+                        uint(K_CHUNK), false);
+        const int k = chunk * K_CHUNK + step * 16;
+        for (int j = 0; j < FRAG_N; ++j) {
+          fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> b;
+          coopMatLoadNV(b, weights, uint(k * columns + n0 + (warpN * FRAG_N + j) * 16),
+                        uint(columns), false);
+          for (int i = 0; i < FRAG_M; ++i) acc[i][j] = coopMatMulAddNV(a[i], b, acc[i][j]);
+        }
+      }
+    }
+    barrier();
+  }
+
+  for (int i = 0; i < FRAG_M; ++i)
+    for (int j = 0; j < FRAG_N; ++j)
+      coopMatStoreNV(acc[i][j], cTiles,
+                     uint(kGroup * C_SIZE + (warpM * FRAG_M + i) * 16 * TILE_N +
+                          (warpN * FRAG_N + j) * 16),
+                     uint(TILE_N), false);
+  barrier();
+
+  // Epilogue: every invocation of the workgroup takes (pixel, slice) pairs of the tile.
+  for (int e = lid; e < TILE_M * (TILE_N / 4); e += GROUP_THREADS * SPLIT_K) {
+    const int row = e % TILE_M, j = e / TILE_M;
+    const int m = m0 + row, n = n0 / 4 + j;
+    if (m >= rowCount || n >= g.slices) continue;
+    vec4 sum = vec4(0.0);
+    for (int q = 0; q < SPLIT_K; ++q) {
+      const int at = q * C_SIZE + row * TILE_N + 4 * j;
+      sum += vec4(cTiles[at], cTiles[at + 1], cTiles[at + 2], cTiles[at + 3]);
+    }
+    const int img = m / pixels, pixel = m - img * pixels;
+    const ivec2 p = ivec2(g.clipX + pixel % g.clipWidth, g.clipY + pixel / g.clipWidth);
+    // Lanes past the output channels compute a clamped channel; writeSlice drops them.
+    const ivec4 oc = min(ivec4(4 * n) + ivec4(0, 1, 2, 3), pc.destination.featureChannels - 1);
+    vec4 y;
+    for (int r = 0; r < 4; ++r) {
+      const float slope =
+          pc.neuron.slopeCount > 0 ? slopes[min(oc[r], pc.neuron.slopeCount - 1)] : 0.0;
+      y[r] = applyNeuron(pc.neuron, sum[r] + bias[oc[r]], slope);
+    }
+    writeSlice(pc.destination, p, img, n, y);
+  }
+}
+#endif
+
+#endif
