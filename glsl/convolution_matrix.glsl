@@ -44,6 +44,26 @@ const int C_SIZE = TILE_M * TILE_N;   // float per k group
 shared float16_t aTiles[SPLIT_K * A_SIZE];
 shared float cTiles[SPLIT_K * C_SIZE];
 
+// Source texels (pixel, 4 channels) an invocation loads into the A tile per round, its pixel
+// fixed as GROUP_THREADS is a multiple of TILE_M.
+const int LOADS = (K_CHUNK / 4) / (GROUP_THREADS / TILE_M);
+
+// Fetches this invocation's texels of k chunk `chunk` (zero past the reduction or the rows).
+void fetchRound(out vec4 x[LOADS], int chunk, int slots, int S, bool valid, ivec2 origin, int img,
+                int t) {
+  ConvolutionParams cp = pc.convolution;
+  for (int l = 0; l < LOADS; ++l) {
+    const int slot = chunk * (K_CHUNK / 4) + t / TILE_M + l * (GROUP_THREADS / TILE_M);
+    x[l] = vec4(0.0);
+    if (valid && slot < slots) {
+      const int tap = slot / S, s = slot - tap * S;
+      const int ky = tap / cp.kernelWidth, kx = tap - ky * cp.kernelWidth;
+      const ivec2 p = origin + ivec2(kx * cp.dilationX, ky * cp.dilationY);
+      x[l] = readChannels(uSource, pc.source, p, img, 4 * s);
+    }
+  }
+}
+
 #ifdef VKCNN_REFLECTION
 // The build SPIRV-Cross reflects (see cmake/VkcnnShaders.cmake): every binding used.
 void main() {
@@ -73,8 +93,6 @@ void main() {
   for (int i = 0; i < FRAG_M; ++i)
     for (int j = 0; j < FRAG_N; ++j) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
 
-  // The A tile's slots (pixel, 4 channels) this invocation loads: pixel fixed, as GROUP_THREADS
-  // is a multiple of TILE_M.
   const int loadRow = t % TILE_M;
   const int loadM = m0 + loadRow;
   const bool loadValid = loadM < rowCount;
@@ -86,38 +104,35 @@ void main() {
 
   const int aBase = kGroup * A_SIZE;
   const int chunks = (K + K_CHUNK - 1) / K_CHUNK;
+  // The next round's source texels are fetched into registers while this round's tile is on the
+  // matrix units: with one or two workgroups per multiprocessor there are too few warps to hide
+  // the fetch latency any other way.
+  vec4 next[LOADS];
+  fetchRound(next, kGroup, slots, S, loadValid, loadOrigin, loadImage, t);
   for (int chunk0 = 0; chunk0 < chunks; chunk0 += SPLIT_K) {
     const int chunk = chunk0 + kGroup;  // past the end for idle groups of the last round
-    for (int q = t / TILE_M; q < K_CHUNK / 4; q += GROUP_THREADS / TILE_M) {
-      const int slot = chunk * (K_CHUNK / 4) + q;
-      vec4 x = vec4(0.0);
-      if (loadValid && slot < slots) {
-        const int tap = slot / S, s = slot - tap * S;
-        const int ky = tap / cp.kernelWidth, kx = tap - ky * cp.kernelWidth;
-        const ivec2 p = loadOrigin + ivec2(kx * cp.dilationX, ky * cp.dilationY);
-        x = readChannels(uSource, pc.source, p, loadImage, 4 * s);
-      }
-      const int at = aBase + loadRow * K_CHUNK + 4 * q;
-      aTiles[at] = float16_t(x.x);
-      aTiles[at + 1] = float16_t(x.y);
-      aTiles[at + 2] = float16_t(x.z);
-      aTiles[at + 3] = float16_t(x.w);
+    for (int l = 0; l < LOADS; ++l) {
+      const int at = aBase + loadRow * K_CHUNK + 4 * (t / TILE_M + l * (GROUP_THREADS / TILE_M));
+      aTiles[at] = float16_t(next[l].x);
+      aTiles[at + 1] = float16_t(next[l].y);
+      aTiles[at + 2] = float16_t(next[l].z);
+      aTiles[at + 3] = float16_t(next[l].w);
     }
     barrier();
+    fetchRound(next, chunk + SPLIT_K, slots, S, loadValid, loadOrigin, loadImage, t);
     if (chunk < chunks) {
       for (int step = 0; step < K_STEPS; ++step) {
-        fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[FRAG_M];
+        const int k = chunk * K_CHUNK + step * 16;
+        fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[FRAG_M], b[FRAG_N];
+        for (int j = 0; j < FRAG_N; ++j)
+          coopMatLoadNV(b[j], weights, uint(k * columns + n0 + (warpN * FRAG_N + j) * 16),
+                        uint(columns), false);
         for (int i = 0; i < FRAG_M; ++i)
           coopMatLoadNV(a[i], aTiles,
                         uint(aBase + (warpM * FRAG_M + i) * 16 * K_CHUNK + step * 16),
                         uint(K_CHUNK), false);
-        const int k = chunk * K_CHUNK + step * 16;
-        for (int j = 0; j < FRAG_N; ++j) {
-          fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> b;
-          coopMatLoadNV(b, weights, uint(k * columns + n0 + (warpN * FRAG_N + j) * 16),
-                        uint(columns), false);
-          for (int i = 0; i < FRAG_M; ++i) acc[i][j] = coopMatMulAddNV(a[i], b, acc[i][j]);
-        }
+        for (int j = 0; j < FRAG_N; ++j)
+          for (int i = 0; i < FRAG_M; ++i) acc[i][j] = coopMatMulAddNV(a[i], b[j], acc[i][j]);
       }
     }
     barrier();

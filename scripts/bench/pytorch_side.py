@@ -117,6 +117,13 @@ def main():
                 y = model.float()(x)
             np.save(os.path.join(args.out, f"{name}_b{batch}_input.npy"), x.numpy())
             np.save(os.path.join(args.out, f"{name}_b{batch}_output.npy"), y.numpy())
+            # PyTorch's own float16 error against this float32 reference: the yardstick for
+            # vkcnn's float16 error (same weights, float16 storage, float32 accumulation).
+            with torch.inference_mode():
+                m16 = build(name).to("cuda", dtype=torch.float16).to(memory_format=torch.channels_last)
+                y16 = m16(x.to("cuda", dtype=torch.float16).to(memory_format=torch.channels_last))
+            y16 = y16.float().cpu()
+            entry[f"fp16_b{batch}_relative_l2"] = float((y16 - y).norm() / y.norm())
         for label, dtype in (("fp16", torch.float16), ("fp32", torch.float32)):
             for batch in (1, 32):
                 entry[f"{label}_b{batch}"] = bench(build(name), batch, dtype, args.runs, args.warmup)

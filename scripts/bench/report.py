@@ -29,8 +29,8 @@ def main():
              "resubmitted (wall time, submit to fence). vkcnn e2e: upload, run, read back.", "",
              "| network | fmt | batch | PyTorch eager | PyTorch graph | vkcnn resident | vkcnn GPU | "
              "vs graph | vs eager | vkcnn e2e | ncnn fp16 | vs ncnn | dispatches | barriers | "
-             "peak/intermediates MiB | rel. L2 |",
-             "|" + "---|" * 16]
+             "peak/intermediates MiB | rel. L2 | PyTorch fp16 rel. L2 |",
+             "|" + "---|" * 17]
     for net, entry in pt["networks"].items():
         for fmt in ("fp16", "fp32"):
             for batch in (1, 32):
@@ -40,7 +40,7 @@ def main():
                 graph = p.get("graph", {}).get("median_ms")
                 if not v:
                     lines.append(f"| {net} | {fmt} | {batch} | {eager or '-'} | {graph or '-'} | failed "
-                                 "| | | | | | | | | | |")
+                                 "| | | | | | | | | | | |")
                     continue
                 res, gpu, e2e = v["resident_median_ms"], v.get("gpu_median_ms", 0), v["end_to_end_median_ms"]
                 ncnn = NCNN_FP16_MIN_MS.get(net) if (fmt == "fp16" and batch == 1) else None
@@ -51,7 +51,8 @@ def main():
                     f"{ratio(graph, res)} | {ratio(eager, res)} | {cell(e2e)} | {cell(ncnn)} | {ratio(ncnn, e2e)} | "
                     f"{int(v['dispatches'])} | {int(v['barriers'])} | "
                     f"{v['peak_temporary_bytes'] / 2**20:.1f}/{v['intermediate_tensor_bytes'] / 2**20:.1f} | "
-                    f"{v.get('relative_l2', float('nan')):.2g} |")
+                    f"{v.get('relative_l2', float('nan')):.2g} | "
+                    f"{entry.get(f'fp16_b{batch}_relative_l2', float('nan')) if fmt == 'fp16' else float('nan'):.2g} |")
     cold = [(k, r) for k, r in runs.items() if "cold_no_cache_ms" in r]
     if cold:
         lines += ["", "First inference of a fresh process (Context, import, pipelines, one run):", "",

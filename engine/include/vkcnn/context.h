@@ -85,7 +85,8 @@ struct AdoptedDevice {
   // Whether VK_EXT_debug_utils is enabled on the instance (for object names).
   bool debugUtilsEnabled = false;
   // Whether VK_NV_cooperative_matrix is enabled on the device with its cooperativeMatrix feature
-  // (and shaderFloat16 and storageBuffer16BitAccess above): vkcnn then uses the matrix units.
+  // (and shaderFloat16, storageBuffer16BitAccess and vulkanMemoryModel above): vkcnn then uses
+  // the matrix units.
   bool cooperativeMatrixNVEnabled = false;
 };
 
@@ -107,7 +108,8 @@ struct DeviceCapabilities {
   uint32_t maxComputeWorkGroupInvocations = 0;
   bool cooperativeMatrix = false;  // VK_KHR_cooperative_matrix or VK_NV_cooperative_matrix exposed
   // vkcnn's convolutions use the matrix units: VK_NV_cooperative_matrix enabled, with 16x16x16
-  // float16 x float16 + float32 subgroup matrices, float16 arithmetic and 16-bit storage.
+  // float16 x float16 + float32 subgroup matrices, float16 arithmetic, 16-bit storage and the
+  // Vulkan memory model.
   bool matrixUnits = false;
   bool pushDescriptors = false;  // VK_KHR_push_descriptor exposed
   float timestampPeriodNs = 0;

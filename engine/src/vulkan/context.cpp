@@ -469,8 +469,10 @@ void ContextImpl::createOwned(const ContextOptions& options) {
     vki_.vkEnumerateDeviceExtensionProperties(physicalDevice_, nullptr, &count, nullptr);
     std::vector<VkExtensionProperties> available(count);
     vki_.vkEnumerateDeviceExtensionProperties(physicalDevice_, nullptr, &count, available.data());
+    // The shaders' scopes (GL_KHR_memory_scope_semantics) need the Vulkan memory model.
     if (wantMatrixUnits_ && hasExtension(available, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) &&
-        enable12.shaderFloat16 && enable11.storageBuffer16BitAccess) {
+        enable12.shaderFloat16 && enable11.storageBuffer16BitAccess &&
+        supported12.vulkanMemoryModel) {
       VkPhysicalDeviceCooperativeMatrixFeaturesNV probe{
           VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
       VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
@@ -482,6 +484,7 @@ void ContextImpl::createOwned(const ContextOptions& options) {
   if (matrixUnits) {
     deviceExtensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
     matrixFeatures.cooperativeMatrix = VK_TRUE;
+    enable12.vulkanMemoryModel = VK_TRUE;
     enable12.pNext = &matrixFeatures;
   }
 
@@ -531,7 +534,9 @@ void ContextImpl::adopt(const AdoptedDevice& adopted, const ContextOptions& opti
                                                 " does not exist or has no compute support");
   loadDevice(vki_.vkGetDeviceProcAddr);
   queryCapabilities(true,
-                    wantMatrixUnits_ && adopted.cooperativeMatrixNVEnabled && hasMatrixShape(),
+                    wantMatrixUnits_ && adopted.cooperativeMatrixNVEnabled &&
+                        adopted.enabledVulkan12Features &&
+                        adopted.enabledVulkan12Features->vulkanMemoryModel && hasMatrixShape(),
                     adopted.enabledVulkan11Features, adopted.enabledVulkan12Features);
   createCommonObjects();
 }
