@@ -38,29 +38,37 @@ const int TILE_M = WARPS_M * FRAG_M * 16;
 const int TILE_N = WARPS_N * FRAG_N * 16;
 const int K_CHUNK = 16 * K_STEPS;
 const int GROUP_THREADS = 32 * WARPS_M * WARPS_N;
-const int A_SIZE = TILE_M * K_CHUNK;  // float16 per k group
+const int SLOTS = K_CHUNK / 4;         // texels (4 channels) per pixel per chunk
+const int A_SIZE = TILE_M * SLOTS;     // uvec2 (4 packed float16) per k group
 const int C_SIZE = TILE_M * TILE_N;   // float per k group
 
-shared float16_t aTiles[SPLIT_K * A_SIZE];
+// Row-major [pixel][slot]; 4 float16 packed per uvec2, so that a warp's stores of consecutive
+// slots are consecutive (single float16 stores down a column would all hit one bank).
+shared uvec2 aTiles[SPLIT_K * A_SIZE];
 shared float cTiles[SPLIT_K * C_SIZE];
 
-// Source texels (pixel, 4 channels) an invocation loads into the A tile per round, its pixel
-// fixed as GROUP_THREADS is a multiple of TILE_M.
-const int LOADS = (K_CHUNK / 4) / (GROUP_THREADS / TILE_M);
+// Texels an invocation loads into the A tile per round: one slot of the chunk (t % SLOTS) for
+// LOADS pixels (rows t / SLOTS + l * ROW_STEP).
+const int ROW_STEP = GROUP_THREADS / SLOTS;
+const int LOADS = TILE_M / ROW_STEP;
+
+struct LoadRows {
+  ivec2 origin[LOADS];
+  int image[LOADS];
+  bool valid[LOADS];
+};
 
 // Fetches this invocation's texels of k chunk `chunk` (zero past the reduction or the rows).
-void fetchRound(out vec4 x[LOADS], int chunk, int slots, int S, bool valid, ivec2 origin, int img,
-                int t) {
+void fetchRound(out vec4 x[LOADS], int chunk, int slots, int S, LoadRows rows, int t) {
   ConvolutionParams cp = pc.convolution;
+  const int slot = chunk * SLOTS + t % SLOTS;
+  const int tap = slot / S, s = slot - tap * S;
+  const int ky = tap / cp.kernelWidth, kx = tap - ky * cp.kernelWidth;
+  const ivec2 d = ivec2(kx * cp.dilationX, ky * cp.dilationY);
   for (int l = 0; l < LOADS; ++l) {
-    const int slot = chunk * (K_CHUNK / 4) + t / TILE_M + l * (GROUP_THREADS / TILE_M);
     x[l] = vec4(0.0);
-    if (valid && slot < slots) {
-      const int tap = slot / S, s = slot - tap * S;
-      const int ky = tap / cp.kernelWidth, kx = tap - ky * cp.kernelWidth;
-      const ivec2 p = origin + ivec2(kx * cp.dilationX, ky * cp.dilationY);
-      x[l] = readChannels(uSource, pc.source, p, img, 4 * s);
-    }
+    if (rows.valid[l] && slot < slots)
+      x[l] = readChannels(uSource, pc.source, rows.origin[l] + d, rows.image[l], 4 * s);
   }
 }
 
@@ -93,14 +101,16 @@ void main() {
   for (int i = 0; i < FRAG_M; ++i)
     for (int j = 0; j < FRAG_N; ++j) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
 
-  const int loadRow = t % TILE_M;
-  const int loadM = m0 + loadRow;
-  const bool loadValid = loadM < rowCount;
-  const int loadImage = loadValid ? loadM / pixels : 0;
-  const int loadPixel = loadM - loadImage * pixels;
-  const ivec2 loadOrigin =
-      ivec2(loadPixel % g.clipWidth, loadPixel / g.clipWidth) * ivec2(cp.strideX, cp.strideY) +
-      ivec2(g.offsetX, g.offsetY);
+  LoadRows rows;
+  for (int l = 0; l < LOADS; ++l) {
+    const int m = m0 + t / SLOTS + l * ROW_STEP;
+    rows.valid[l] = m < rowCount;
+    rows.image[l] = rows.valid[l] ? m / pixels : 0;
+    const int pixel = m - rows.image[l] * pixels;
+    rows.origin[l] =
+        ivec2(pixel % g.clipWidth, pixel / g.clipWidth) * ivec2(cp.strideX, cp.strideY) +
+        ivec2(g.offsetX, g.offsetY);
+  }
 
   const int aBase = kGroup * A_SIZE;
   const int chunks = (K + K_CHUNK - 1) / K_CHUNK;
@@ -108,18 +118,14 @@ void main() {
   // matrix units: with one or two workgroups per multiprocessor there are too few warps to hide
   // the fetch latency any other way.
   vec4 next[LOADS];
-  fetchRound(next, kGroup, slots, S, loadValid, loadOrigin, loadImage, t);
+  fetchRound(next, kGroup, slots, S, rows, t);
   for (int chunk0 = 0; chunk0 < chunks; chunk0 += SPLIT_K) {
     const int chunk = chunk0 + kGroup;  // past the end for idle groups of the last round
-    for (int l = 0; l < LOADS; ++l) {
-      const int at = aBase + loadRow * K_CHUNK + 4 * (t / TILE_M + l * (GROUP_THREADS / TILE_M));
-      aTiles[at] = float16_t(next[l].x);
-      aTiles[at + 1] = float16_t(next[l].y);
-      aTiles[at + 2] = float16_t(next[l].z);
-      aTiles[at + 3] = float16_t(next[l].w);
-    }
+    for (int l = 0; l < LOADS; ++l)
+      aTiles[aBase + (t / SLOTS + l * ROW_STEP) * SLOTS + t % SLOTS] =
+          uvec2(packHalf2x16(next[l].xy), packHalf2x16(next[l].zw));
     barrier();
-    fetchRound(next, chunk + SPLIT_K, slots, S, loadValid, loadOrigin, loadImage, t);
+    fetchRound(next, chunk + SPLIT_K, slots, S, rows, t);
     if (chunk < chunks) {
       for (int step = 0; step < K_STEPS; ++step) {
         const int k = chunk * K_CHUNK + step * 16;
@@ -129,8 +135,8 @@ void main() {
                         uint(columns), false);
         for (int i = 0; i < FRAG_M; ++i)
           coopMatLoadNV(a[i], aTiles,
-                        uint(aBase + (warpM * FRAG_M + i) * 16 * K_CHUNK + step * 16),
-                        uint(K_CHUNK), false);
+                        uint(aBase + (warpM * FRAG_M + i) * 16 * SLOTS + step * 4), uint(SLOTS),
+                        false);
         for (int j = 0; j < FRAG_N; ++j)
           for (int i = 0; i < FRAG_M; ++i) acc[i][j] = coopMatMulAddNV(a[i], b[j], acc[i][j]);
       }

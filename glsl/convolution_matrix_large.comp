@@ -9,7 +9,7 @@
 #define FRAG_M 2
 #define FRAG_N 2
 #define SPLIT_K 1
-#define K_STEPS 4
+#define K_STEPS 2
 layout(local_size_x = 128, local_size_y = 1, local_size_z = 1) in;
 
 #include "convolution_matrix.glsl"

@@ -261,11 +261,22 @@ TEST_CASE("convolution: the MPS batch example, 16 to 32 channels, source batch 5
   run(c);
 }
 
-TEST_CASE("convolution: layers with many outputs take the large-tile GEMM paths") {
-  // Dense convolutions run as an implicit GEMM in tiles of 64 pixels x 16 slices from 512 such
-  // tiles on (portable shaders) or 264 (matrix units, float16 destinations; convolution.cpp,
-  // gemmShader), which these shapes exceed. Reduction lengths (taps x input slices) are not
-  // multiples of the tiles' chunks.
+TEST_CASE("convolution: every GEMM tile shape") {
+  // Dense convolutions run as an implicit GEMM whose tiles depend on the shape
+  // (convolution.cpp, gemmShader). Portable shaders: 64 pixels x 16 slices from 512 such tiles on,
+  // else 16 x 8 with the reduction split 8 ways. Matrix units (float16 destinations, on GPUs that
+  // have them): 64 x 16 from 132 tiles on or below 16 chunks of 32 reduction steps, else 16 x 8
+  // split 8 ways. Reduction lengths (taps x input slices) are not multiples of the chunks.
+  Case c;  // few outputs, a long reduction (576 steps): the split tiles of both paths
+  c.descriptor = ConvolutionDescriptor::make(3, 3, 64, 40, NeuronDescriptor::relu());
+  c.width = 6;
+  c.height = 5;
+  c.sourceImages = 2;
+  for (ChannelFormat format : {ChannelFormat::float32, ChannelFormat::float16}) {
+    c.format = format;
+    CAPTURE(describe(c));
+    run(c);
+  }
   for (ChannelFormat format : {ChannelFormat::float32, ChannelFormat::float16}) {
     Case a;  // 1x1, 3 images of 110x110: 568 tiles of one column
     a.descriptor = ConvolutionDescriptor::make(1, 1, 5, 20, NeuronDescriptor::relu());

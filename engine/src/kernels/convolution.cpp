@@ -244,12 +244,19 @@ void checkSourceChannels(const KernelEncoding& e, const ConvolutionDescriptor& d
 // Dense convolutions writing whole destination layers run as an implicit GEMM, in tiles sized by
 // how many the layer has: the large tiles only while they still give every multiprocessor of a
 // big GPU a few workgroups.
-ShaderId gemmShader(const KernelEncoding& e, bool matrixUnits) {
+ShaderId gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, bool matrixUnits) {
   const uint64_t rows = uint64_t(e.clipWidth) * e.clipHeight * e.imageCount;
   const uint64_t slices = (e.destinationChannels + 3) / 4;
-  if (matrixUnits)
-    return (rows + 63) / 64 * ((slices + 15) / 16) >= 264 ? ShaderId::convolution_matrix_large
-                                                          : ShaderId::convolution_matrix_small;
+  if (matrixUnits) {
+    // The small tiles split the reduction 8 ways in 32-deep chunks: worth it only for long
+    // reductions over too few large tiles to fill a big GPU (132 multiprocessors on an H100).
+    const uint64_t chunks =
+        (uint64_t(d.kernelWidth) * d.kernelHeight * ((d.inputFeatureChannels + 3) / 4) * 4 + 31) /
+        32;
+    const uint64_t largeTiles = (rows + 63) / 64 * ((slices + 15) / 16);
+    return largeTiles >= 132 || chunks < 16 ? ShaderId::convolution_matrix_large
+                                            : ShaderId::convolution_matrix_small;
+  }
   const uint64_t largeTiles = (rows + 63) / 64 * ((slices + 15) / 16);
   return largeTiles >= 512 ? ShaderId::convolution_gemm_large : ShaderId::convolution_gemm_small;
 }
@@ -283,7 +290,7 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
       shader != ShaderId::depthwise_convolution && d.groups == 1 && alignedDestination;
   const ShaderVariant variant = variantFor(e.destination);
   const bool matrixUnits = gemm && variant == ShaderVariant::f16 && s.matrixWeights;
-  if (gemm) shader = gemmShader(e, matrixUnits);
+  if (gemm) shader = gemmShader(e, d, matrixUnits);
   DispatchRecorder r(e.commandBuffer, shader, variant, e.what());
   shader::ConvolutionPush push{};
   const uint32_t slices = r.bindWindows(push, e);
