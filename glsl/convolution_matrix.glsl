@@ -7,8 +7,9 @@
 // The workgroup's warps form SPLIT_K groups of WARPS_M x WARPS_N warps; each group reduces a
 // disjoint share of the k chunks of a TILE_M x TILE_N tile, each warp FRAG_M x FRAG_N fragments
 // of 16 x 16, and the groups' partial sums are added in the epilogue. The source window is copied
-// into shared memory (the im2col step); weights are read by the matrix loads straight from the
-// buffer, a row-major float16 [kRows][columns] matrix padded with zeros to whole tiles.
+// into shared memory (the im2col step), and so is the chunk's slice of the weights, a row-major
+// float16 [kRows][columns] matrix padded with zeros to whole tiles; both are fetched into
+// registers one round ahead.
 //
 // Each .comp including this file defines WARPS_M, WARPS_N, FRAG_M, FRAG_N, SPLIT_K and K_STEPS
 // (16-deep steps per chunk), and sets local_size_x to 32 * WARPS_M * WARPS_N * SPLIT_K.
@@ -26,7 +27,7 @@
 
 layout(set = 0, binding = 0) uniform sampler2DArray uSource;
 layout(set = 0, binding = 1, VKCNN_OUTPUT_FORMAT) uniform image2DArray uDestination;
-layout(set = 0, binding = 2, std430) readonly buffer Weights { float16_t weights[]; };
+layout(set = 0, binding = 2, std430) readonly buffer Weights { uvec4 weights[]; };  // 8 float16
 layout(set = 0, binding = 3, std430) readonly buffer Bias { float bias[]; };
 layout(set = 0, binding = 4, std430) readonly buffer Slopes { float slopes[]; };
 layout(push_constant) uniform Push { ConvolutionPush pc; };
@@ -45,6 +46,11 @@ const int C_SIZE = TILE_M * TILE_N;   // float per k group
 // Row-major [pixel][slot]; 4 float16 packed per uvec2, so that a warp's stores of consecutive
 // slots are consecutive (single float16 stores down a column would all hit one bank).
 shared uvec2 aTiles[SPLIT_K * A_SIZE];
+// Row-major [k][column], 8 float16 per uvec4.
+const int B_ROW = TILE_N / 8;
+const int B_SIZE = K_CHUNK * B_ROW;
+shared uvec4 bTiles[SPLIT_K * B_SIZE];
+const int B_LOADS = B_SIZE / GROUP_THREADS;
 shared float cTiles[SPLIT_K * C_SIZE];
 
 // Texels an invocation loads into the A tile per round: one slot of the chunk (t % SLOTS) for
@@ -75,7 +81,7 @@ void fetchRound(out vec4 x[LOADS], int chunk, int slots, int S, LoadRows rows, i
 #ifdef VKCNN_REFLECTION
 // The build SPIRV-Cross reflects (see cmake/VkcnnShaders.cmake): every binding used.
 void main() {
-  imageStore(uDestination, ivec3(0), texelFetch(uSource, ivec3(0), 0) + float(weights[0]) +
+  imageStore(uDestination, ivec3(0), texelFetch(uSource, ivec3(0), 0) + float(weights[0].x) +
                                          bias[0] + slopes[0] + float(pc.geometry.clipX));
 }
 #else
@@ -119,20 +125,32 @@ void main() {
   // the fetch latency any other way.
   vec4 next[LOADS];
   fetchRound(next, kGroup, slots, S, rows, t);
+  const int bBase = kGroup * B_SIZE;
+  const int rowsOfWeights = (K + 63) / 64 * 64;
+  uvec4 nextB[B_LOADS];
+  for (int l = 0; l < B_LOADS; ++l) {
+    const int e = t + l * GROUP_THREADS, k = kGroup * K_CHUNK + e / B_ROW;
+    nextB[l] = k < rowsOfWeights ? weights[(k * columns + n0) / 8 + e % B_ROW] : uvec4(0);
+  }
   for (int chunk0 = 0; chunk0 < chunks; chunk0 += SPLIT_K) {
     const int chunk = chunk0 + kGroup;  // past the end for idle groups of the last round
     for (int l = 0; l < LOADS; ++l)
       aTiles[aBase + (t / SLOTS + l * ROW_STEP) * SLOTS + t % SLOTS] =
           uvec2(packHalf2x16(next[l].xy), packHalf2x16(next[l].zw));
+    for (int l = 0; l < B_LOADS; ++l) bTiles[bBase + t + l * GROUP_THREADS] = nextB[l];
     barrier();
     fetchRound(next, chunk + SPLIT_K, slots, S, rows, t);
+    for (int l = 0; l < B_LOADS; ++l) {
+      const int e = t + l * GROUP_THREADS, k = (chunk + SPLIT_K) * K_CHUNK + e / B_ROW;
+      nextB[l] = k < rowsOfWeights ? weights[(k * columns + n0) / 8 + e % B_ROW] : uvec4(0);
+    }
     if (chunk < chunks) {
       for (int step = 0; step < K_STEPS; ++step) {
-        const int k = chunk * K_CHUNK + step * 16;
         fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[FRAG_M], b[FRAG_N];
         for (int j = 0; j < FRAG_N; ++j)
-          coopMatLoadNV(b[j], weights, uint(k * columns + n0 + (warpN * FRAG_N + j) * 16),
-                        uint(columns), false);
+          coopMatLoadNV(b[j], bTiles,
+                        uint(bBase + step * 16 * B_ROW + (warpN * FRAG_N + j) * 2), uint(B_ROW),
+                        false);
         for (int i = 0; i < FRAG_M; ++i)
           coopMatLoadNV(a[i], aTiles,
                         uint(aBase + (warpM * FRAG_M + i) * 16 * SLOTS + step * 4), uint(SLOTS),

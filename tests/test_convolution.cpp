@@ -265,20 +265,27 @@ TEST_CASE("convolution: every GEMM tile shape") {
   // Dense convolutions run as an implicit GEMM whose tiles depend on the shape
   // (convolution.cpp, gemmShader). Portable shaders: 64 pixels x 16 slices from 512 such tiles on,
   // else 16 x 8 with the reduction split 8 ways. Matrix units (float16 destinations, on GPUs that
-  // have them): 64 x 16 from 132 tiles on or below 16 chunks of 32 reduction steps, else 16 x 8
-  // split 8 ways. Reduction lengths (taps x input slices) are not multiples of the chunks.
-  Case c;  // few outputs, a long reduction (576 steps): the split tiles of both paths
+  // have them): 64 x 16, 32 x 8 split 4 ways or 16 x 8 split 8 ways by a latency model; the
+  // comments below say which shape takes which. Reduction lengths (taps x input slices) are not
+  // multiples of the chunks.
+  Case c;  // few outputs, a long reduction (576 steps): 16 x 8 split 8 ways on both paths
   c.descriptor = ConvolutionDescriptor::make(3, 3, 64, 40, NeuronDescriptor::relu());
   c.width = 6;
   c.height = 5;
   c.sourceImages = 2;
+  Case d;  // 1600 pixels, a short reduction (64 steps): 32 x 8 split 4 ways on matrix units
+  d.descriptor = ConvolutionDescriptor::make(1, 1, 64, 32);
+  d.width = d.height = 40;
+  d.seed = 11;
   for (ChannelFormat format : {ChannelFormat::float32, ChannelFormat::float16}) {
-    c.format = format;
+    c.format = d.format = format;
     CAPTURE(describe(c));
     run(c);
+    CAPTURE(describe(d));
+    run(d);
   }
   for (ChannelFormat format : {ChannelFormat::float32, ChannelFormat::float16}) {
-    Case a;  // 1x1, 3 images of 110x110: 568 tiles of one column
+    Case a;  // 1x1, 3 images of 110x110: 568 large tiles of one column, on both paths
     a.descriptor = ConvolutionDescriptor::make(1, 1, 5, 20, NeuronDescriptor::relu());
     a.width = a.height = 110;
     a.sourceImages = 3;

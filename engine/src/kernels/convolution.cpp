@@ -248,14 +248,30 @@ ShaderId gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, boo
   const uint64_t rows = uint64_t(e.clipWidth) * e.clipHeight * e.imageCount;
   const uint64_t slices = (e.destinationChannels + 3) / 4;
   if (matrixUnits) {
-    // The small tiles split the reduction 8 ways in 32-deep chunks: worth it only for long
-    // reductions over too few large tiles to fill a big GPU (132 multiprocessors on an H100).
+    // Tiles (pixels x slices, ways the reduction is split, workgroups a multiprocessor holds) and
+    // a latency model: batch-1 layers are bound by how many rounds of 32-deep chunks each
+    // workgroup runs one after another, waves of workgroups times chunks per split. Smaller tiles
+    // must win clearly, as they reuse each load less. 132 multiprocessors: an H100.
+    struct Option {
+      ShaderId shader;
+      uint64_t pixels, slices, split, perMultiprocessor;
+    };
+    const Option options[] = {{ShaderId::convolution_matrix_large, 64, 16, 1, 3},
+                              {ShaderId::convolution_matrix_medium, 32, 8, 4, 3},
+                              {ShaderId::convolution_matrix_small, 16, 8, 8, 2}};
     const uint64_t chunks =
         (uint64_t(d.kernelWidth) * d.kernelHeight * ((d.inputFeatureChannels + 3) / 4) * 4 + 31) /
         32;
-    const uint64_t largeTiles = (rows + 63) / 64 * ((slices + 15) / 16);
-    return largeTiles >= 132 || chunks < 16 ? ShaderId::convolution_matrix_large
-                                            : ShaderId::convolution_matrix_small;
+    ShaderId best = options[0].shader;
+    double bestCost = 0;
+    for (const Option& o : options) {
+      const uint64_t tiles =
+          (rows + o.pixels - 1) / o.pixels * ((slices + o.slices - 1) / o.slices);
+      const uint64_t waves = (tiles + 132 * o.perMultiprocessor - 1) / (132 * o.perMultiprocessor);
+      const double cost = double(waves * ((chunks + o.split - 1) / o.split));
+      if (o.shader == best || cost < 0.75 * bestCost) best = o.shader, bestCost = cost;
+    }
+    return best;
   }
   const uint64_t largeTiles = (rows + 63) / 64 * ((slices + 15) / 16);
   return largeTiles >= 512 ? ShaderId::convolution_gemm_large : ShaderId::convolution_gemm_small;
