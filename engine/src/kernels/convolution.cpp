@@ -289,10 +289,13 @@ Tile tileOf(ShaderId shader) {
       return {16, 8};
     case ShaderId::convolution_matrix_large:
       return {64, 16};
+    case ShaderId::convolution_matrix_medium:
+      return {32, 8};
     case ShaderId::convolution_matrix_small:
       return {16, 8};
     default:
-      return {0, 0};
+      throw Error(ErrorCode::vulkan, "internal: shader " + std::to_string(uint32_t(shader)) +
+                                         " is not a GEMM convolution");
   }
 }
 
