@@ -145,14 +145,14 @@ void Buffer::write(const void* data, size_t bytes, size_t offset) {
     throw Error(ErrorCode::unsupported,
                 "write to " + s.describe() + ": the buffer lacks VK_BUFFER_USAGE_TRANSFER_DST_BIT");
   detail::ContextImpl& ctx = *s.context;
-  detail::StagingBuffer staging(ctx, bytes, s.label.c_str());
-  std::memcpy(staging.data(), data, bytes);
-  staging.flush();
+  detail::StagingPool::Lease staging = ctx.staging().acquire(bytes, s.label.c_str());
+  std::memcpy(staging->data(), data, bytes);
+  staging->flush();
   ctx.submitAndWait(
       [&](VkCommandBuffer cb) {
         detail::transferPrologue(ctx, cb);
         VkBufferCopy region{0, s.offset + offset, bytes};
-        ctx.vk().vkCmdCopyBuffer(cb, staging.buffer(), s.buffer, 1, &region);
+        ctx.vk().vkCmdCopyBuffer(cb, staging->buffer(), s.buffer, 1, &region);
         detail::transferEpilogue(ctx, cb);
       },
       "buffer upload");
@@ -167,17 +167,17 @@ void Buffer::read(void* data, size_t bytes, size_t offset) const {
     throw Error(ErrorCode::unsupported, "read from " + s.describe() +
                                             ": the buffer lacks VK_BUFFER_USAGE_TRANSFER_SRC_BIT");
   detail::ContextImpl& ctx = *s.context;
-  detail::StagingBuffer staging(ctx, bytes, s.label.c_str());
+  detail::StagingPool::Lease staging = ctx.staging().acquire(bytes, s.label.c_str());
   ctx.submitAndWait(
       [&](VkCommandBuffer cb) {
         detail::transferPrologue(ctx, cb);
         VkBufferCopy region{s.offset + offset, 0, bytes};
-        ctx.vk().vkCmdCopyBuffer(cb, s.buffer, staging.buffer(), 1, &region);
+        ctx.vk().vkCmdCopyBuffer(cb, s.buffer, staging->buffer(), 1, &region);
         detail::transferEpilogue(ctx, cb);
       },
       "buffer download");
-  staging.invalidate();
-  std::memcpy(data, staging.data(), bytes);
+  staging->invalidate();
+  std::memcpy(data, staging->data(), bytes);
 }
 
 void Buffer::writeFloats(std::span<const float> data, size_t firstFloat) {
