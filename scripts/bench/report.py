@@ -26,7 +26,8 @@ def main():
     lines = [f"# vkcnn vs PyTorch {pt['torch']} on {pt['gpu']}", "",
              "Milliseconds per inference (median). Ratios > 1 mean vkcnn is faster.",
              "vkcnn resident: input and output stay on the GPU, the recorded command buffer is "
-             "resubmitted (wall time, submit to fence). vkcnn e2e: upload, run, read back.", "",
+             "resubmitted (wall time, submit to fence). vkcnn e2e: input copied to host-mapped memory, "
+             "one submission (upload, run, download), output copied out.", "",
              "| network | fmt | batch | PyTorch eager | PyTorch graph | vkcnn resident | vkcnn GPU | "
              "vs graph | vs eager | vkcnn e2e | ncnn fp16 | vs ncnn | dispatches | barriers | "
              "peak/intermediates MiB | rel. L2 | PyTorch fp16 rel. L2 |",

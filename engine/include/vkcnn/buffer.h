@@ -1,6 +1,11 @@
-// Buffer: a device storage buffer of float32 tensors that the host can write and read, or an
-// application's VkBuffer range; and the kernels that move tensors between Buffers and Images
-// (MACE's buffer-to-image transform, adapted to vkcnn's sliced array images).
+// Buffer: a storage buffer of float32 tensors (MTLBuffer): device-local memory the host writes and
+// reads by copies, host-visible memory mapped for its lifetime (contents()), or an application's
+// VkBuffer range; and the kernels that move tensors between Buffers and Images (MACE's
+// buffer-to-image transform, adapted to vkcnn's sliced array images).
+//
+// One inference in one submission: memcpy the input into a shared Buffer's contents(), encode
+// BufferToImage, the network and ImageToBuffer into one CommandBuffer (reusable: record it once),
+// commit, wait, read the output from the other shared Buffer's contents().
 #pragma once
 
 #include <vulkan/vulkan_core.h>
@@ -23,6 +28,37 @@ namespace detail {
 class BufferStorage;
 }
 
+// Where a Buffer's memory lives (MTLStorageMode).
+enum class BufferStorageMode {
+  // Device-local memory (MTLStorageModePrivate): the host reaches it only through write() and
+  // read(), each a copy through a staging buffer and a submission of its own.
+  device,
+  // Host-visible, host-coherent memory, mapped while the Buffer lives (MTLStorageModeShared):
+  // contents() is its address. The host writes it before commit() and reads it after
+  // waitUntilCompleted() with no copy or submission of vkcnn's own. A CommandBuffer in which
+  // ImageToBuffer writes a shared Buffer ends with the barrier that makes those writes visible
+  // to the host once the command buffer completed.
+  shared,
+};
+
+// How the host uses a shared Buffer (MTLCPUCacheMode); it only chooses the memory type.
+enum class BufferCpuCacheMode {
+  // The host reads it (outputs): host-cached memory where the device has it.
+  defaultCache,
+  // The host only writes it, front to back (inputs): device-local memory that the host maps where
+  // the device offers it in a large heap (resizable BAR), so kernels read it at device speed.
+  // Host reads of such memory are uncached and slow.
+  writeCombined,
+};
+
+VKCNN_API const char* toString(BufferStorageMode mode);
+
+struct BufferOptions {
+  BufferStorageMode storageMode = BufferStorageMode::device;
+  BufferCpuCacheMode cpuCacheMode = BufferCpuCacheMode::defaultCache;  // of shared buffers
+  std::string label;
+};
+
 // A Buffer is a handle: copies share the same storage. Sizes and offsets are in bytes, multiples
 // of 4 (float32 elements).
 class VKCNN_API Buffer {
@@ -30,6 +66,8 @@ class VKCNN_API Buffer {
   Buffer() = default;  // an empty handle; valid() is false
   // A device-local buffer of `size` bytes, zero-filled.
   Buffer(const Context& context, size_t size, const std::string& label = {});
+  // A buffer of `size` bytes in the storage mode `options` asks for, zero-filled.
+  Buffer(const Context& context, size_t size, const BufferOptions& options);
 
   // Wraps bytes [offset, +size) of an application's VkBuffer, which must have
   // VK_BUFFER_USAGE_STORAGE_BUFFER_BIT; write() needs TRANSFER_DST and read() TRANSFER_SRC.
@@ -46,8 +84,18 @@ class VKCNN_API Buffer {
   // Where the buffer's byte 0 lies in vkBuffer() (0 unless wrapped).
   VkDeviceSize vkOffset() const;
   const Context& context() const;
+  BufferStorageMode storageMode() const;  // device for a wrapped buffer
 
-  // Host transfers of `bytes` bytes at byte `offset`; they wait for the device.
+  // The host address of byte 0 of a shared buffer, valid while any handle to it lives (the
+  // memory is host-coherent: no flush or invalidate is needed). The host must not touch bytes
+  // that a committed, not yet completed CommandBuffer reads or writes. Throws
+  // Error(invalidArgument) for a device-local or wrapped buffer.
+  void* contents();
+  const void* contents() const;
+
+  // Host transfers of `bytes` bytes at byte `offset`; they wait for the device (for all work
+  // submitted to the Context's queue before them). A shared buffer is copied through contents()
+  // once that work is done; the others through a staging buffer.
   void write(const void* data, size_t bytes, size_t offset = 0);
   void read(void* data, size_t bytes, size_t offset = 0) const;
   void writeFloats(std::span<const float> data, size_t firstFloat = 0);

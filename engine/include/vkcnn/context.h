@@ -6,8 +6,9 @@
 // - A Context may be used from several threads at once: creating and destroying CommandBuffers,
 //   Images, TemporaryImages and kernels, committing and waiting, host transfers (writeBytes,
 //   readBytes), memoryStatistics, trimTemporaryMemory, setLogCallback and waitIdle. vkcnn
-//   serialises its own queue submissions, and its allocator, temporary-block cache, pipeline
-//   registry and name counter are locked or atomic. Several Contexts live side by side.
+//   serialises its own queue submissions, and its allocator, temporary-block cache, staging-buffer
+//   pool, pipeline registry and name counter are locked or atomic. Several Contexts live side by
+//   side.
 // - Each CommandBuffer, and every TemporaryImage made in it, belongs to one thread at a time (the
 //   one encoding into it, committing it or waiting for it).
 // - A kernel object (Neuron, ...) is used by one thread at a time: encode changes no shared state,
@@ -121,10 +122,10 @@ struct MemoryStatistics {
   uint64_t deviceBytesAllocated = 0;  // all VkDeviceMemory vkcnn holds on this Context
   uint32_t memoryObjects = 0;         // how many VkDeviceMemory objects that is
   uint32_t pipelines = 0;             // compute pipelines created so far
-  // Device memory handed out now (images, weight and staging buffers, temporary-pool blocks,
-  // including blocks kept for later command buffers), whether or not it sits inside a larger
-  // VkDeviceMemory block that stays allocated for reuse; back to its baseline once everything made
-  // since is gone and trimTemporaryMemory() ran.
+  // Device memory handed out now (images, buffers, weight and staging buffers, temporary-pool
+  // blocks, including blocks and staging buffers kept for later use), whether or not it sits inside
+  // a larger VkDeviceMemory block that stays allocated for reuse; back to its baseline once
+  // everything made since is gone and trimTemporaryMemory() ran.
   uint32_t liveAllocations = 0;
   uint64_t deviceBytesInUse = 0;
   // Device-memory allocation requests since the Context was created (failed ones included); what
@@ -154,7 +155,8 @@ class VKCNN_API Context {
   // Validation messages of severity warning or error seen so far.
   uint64_t validationMessageCount() const;
   MemoryStatistics memoryStatistics() const;
-  // Frees the temporary-image memory kept for later command buffers.
+  // Frees the temporary-image memory kept for later command buffers and the staging buffers kept
+  // for later host transfers.
   void trimTemporaryMemory();
 
   // Compute pipelines persist in this file between runs (VKCNN_PIPELINE_CACHE_DIR, else

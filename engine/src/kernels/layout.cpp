@@ -169,6 +169,7 @@ void ImageToBuffer::encode(CommandBuffer& commandBuffer, const Image& source, Bu
   const auto push = layoutPush(source, dataLayout, r.channels, view, firstElement);
   d.dispatch(push, uint32_t(push.width), uint32_t(push.height),
              uint32_t(push.imageCount * push.slices));
+  if (destination.storageMode() == BufferStorageMode::shared) cb.publishToHost();
   detail::consumeRead(source);
 }
 

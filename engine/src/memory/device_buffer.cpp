@@ -50,14 +50,14 @@ std::shared_ptr<DeviceBuffer> DeviceBuffer::create(ContextImpl& context, VkDevic
                                                 b->allocation_.offset),
                 "vkBindBufferMemory");
   if (data) {
-    StagingBuffer staging(context, size, label.c_str());
-    std::memcpy(staging.data(), data, size);
-    staging.flush();
+    StagingPool::Lease staging = context.staging().acquire(size, label.c_str());
+    std::memcpy(staging->data(), data, size);
+    staging->flush();
     context.submitAndWait(
         [&](VkCommandBuffer cb) {
           transferPrologue(context, cb);
           VkBufferCopy region{0, 0, size};
-          context.vk().vkCmdCopyBuffer(cb, staging.buffer(), b->buffer_, 1, &region);
+          context.vk().vkCmdCopyBuffer(cb, staging->buffer(), b->buffer_, 1, &region);
           transferEpilogue(context, cb);
         },
         "buffer upload");
@@ -72,14 +72,14 @@ DeviceBuffer::~DeviceBuffer() {
 }
 
 StagingBuffer::StagingBuffer(ContextImpl& context, VkDeviceSize size, const char* what)
-    : context_(context) {
+    : context_(context), size_(size) {
   VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   info.size = size;
   info.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   context.check(context.vk().vkCreateBuffer(context.device(), &info, nullptr, &buffer_),
                 "vkCreateBuffer (staging)");
   const std::string name = std::string("staging buffer for ") + what;
-  context.setName(VK_OBJECT_TYPE_BUFFER, buffer_, name);
+  context.setName(VK_OBJECT_TYPE_BUFFER, buffer_, "vkcnn staging buffer");
   VkMemoryRequirements req;
   context.vk().vkGetBufferMemoryRequirements(context.device(), buffer_, &req);
   try {
@@ -122,6 +122,47 @@ void StagingBuffer::invalidate() {
         VK_MEMORY_PROPERTY_HOST_COHERENT_BIT))
     context_.check(context_.vk().vkInvalidateMappedMemoryRanges(context_.device(), 1, &range),
                    "vkInvalidateMappedMemoryRanges");
+}
+
+StagingPool::Lease StagingPool::acquire(VkDeviceSize size, const char* what) {
+  {
+    std::lock_guard lock(mutex_);
+    for (auto it = free_.begin(); it != free_.end(); ++it) {
+      if ((*it)->size() < size) continue;
+      std::unique_ptr<StagingBuffer> buffer = std::move(*it);
+      free_.erase(it);
+      return Lease(*this, std::move(buffer));
+    }
+  }
+  // Powers of two: transfers of similar sizes share buffers instead of each keeping its own.
+  VkDeviceSize capacity = kMinimumSize;
+  while (capacity < size) capacity *= 2;
+  return Lease(*this, std::make_unique<StagingBuffer>(context_, capacity, what));
+}
+
+void StagingPool::giveBack(std::unique_ptr<StagingBuffer> buffer) {
+  if (!buffer) return;
+  std::vector<std::unique_ptr<StagingBuffer>> dropped;  // destroyed outside the lock
+  {
+    std::lock_guard lock(mutex_);
+    auto at = free_.begin();
+    while (at != free_.end() && (*at)->size() < buffer->size()) ++at;
+    free_.insert(at, std::move(buffer));
+    VkDeviceSize kept = 0;
+    for (const auto& b : free_) kept += b->size();
+    // Keep the largest: a small transfer fits in a large buffer, not the other way round.
+    while (!free_.empty() && (free_.size() > kMaxKeptBuffers || kept > kMaxKeptBytes)) {
+      kept -= free_.front()->size();
+      dropped.push_back(std::move(free_.front()));
+      free_.erase(free_.begin());
+    }
+  }
+}
+
+void StagingPool::trim() {
+  std::vector<std::unique_ptr<StagingBuffer>> dropped;
+  std::lock_guard lock(mutex_);
+  dropped.swap(free_);
 }
 
 }  // namespace vkcnn::detail

@@ -602,7 +602,8 @@ void Image::writeBytes(const void* data, const ImageReadWriteParams& params) {
   ImageStorage& s = *storage_;
   s.materialize();
   detail::ContextImpl& context = *s.context;
-  detail::StagingBuffer staging(context, t.stagingSize(), s.label.c_str());
+  detail::StagingPool::Lease lease = context.staging().acquire(t.stagingSize(), s.label.c_str());
+  detail::StagingBuffer& staging = *lease;
   auto* base = static_cast<uint8_t*>(staging.data());
   // Channels of touched layers that this call does not write but that hold data: read them first.
   const uint32_t sliceStart = (t.firstChannel / 4) * 4;
@@ -651,7 +652,8 @@ void Image::readBytes(void* data, const ImageReadWriteParams& params) const {
   detail::Transfer t = detail::resolve(*this, params, false);
   ImageStorage& s = *storage_;
   s.materialize();
-  detail::StagingBuffer staging(*s.context, t.stagingSize(), s.label.c_str());
+  detail::StagingPool::Lease lease = s.context->staging().acquire(t.stagingSize(), s.label.c_str());
+  detail::StagingBuffer& staging = *lease;
   detail::download(*s.context, t, staging);
   auto* base = static_cast<uint8_t*>(staging.data());
   auto* host = static_cast<uint8_t*>(data);

@@ -207,18 +207,32 @@ std::vector<KernelTiming> CommandBufferImpl::kernelTimings() {
   return timings;
 }
 
+void CommandBufferImpl::publishWrites() {
+  // Our writes to whatever the application records after us in a wrapped buffer, and shader
+  // writes to shared buffers to the host (which reads them after the fence: the fence alone does
+  // not make device writes visible to the host domain).
+  VkPipelineStageFlags dstStages = 0;
+  VkAccessFlags dstAccess = 0;
+  if (wrapped) {
+    dstStages |= VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+    dstAccess |= VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
+  }
+  if (publishToHost_) {
+    dstStages |= VK_PIPELINE_STAGE_HOST_BIT;
+    dstAccess |= VK_ACCESS_HOST_READ_BIT;
+  }
+  if (firstDispatch_ || !dstStages) return;
+  VkMemoryBarrier memory{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  memory.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+  memory.dstAccessMask = dstAccess;
+  context->vk().vkCmdPipelineBarrier(commandBuffer, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, dstStages,
+                                     0, 1, &memory, 0, nullptr, 0, nullptr);
+  statistics.barriers++;
+}
+
 void CommandBufferImpl::endEncoding() {
   if (status_ != CommandBufferStatus::encoding) return;
-  if (wrapped && !firstDispatch_) {
-    // Publish our writes to whatever the application records after us.
-    VkMemoryBarrier memory{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    memory.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-    memory.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
-    context->vk().vkCmdPipelineBarrier(commandBuffer, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                                       VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &memory, 0,
-                                       nullptr, 0, nullptr);
-    statistics.barriers++;
-  }
+  if (wrapped) publishWrites();
   status_ = CommandBufferStatus::committed;
 }
 
@@ -234,6 +248,7 @@ void CommandBufferImpl::commit() {
     return;
   }
   requireEncoding("commit");
+  publishWrites();
   context->check(context->vk().vkEndCommandBuffer(commandBuffer), "vkEndCommandBuffer");
   try {
     context->submit(commandBuffer, fence_, "vkQueueSubmit");

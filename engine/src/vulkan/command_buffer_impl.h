@@ -55,6 +55,10 @@ class CommandBufferImpl : public std::enable_shared_from_this<CommandBufferImpl>
   void barrierBefore(const std::vector<LayerAccess>& accesses,
                      const std::vector<VkImageMemoryBarrier>& transitions, bool aliased);
 
+  // A dispatch wrote memory the host reads once the command buffer completed (a shared Buffer):
+  // the recording ends with a barrier that makes shader writes visible to the host.
+  void publishToHost() { publishToHost_ = true; }
+
   void commit();
   // Profiling: called by the dispatch recorder around each vkCmdDispatch.
   void timestampBefore(const std::string& label);
@@ -75,6 +79,8 @@ class CommandBufferImpl : public std::enable_shared_from_this<CommandBufferImpl>
 
  private:
   void onCompleted();
+  // The barrier at the end of the recording that publishes its writes (see publishToHost).
+  void publishWrites();
 
   CommandBufferStatus status_ = CommandBufferStatus::encoding;
   VkCommandPool pool_ = VK_NULL_HANDLE;
@@ -83,6 +89,7 @@ class CommandBufferImpl : public std::enable_shared_from_this<CommandBufferImpl>
   std::vector<std::shared_ptr<const void>> keepAlive_;
   HazardTracker hazards_;
   bool firstDispatch_ = true;
+  bool publishToHost_ = false;
   CommandBufferOptions options_;
   struct QueryPool {
     VkQueryPool pool = VK_NULL_HANDLE;

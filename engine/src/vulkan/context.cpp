@@ -199,6 +199,7 @@ ContextImpl::~ContextImpl() {
   emptyBuffer_.reset();
   pipelines_.reset();
   temporaryBlocks_.reset();
+  staging_.reset();
   if (device_) {
     if (transferPool_) vk_.vkDestroyCommandPool(device_, transferPool_, nullptr);
     if (sampler_) vk_.vkDestroySampler(device_, sampler_, nullptr);
@@ -595,6 +596,7 @@ void ContextImpl::createCommonObjects() {
   vki_.vkGetPhysicalDeviceProperties(physicalDevice_, &properties);
   pipelines_ = std::make_unique<PipelineRegistry>(*this, defaultPipelineCacheFile(properties));
   temporaryBlocks_ = std::make_unique<TemporaryBlockCache>(*this);
+  staging_ = std::make_unique<StagingPool>(*this);
 
   VkSamplerCreateInfo sampler{VK_STRUCTURE_TYPE_SAMPLER_CREATE_INFO};
   sampler.magFilter = VK_FILTER_NEAREST;
@@ -796,6 +798,7 @@ void Context::injectAllocationFailure(uint64_t n) {
 }
 void Context::trimTemporaryMemory() {
   impl_->temporaryBlocks().trim();
+  impl_->staging().trim();
 }
 std::string Context::pipelineCacheFile() const {
   return impl_->pipelines().cacheFile();

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "memory/allocator.h"
+#include "memory/device_buffer.h"
 #include "memory/temporary_pool.h"
 #include "vkcnn/context.h"
 #include "vkcnn/error.h"
@@ -62,6 +63,7 @@ class ContextImpl : public std::enable_shared_from_this<ContextImpl> {
   const DeviceMemoryAllocator& allocator() const { return *allocator_; }
   PipelineRegistry& pipelines() { return *pipelines_; }
   TemporaryBlockCache& temporaryBlocks() { return *temporaryBlocks_; }
+  StagingPool& staging() { return *staging_; }
   // A small storage buffer bound where a kernel's optional buffer is absent.
   const std::shared_ptr<class DeviceBuffer>& emptyBuffer();
   void waitIdle();
@@ -130,6 +132,7 @@ class ContextImpl : public std::enable_shared_from_this<ContextImpl> {
   std::unique_ptr<DeviceMemoryAllocator> allocator_;
   std::unique_ptr<PipelineRegistry> pipelines_;
   std::unique_ptr<TemporaryBlockCache> temporaryBlocks_;
+  std::unique_ptr<StagingPool> staging_;
   std::mutex emptyBufferMutex_;
   std::shared_ptr<class DeviceBuffer> emptyBuffer_;
   VkSampler sampler_ = VK_NULL_HANDLE;

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -233,30 +234,56 @@ int info(const std::vector<std::string>& rest) {
 
 // A model loaded with its input and output Images, ready to encode. A batch larger than one Image
 // can hold (the device's array-layer limit) is split into chunks of `chunk` images, each with
-// Images of its own, as MPS's ImageBatch does.
+// Images of its own, as MPS's ImageBatch does. Each input and output of the whole batch also has a
+// shared (host-mapped) Buffer holding it as float32 in ONNX order, so that one inference is one
+// submission: the host writes the input buffers, the command buffer moves them into the input
+// Images, runs the network and moves the outputs into the output buffers, the host reads those.
+// (Graph::encode stays Image to Image: BufferToImage and ImageToBuffer already compose with it in
+// one CommandBuffer, and chunking and the tensor layout are the application's choice.)
 struct Loaded {
   vkcnn::OnnxImport import;
   uint32_t batch = 1, chunk = 1;
   std::vector<std::vector<vkcnn::Image>> inputs, outputs;  // [chunk][input or output]
+  std::vector<vkcnn::Buffer> inputBuffers, outputBuffers;  // [input or output], whole batch
 
+  // The network alone, from the input Images to the output Images (GPU-resident).
   void encode(vkcnn::CommandBuffer& cb) {
     for (size_t c = 0; c < inputs.size(); ++c) import.graph.encode(cb, inputs[c], outputs[c]);
   }
-  // Input `i` of the whole batch (row-major, image after image) into the chunks' Images.
+  // One whole inference: input buffers -> input Images -> network -> output buffers.
+  void encodeEndToEnd(vkcnn::CommandBuffer& cb) {
+    for (size_t c = 0; c < inputs.size(); ++c) {
+      for (size_t i = 0; i < inputs[c].size(); ++i) {
+        vkcnn::BufferToImage upload(cb.context());
+        upload.bufferOffset = c * upload.tensorBytes(inputs[c][i]);
+        upload.encode(cb, inputBuffers[i], inputs[c][i]);
+      }
+      import.graph.encode(cb, inputs[c], outputs[c]);
+      for (size_t o = 0; o < outputs[c].size(); ++o) {
+        vkcnn::ImageToBuffer download(cb.context());
+        download.bufferOffset = c * download.tensorBytes(outputs[c][o]);
+        download.encode(cb, outputs[c][o], outputBuffers[o]);
+      }
+    }
+  }
+  // Input `i` of the whole batch (row-major, image after image), before the commit.
   void write(size_t i, const std::vector<float>& data) {
-    const auto& info = import.info.inputs[i];
-    const size_t perChunk = elementCount(info);
-    for (size_t c = 0; c < inputs.size(); ++c)
-      vkcnn::writeOnnxImage(inputs[c][i], info,
-                            std::span<const float>(data.data() + c * perChunk, perChunk));
+    if (data.size() * sizeof(float) != inputBuffers[i].size())
+      throw vkcnn::Error(vkcnn::ErrorCode::invalidArgument,
+                         "input '" + import.info.inputs[i].name +
+                             "': " + std::to_string(data.size()) + " values for a tensor of " +
+                             std::to_string(inputBuffers[i].floatCount()));
+    std::memcpy(inputBuffers[i].contents(), data.data(), inputBuffers[i].size());
+  }
+  // Output `o` of the whole batch, after the command buffer completed.
+  void read(size_t o, std::vector<float>& out) const {
+    out.resize(outputBuffers[o].floatCount());
+    std::memcpy(out.data(), outputBuffers[o].contents(), outputBuffers[o].size());
   }
   std::vector<float> read(size_t o) const {
-    std::vector<float> all;
-    for (size_t c = 0; c < outputs.size(); ++c) {
-      std::vector<float> part = vkcnn::readOnnxImage(outputs[c][o], import.info.outputs[o]);
-      all.insert(all.end(), part.begin(), part.end());
-    }
-    return all;
+    std::vector<float> out;
+    read(o, out);
+    return out;
   }
   // The tensor's ONNX dims for the whole batch.
   std::vector<int64_t> batchDims(const vkcnn::OnnxTensorInfo& info) const {
@@ -299,6 +326,19 @@ Loaded load(const vkcnn::Context& context, const Arguments& args) {
     l.inputs.push_back(std::move(ins));
     l.outputs.push_back(std::move(outs));
   }
+  const size_t chunks = batch / chunk;
+  auto shared = [&](const vkcnn::OnnxTensorInfo& info, bool input) {
+    vkcnn::BufferOptions o;
+    o.storageMode = vkcnn::BufferStorageMode::shared;
+    o.cpuCacheMode =
+        input ? vkcnn::BufferCpuCacheMode::writeCombined : vkcnn::BufferCpuCacheMode::defaultCache;
+    o.label = info.name + (input ? " (host input)" : " (host output)");
+    const size_t floats =
+        size_t(info.numberOfImages) * info.featureChannels * info.height * info.width;
+    return vkcnn::Buffer(context, floats * chunks * sizeof(float), o);
+  };
+  for (const auto& in : l.import.info.inputs) l.inputBuffers.push_back(shared(in, true));
+  for (const auto& out : l.import.info.outputs) l.outputBuffers.push_back(shared(out, false));
   return l;
 }
 
@@ -335,7 +375,7 @@ int run(const std::vector<std::string>& rest) {
   }
   vkcnn::CommandBuffer cb(context, "run");
   const auto start = Clock::now();
-  l.encode(cb);
+  l.encodeEndToEnd(cb);
   cb.commit();
   cb.waitUntilCompleted();
   const double ms = millisecondsSince(start);
@@ -408,9 +448,9 @@ int bench(const std::vector<std::string>& rest) {
     std::printf(
         "usage: vkcnn bench MODEL.onnx [options]\n\n"
         "Times the model: the recorded command buffer resubmitted with input and output on the\n"
-        "GPU (median and p90 wall time, GPU time from timestamps), and end to end (upload the "
-        "input,\n"
-        "run, read the output back); prints dispatches, barriers and memory.\n\n"
+        "GPU (median and p90 wall time, GPU time from timestamps), and end to end (the input\n"
+        "copied into host-mapped memory, one submission that uploads it, runs the network and\n"
+        "downloads the output, the output copied out); prints dispatches, barriers and memory.\n\n"
         "  --iterations N    timed runs of each kind (default 100)\n"
         "  --warmup N        untimed runs first (default 10)\n"
         "  --input FILE      input data (.npy / .bin); default: a fixed pseudo-random tensor\n"
@@ -437,7 +477,7 @@ int bench(const std::vector<std::string>& rest) {
         vkcnn::Context context = makeContext(args);
         Loaded l = load(context, args);
         vkcnn::CommandBuffer cb(context);
-        l.encode(cb);
+        l.encodeEndToEnd(cb);
         cb.commit();
         cb.waitUntilCompleted();
         (void)l.read(0);
@@ -471,6 +511,15 @@ int bench(const std::vector<std::string>& rest) {
 
   vkcnn::CommandBufferOptions reusable;
   reusable.reusable = true;
+  // End to end, as an application runs it: the input copied into host-mapped memory, one
+  // submission that uploads it, runs the network and downloads the output, one wait, the output
+  // copied out of host-mapped memory. Its first run also fills the input Images.
+  auto e2e = std::make_unique<vkcnn::CommandBuffer>(context, "bench end to end", reusable);
+  l.encodeEndToEnd(*e2e);
+  e2e->commit();
+  e2e->waitUntilCompleted();
+
+  // GPU-resident: the network alone, on those input Images.
   vkcnn::CommandBuffer cb(context, "bench", reusable);
   l.encode(cb);
   const auto encoding = cb.encodingStatistics();
@@ -484,15 +533,17 @@ int bench(const std::vector<std::string>& rest) {
     progress("GPU-resident", i, iterations);
   }
   std::vector<float> output;
+  for (long i = 0; i < warmup; ++i) e2e->commit(), e2e->waitUntilCompleted();
   for (long i = 1; i <= iterations; ++i) {
     const auto start = Clock::now();
     for (size_t k = 0; k < inputData.size(); ++k) l.write(k, inputData[k]);
-    cb.commit();
-    cb.waitUntilCompleted();
-    output = l.read(0);
+    e2e->commit();
+    e2e->waitUntilCompleted();
+    l.read(0, output);
     endToEnd.push_back(millisecondsSince(start));
     progress("end-to-end", i, iterations);
   }
+  e2e.reset();  // its temporary memory goes to the profiled run below
   const auto pool = cb.temporaryPoolStatistics();
   {
     vkcnn::CommandBufferOptions profiled;
