@@ -478,3 +478,28 @@ TEST_CASE("graph: concatenations inside others, and features read directly and t
   CHECK(relativeL2(download(out[3]), b3) <= 1e-5);
   CHECK(relativeL2(download(out[4]), concatenate({&ra, &ra})) <= 1e-5);
 }
+
+TEST_CASE("graph: chunks of a batch encoded together share barriers") {
+  DenseBlock block(4);
+  const uint32_t channels = DenseBlock::kFirst + DenseBlock::kLayers * 4;
+  Graph g = block.build(GraphOptions{ChannelFormat::float32});
+  std::vector<Tensor> x{randomTensor(2, DenseBlock::kInput, 5, 6, 90),
+                        randomTensor(1, DenseBlock::kInput, 5, 6, 91)};
+  std::vector<std::vector<Image>> inputs, outputs;
+  for (const Tensor& t : x) {
+    inputs.push_back({makeImage(t, ChannelFormat::float32)});
+    outputs.push_back({makePoisoned(context(), {6, 5, channels, t.n, ChannelFormat::float32})});
+  }
+  CommandBuffer single(context());
+  g.encode(single, inputs[1], outputs[1]);
+  CommandBuffer cb(context());
+  g.encodeBatch(cb, inputs, outputs);
+  cb.commit();
+  cb.waitUntilCompleted();
+  for (size_t c = 0; c < x.size(); ++c)
+    CHECK(relativeL2(download(outputs[c][0]), block.reference(x[c])) <= 1e-5);
+  CHECK(cb.encodingStatistics().dispatches == 2 * single.encodingStatistics().dispatches);
+  CHECK(cb.encodingStatistics().barriers == single.encodingStatistics().barriers);
+  VKCNN_CHECK_ERROR(g.encodeBatch(cb, inputs, {outputs[0]}), ErrorCode::invalidArgument,
+                    "2 chunks of inputs but 1 of outputs");
+}

@@ -774,100 +774,121 @@ std::vector<Image> Graph::encode(CommandBuffer& commandBuffer, const std::vector
 
 void Graph::encode(CommandBuffer& commandBuffer, const std::vector<Image>& inputs,
                    const std::vector<Image>& outputs) {
+  encodeBatch(commandBuffer, {inputs}, {outputs});
+}
+
+void Graph::encodeBatch(CommandBuffer& commandBuffer, const std::vector<std::vector<Image>>& inputs,
+                        const std::vector<std::vector<Image>>& outputs) {
   compile();
   auto& s = *state_;
   const std::string what = "graph '" + s.options.label + "'";
-  if (inputs.size() != s.inputs.size())
-    throw Error(ErrorCode::invalidArgument, what + " takes " + std::to_string(s.inputs.size()) +
-                                                " inputs, " + std::to_string(inputs.size()) +
-                                                " given");
-  if (outputs.size() != s.outputs.size())
-    throw Error(ErrorCode::invalidArgument, what + " has " + std::to_string(s.outputs.size()) +
-                                                " outputs, " + std::to_string(outputs.size()) +
-                                                " given");
-  const uint32_t batch = inputs.empty() ? 1 : inputs[0].numberOfImages();
-  std::vector<Image> images(s.tensors.size());
-  auto checkShape = [&](const Image& image, uint32_t t, const std::string& role,
-                        const std::string& name) {
-    const TensorShape& shape = s.tensors[t].shape;
-    if (!image.valid() || image.width() != shape.width || image.height() != shape.height ||
-        image.featureChannels() != shape.featureChannels || image.numberOfImages() != batch)
-      throw Error(ErrorCode::invalidArgument,
-                  what + " " + role + " '" + name + "' must be " + std::to_string(shape.width) +
-                      "x" + std::to_string(shape.height) + "x" +
-                      std::to_string(shape.featureChannels) + " with " + std::to_string(batch) +
-                      " images, got " +
-                      (image.valid()
-                           ? std::to_string(image.width()) + "x" + std::to_string(image.height()) +
-                                 "x" + std::to_string(image.featureChannels()) + " with " +
-                                 std::to_string(image.numberOfImages()) + " images"
-                           : std::string("an empty image")));
-  };
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    checkShape(inputs[i], s.inputs[i], "input", s.inputNames[i]);
-    images[s.inputs[i]] = inputs[i];
-  }
-  for (size_t i = 0; i < outputs.size(); ++i)
-    checkShape(outputs[i], s.outputs[i], "output", s.outputNames[i]);
-
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    // An output tensor may be listed twice, or be an input: copy it there.
-    images[s.outputs[i]] = images[s.outputs[i]].valid() ? images[s.outputs[i]] : outputs[i];
+  if (inputs.size() != outputs.size())
+    throw Error(ErrorCode::invalidArgument, what + ": " + std::to_string(inputs.size()) +
+                                                " chunks of inputs but " +
+                                                std::to_string(outputs.size()) + " of outputs");
+  // Per chunk: every tensor's Image (inputs, outputs, temporaries, windows of them).
+  std::vector<std::vector<Image>> images(inputs.size(), std::vector<Image>(s.tensors.size()));
+  std::vector<uint32_t> batches(inputs.size());
+  for (size_t chunk = 0; chunk < inputs.size(); ++chunk) {
+    const std::vector<Image>& in = inputs[chunk];
+    const std::vector<Image>& out = outputs[chunk];
+    const std::string where = inputs.size() > 1 ? what + " chunk " + std::to_string(chunk) : what;
+    if (in.size() != s.inputs.size())
+      throw Error(ErrorCode::invalidArgument, where + " takes " + std::to_string(s.inputs.size()) +
+                                                  " inputs, " + std::to_string(in.size()) +
+                                                  " given");
+    if (out.size() != s.outputs.size())
+      throw Error(ErrorCode::invalidArgument, where + " has " + std::to_string(s.outputs.size()) +
+                                                  " outputs, " + std::to_string(out.size()) +
+                                                  " given");
+    const uint32_t batch = in.empty() ? 1 : in[0].numberOfImages();
+    batches[chunk] = batch;
+    auto checkShape = [&](const Image& image, uint32_t t, const std::string& role,
+                          const std::string& name) {
+      const TensorShape& shape = s.tensors[t].shape;
+      if (!image.valid() || image.width() != shape.width || image.height() != shape.height ||
+          image.featureChannels() != shape.featureChannels || image.numberOfImages() != batch)
+        throw Error(
+            ErrorCode::invalidArgument,
+            where + " " + role + " '" + name + "' must be " + std::to_string(shape.width) + "x" +
+                std::to_string(shape.height) + "x" + std::to_string(shape.featureChannels) +
+                " with " + std::to_string(batch) + " images, got " +
+                (image.valid()
+                     ? std::to_string(image.width()) + "x" + std::to_string(image.height()) + "x" +
+                           std::to_string(image.featureChannels()) + " with " +
+                           std::to_string(image.numberOfImages()) + " images"
+                     : std::string("an empty image")));
+    };
+    for (size_t i = 0; i < in.size(); ++i) {
+      checkShape(in[i], s.inputs[i], "input", s.inputNames[i]);
+      images[chunk][s.inputs[i]] = in[i];
+    }
+    for (size_t i = 0; i < out.size(); ++i) {
+      checkShape(out[i], s.outputs[i], "output", s.outputNames[i]);
+      // An output tensor may be listed twice, or be an input: copy it there (below).
+      Image& image = images[chunk][s.outputs[i]];
+      if (!image.valid()) image = out[i];
+    }
   }
   // A tensor stored in a root's image is a window of it (channels start at multiples of 4).
-  auto view = [&](uint32_t t) -> const Image& {
-    if (images[t].valid()) return images[t];
+  auto view = [&](std::vector<Image>& chunkImages, uint32_t t) -> const Image& {
+    if (chunkImages[t].valid()) return chunkImages[t];
     uint32_t channel = 0;
-    const Image& root = images[s.rootOf(t, &channel)];
+    const Image& root = chunkImages[s.rootOf(t, &channel)];
     const uint32_t channels = s.tensors[t].shape.featureChannels;
-    images[t] = channel == 0 && channels == root.featureChannels()
-                    ? root
-                    : root.subImage({channel, channels});
-    return images[t];
+    chunkImages[t] = channel == 0 && channels == root.featureChannels()
+                         ? root
+                         : root.subImage({channel, channels});
+    return chunkImages[t];
   };
+  // Level by level, all chunks together: a level's kernels of every chunk share one barrier.
   for (const std::vector<uint32_t>& level : s.levels) {
     // The level's new images first, laid out in one barrier; memory the level's reads give back
     // goes to the next level, so no kernel of this one has to wait for another.
     std::vector<Image> fresh;
-    for (uint32_t i : level) {
-      const uint32_t root = s.rootOf(s.nodes[i].output);
-      if (images[root].valid()) continue;
-      const TensorShape& shape = s.tensors[root].shape;
-      ImageDescriptor d{shape.width, shape.height, shape.featureChannels, batch,
-                        s.options.channelFormat};
-      d.label = s.tensors[root].name;
-      TemporaryImage temporary(commandBuffer, d);
-      temporary.setReadCount(std::max(s.rootReads[root], 1u));
-      images[root] = temporary;
-      fresh.push_back(temporary);
-    }
-    detail::prepareDestinations(*commandBuffer.impl(), fresh);
-    for (uint32_t i : level) {
-      const GraphNode& n = s.nodes[i];
-      uint32_t offset = 0;
-      const Image& out = images[s.rootOf(n.output, &offset)];
-      if (n.kind == NodeKind::concat) {
-        for (const GraphNode::Copy& c : n.copies) {
-          n.copy->destinationFeatureChannelOffset = c.channel;
-          n.copy->encode(commandBuffer, view(c.tensor), out);
-        }
-      } else if (n.binary) {
-        n.binary->destinationFeatureChannelOffset = offset;
-        n.binary->encode(commandBuffer, view(n.inputs[0]), view(n.inputs[1]), out);
-      } else {
-        n.unary->destinationFeatureChannelOffset = offset;
-        n.unary->encode(commandBuffer, view(n.inputs[0]), out);
+    for (size_t chunk = 0; chunk < images.size(); ++chunk)
+      for (uint32_t i : level) {
+        const uint32_t root = s.rootOf(s.nodes[i].output);
+        if (images[chunk][root].valid()) continue;
+        const TensorShape& shape = s.tensors[root].shape;
+        ImageDescriptor d{shape.width, shape.height, shape.featureChannels, batches[chunk],
+                          s.options.channelFormat};
+        d.label = s.tensors[root].name;
+        TemporaryImage temporary(commandBuffer, d);
+        temporary.setReadCount(std::max(s.rootReads[root], 1u));
+        images[chunk][root] = temporary;
+        fresh.push_back(temporary);
       }
-    }
+    detail::prepareDestinations(*commandBuffer.impl(), fresh);
+    for (std::vector<Image>& chunkImages : images)
+      for (uint32_t i : level) {
+        const GraphNode& n = s.nodes[i];
+        uint32_t offset = 0;
+        const Image out = chunkImages[s.rootOf(n.output, &offset)];
+        if (n.kind == NodeKind::concat) {
+          for (const GraphNode::Copy& c : n.copies) {
+            n.copy->destinationFeatureChannelOffset = c.channel;
+            n.copy->encode(commandBuffer, view(chunkImages, c.tensor), out);
+          }
+        } else if (n.binary) {
+          n.binary->destinationFeatureChannelOffset = offset;
+          const Image primary = view(chunkImages, n.inputs[0]);
+          n.binary->encode(commandBuffer, primary, view(chunkImages, n.inputs[1]), out);
+        } else {
+          n.unary->destinationFeatureChannelOffset = offset;
+          n.unary->encode(commandBuffer, view(chunkImages, n.inputs[0]), out);
+        }
+      }
   }
   // Outputs that are graph inputs, or listed twice, are copies.
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    const Image& produced = images[s.outputs[i]];
-    if (produced.storage() == outputs[i].storage()) continue;
-    Neuron copy(s.context, NeuronDescriptor{});
-    copy.label = s.outputNames[i];
-    copy.encode(commandBuffer, produced, outputs[i]);
-  }
+  for (size_t chunk = 0; chunk < images.size(); ++chunk)
+    for (size_t i = 0; i < outputs[chunk].size(); ++i) {
+      const Image& produced = images[chunk][s.outputs[i]];
+      if (produced.storage() == outputs[chunk][i].storage()) continue;
+      Neuron copy(s.context, NeuronDescriptor{});
+      copy.label = s.outputNames[i];
+      copy.encode(commandBuffer, produced, outputs[chunk][i]);
+    }
 }
 
 }  // namespace vkcnn

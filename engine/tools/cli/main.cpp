@@ -238,9 +238,7 @@ struct Loaded {
   uint32_t batch = 1, chunk = 1;
   std::vector<std::vector<vkcnn::Image>> inputs, outputs;  // [chunk][input or output]
 
-  void encode(vkcnn::CommandBuffer& cb) {
-    for (size_t c = 0; c < inputs.size(); ++c) import.graph.encode(cb, inputs[c], outputs[c]);
-  }
+  void encode(vkcnn::CommandBuffer& cb) { import.graph.encodeBatch(cb, inputs, outputs); }
   // Input `i` of the whole batch (row-major, image after image) into the chunks' Images.
   void write(size_t i, const std::vector<float>& data) {
     const auto& info = import.info.inputs[i];
