@@ -323,7 +323,6 @@ void GraphState::planConcatenations(bool share) {
     }
   }
   // Inputs written in place.
-  std::vector<uint32_t> inPlace(nodes.size(), 0);  // per root: slots written by their producers
   std::vector<std::vector<bool>> absorbed(nodes.size());
   for (uint32_t r : concats) {
     if (tensors[nodes[r].output].family != r) continue;
@@ -339,7 +338,6 @@ void GraphState::planConcatenations(bool share) {
       tensors[t].storedIn = R.output;
       tensors[t].channelOffset = R.inputOffsets[k];
       absorbed[r][k] = true;
-      inPlace[r]++;
     }
   }
   // Copies, each by the first member covering its slot.
