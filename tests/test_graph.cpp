@@ -250,3 +250,256 @@ TEST_CASE("graph: bad networks and inputs are clear errors") {
                     "input 'x' must be 8x8x3");
   VKCNN_CHECK_ERROR(g.encode(cb, {right}), ErrorCode::invalidArgument, "takes 2 inputs");
 }
+
+// ---- concatenation storage and scheduling
+// --------------------------------------------------------
+
+namespace {
+
+Tensor concatenate(const std::vector<const Tensor*>& parts) {
+  uint32_t channels = 0;
+  for (const Tensor* p : parts) channels += p->c;
+  const Tensor& first = *parts[0];
+  Tensor out(first.n, channels, first.h, first.w);
+  uint32_t at = 0;
+  for (const Tensor* p : parts) {
+    for (uint32_t i = 0; i < p->n; ++i)
+      for (uint32_t c = 0; c < p->c; ++c)
+        for (uint32_t y = 0; y < p->h; ++y)
+          for (uint32_t x = 0; x < p->w; ++x) out.at(i, at + c, y, x) = p->at(i, c, y, x);
+    at += p->c;
+  }
+  return out;
+}
+
+BatchNormalizationParameters sampleBatchNormalization(uint32_t channels, uint32_t seed) {
+  BatchNormalizationParameters bn;
+  bn.mean = randomFloats(channels, seed);
+  bn.variance = randomFloats(channels, seed + 1, 0.5f, 2.f);
+  bn.gamma = randomFloats(channels, seed + 2, 0.5f, 1.5f);
+  bn.beta = randomFloats(channels, seed + 3);
+  bn.epsilon = 1e-3f;
+  return bn;
+}
+
+Tensor normalizeRelu(Tensor t, const BatchNormalizationParameters& bn) {
+  for (uint32_t i = 0; i < t.n; ++i)
+    for (uint32_t c = 0; c < t.c; ++c)
+      for (uint32_t y = 0; y < t.h; ++y)
+        for (uint32_t x = 0; x < t.w; ++x) {
+          double& v = t.at(i, c, y, x);
+          v = (v - bn.mean[c]) / std::sqrt(double(bn.variance[c]) + bn.epsilon) * bn.gamma[c] +
+              bn.beta[c];
+          v = std::max(v, 0.0);
+        }
+  return t;
+}
+
+// A densenet block: x0 = conv1x1(input); layer i reads concat(x0..x[i-1]) through batch norm,
+// relu and a 3x3 convolution that makes `growth` channels; the output is concat(x0..x4). The
+// concatenations are prefixes of the last one, so they all live in its image.
+struct DenseBlock {
+  static constexpr uint32_t kLayers = 4, kInput = 5, kFirst = 8;
+  uint32_t growth;
+  std::vector<float> w0;
+  std::vector<std::vector<float>> w;
+  std::vector<BatchNormalizationParameters> bn;
+
+  explicit DenseBlock(uint32_t g) : growth(g), w0(randomFloats(kFirst * kInput, 40)) {
+    for (uint32_t i = 0; i < kLayers; ++i) {
+      const uint32_t in = kFirst + i * growth;
+      w.push_back(randomFloats(size_t(growth) * 9 * in, 41 + i, -0.3f, 0.3f));
+      bn.push_back(sampleBatchNormalization(in, 50 + 4 * i));
+    }
+  }
+
+  Graph build(const GraphOptions& options) const {
+    Graph g(context(), options);
+    GraphTensor x = g.input("x", {6, 5, kInput});
+    std::vector<GraphTensor> features{
+        g.convolution(x, ConvolutionDescriptor::make(1, 1, kInput, kFirst), w0)};
+    for (uint32_t i = 0; i < kLayers; ++i) {
+      const uint32_t in = kFirst + i * growth;
+      GraphTensor cat = g.concat(features, "cat" + std::to_string(i));
+      GraphTensor a = g.neuron(g.batchNormalization(cat, bn[i]), NeuronDescriptor::relu());
+      features.push_back(
+          g.convolution(a, ConvolutionDescriptor::make(3, 3, in, growth), w[i], {}, {}));
+    }
+    g.output(g.concat(features, "block"), "block");
+    return g;
+  }
+
+  Tensor reference(const Tensor& x) const {
+    std::vector<Tensor> features{convolve(x, kFirst, 1, w0, {})};
+    for (uint32_t i = 0; i < kLayers; ++i) {
+      std::vector<const Tensor*> parts;
+      for (const Tensor& f : features) parts.push_back(&f);
+      features.push_back(convolve(normalizeRelu(concatenate(parts), bn[i]), growth, 3, w[i], {}));
+    }
+    std::vector<const Tensor*> parts;
+    for (const Tensor& f : features) parts.push_back(&f);
+    return concatenate(parts);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("graph: a dense block lives in one image; its concatenations cost no kernel") {
+  // growth 4: every feature starts at a multiple of 4 and is written in place. growth 6: features
+  // 2 and 4 start at channels 14 and 26, so each is copied once, by the first concatenation that
+  // holds it, not once per concatenation.
+  for (uint32_t growth : {4u, 6u}) {
+    CAPTURE(growth);
+    DenseBlock block(growth);
+    const uint32_t copies = growth == 4 ? 0 : 2;
+    const uint32_t kernels = 1 + 2 * DenseBlock::kLayers + copies;
+    const uint32_t channels = DenseBlock::kFirst + DenseBlock::kLayers * growth;
+    for (uint32_t batch : {1u, 3u}) {
+      CAPTURE(batch);
+      Tensor x = randomTensor(batch, DenseBlock::kInput, 5, 6, 60 + batch);
+      Tensor expected = block.reference(x);
+      for (bool optimize : {true, false}) {
+        CAPTURE(optimize);
+        GraphOptions options{ChannelFormat::float32};
+        options.optimize = optimize;
+        Graph g = block.build(options);
+        Image input = makeImage(x, ChannelFormat::float32, "x");
+        Image output = makePoisoned(context(), {6, 5, channels, batch, ChannelFormat::float32});
+        CommandBuffer cb(context());
+        g.encode(cb, {input}, {output});
+        cb.commit();
+        cb.waitUntilCompleted();
+        CHECK(relativeL2(download(output), expected) <= 1e-5);
+        if (!optimize) continue;
+        CHECK(g.statistics().removedConcatenations == DenseBlock::kLayers + 1 - copies);
+        CHECK(g.statistics().kernels == kernels);
+        CHECK(cb.encodingStatistics().dispatches == kernels);
+        // The layers form a chain: one barrier per kernel (and the copies' own).
+        CHECK(cb.encodingStatistics().barriers <= kernels + copies);
+        // Only the intermediate layers' activations are temporaries; the block is the output.
+        const uint64_t layer = uint64_t(6) * 5 * 4 * batch * ((channels - growth + 3) / 4) * 4;
+        CHECK(cb.temporaryPoolStatistics().peakBytesInUse <= 2 * layer + (64u << 10));
+      }
+    }
+  }
+}
+
+TEST_CASE("graph: inception branches share barriers") {
+  // Four branches of one input, concatenated: the first kernel of each branch in one level, the
+  // second ones in the next; every branch writes its slot of the concatenation in place.
+  const uint32_t in = 6;
+  std::vector<float> w1 = randomFloats(8 * in, 70), w2a = randomFloats(4 * in, 71),
+                     w2b = randomFloats(8 * 9 * 4, 72, -0.4f, 0.4f), w3a = randomFloats(4 * in, 73),
+                     w3b = randomFloats(4 * 9 * 4, 74, -0.4f, 0.4f), w4 = randomFloats(4 * in, 75);
+  Graph g(context(), GraphOptions{ChannelFormat::float32});
+  GraphTensor x = g.input("x", {7, 6, in});
+  GraphTensor b1 = g.convolution(x, ConvolutionDescriptor::make(1, 1, in, 8), w1);
+  GraphTensor b2 = g.convolution(x, ConvolutionDescriptor::make(1, 1, in, 4), w2a);
+  b2 = g.convolution(b2, ConvolutionDescriptor::make(3, 3, 4, 8), w2b);
+  GraphTensor b3 = g.convolution(x, ConvolutionDescriptor::make(1, 1, in, 4), w3a);
+  b3 = g.convolution(b3, ConvolutionDescriptor::make(3, 3, 4, 4), w3b);
+  auto pool = std::make_shared<PoolingMax>(context(), PoolingDescriptor::of(3, 3, 1, 1));
+  GraphTensor b4 = g.convolution(g.unary(x, pool), ConvolutionDescriptor::make(1, 1, in, 4), w4);
+  g.output(g.concat({b1, b2, b3, b4}), "y");
+  g.compile();
+  CHECK(g.statistics().kernels == 7);
+  CHECK(g.statistics().removedConcatenations == 1);
+  for (uint32_t batch : {1u, 2u}) {
+    CAPTURE(batch);
+    Tensor xt = randomTensor(batch, in, 6, 7, 76 + batch);
+    Image input = makeImage(xt, ChannelFormat::float32);
+    Image output = makePoisoned(context(), {7, 6, 24, batch, ChannelFormat::float32});
+    CommandBuffer cb(context());
+    g.encode(cb, {input}, {output});
+    cb.commit();
+    cb.waitUntilCompleted();
+    Tensor pooled(batch, in, 6, 7);
+    for (uint32_t i = 0; i < batch; ++i)
+      for (uint32_t c = 0; c < in; ++c)
+        for (uint32_t y = 0; y < 6; ++y)
+          for (uint32_t xx = 0; xx < 7; ++xx) {
+            double m = -1e300;
+            for (int dy = -1; dy <= 1; ++dy)
+              for (int dx = -1; dx <= 1; ++dx) {
+                const int64_t yy = int64_t(y) + dy, xc = int64_t(xx) + dx;
+                if (yy >= 0 && xc >= 0 && yy < 6 && xc < 7)
+                  m = std::max(m, xt.at(i, c, uint32_t(yy), uint32_t(xc)));
+              }
+            pooled.at(i, c, y, xx) = m;
+          }
+    Tensor r1 = convolve(xt, 8, 1, w1, {});
+    Tensor r2 = convolve(convolve(xt, 4, 1, w2a, {}), 8, 3, w2b, {});
+    Tensor r3 = convolve(convolve(xt, 4, 1, w3a, {}), 4, 3, w3b, {});
+    Tensor r4 = convolve(pooled, 4, 1, w4, {});
+    CHECK(relativeL2(download(output), concatenate({&r1, &r2, &r3, &r4})) <= 1e-5);
+    CHECK(cb.encodingStatistics().dispatches == 7);
+    // One image holds a batch image after image, so at batch 2 the branches' channel windows
+    // span each other's layers and are ordered by barriers of their own.
+    if (batch == 1) CHECK(cb.encodingStatistics().barriers == 2);
+  }
+}
+
+TEST_CASE("graph: concatenations inside others, and features read directly and twice") {
+  // cat1 = [b, c] is a run of cat2 = [a, b, c] at channel 4: a window of cat2's image, as are a,
+  // b and c, which their convolutions write in place; b is also read directly. cat3 = [c, a] is
+  // an output of its own, so both are copied into it; cat4 = [a, a] copies a twice.
+  const uint32_t in = 3;
+  std::vector<float> wa = randomFloats(4 * in, 80), wb = randomFloats(4 * in, 81),
+                     wc = randomFloats(5 * in, 82);
+  Graph g(context(), GraphOptions{ChannelFormat::float32});
+  GraphTensor x = g.input("x", {4, 3, in});
+  GraphTensor a = g.convolution(x, ConvolutionDescriptor::make(1, 1, in, 4), wa);
+  GraphTensor b = g.convolution(x, ConvolutionDescriptor::make(1, 1, in, 4), wb);
+  GraphTensor c = g.convolution(x, ConvolutionDescriptor::make(1, 1, in, 5), wc);
+  GraphTensor cat1 = g.concat({b, c}), cat2 = g.concat({a, b, c});
+  g.output(g.neuron(cat1, NeuronDescriptor::of(NeuronType::absolute)), "abs");
+  g.output(g.arithmetic(cat2, cat2, ArithmeticOperation::add), "twice");
+  g.output(g.concat({c, a}), "cat3");
+  g.output(g.neuron(b, NeuronDescriptor::of(NeuronType::linear, 3.f, 0.f)), "b3");
+  g.output(g.concat({a, a}), "cat4");
+  g.compile();
+  CHECK(g.statistics().removedConcatenations == 2);
+  CHECK(g.statistics().kernels == 3 + 3 + 2 + 2);
+  Tensor xt = randomTensor(2, in, 3, 4, 83);
+  Image input = makeImage(xt, ChannelFormat::float32);
+  CommandBuffer cb(context());
+  std::vector<Image> out = g.encode(cb, {input});
+  cb.commit();
+  cb.waitUntilCompleted();
+  CHECK(cb.encodingStatistics().dispatches == 10);
+  Tensor ra = convolve(xt, 4, 1, wa, {}), rb = convolve(xt, 4, 1, wb, {}),
+         rc = convolve(xt, 5, 1, wc, {});
+  Tensor abs1 = map(concatenate({&rb, &rc}), [](double v) { return std::abs(v); });
+  Tensor twice = map(concatenate({&ra, &rb, &rc}), [](double v) { return 2 * v; });
+  Tensor b3 = map(rb, [](double v) { return 3 * v; });
+  CHECK(relativeL2(download(out[0]), abs1) <= 1e-5);
+  CHECK(relativeL2(download(out[1]), twice) <= 1e-5);
+  CHECK(relativeL2(download(out[2]), concatenate({&rc, &ra})) <= 1e-5);
+  CHECK(relativeL2(download(out[3]), b3) <= 1e-5);
+  CHECK(relativeL2(download(out[4]), concatenate({&ra, &ra})) <= 1e-5);
+}
+
+TEST_CASE("graph: chunks of a batch encoded together share barriers") {
+  DenseBlock block(4);
+  const uint32_t channels = DenseBlock::kFirst + DenseBlock::kLayers * 4;
+  Graph g = block.build(GraphOptions{ChannelFormat::float32});
+  std::vector<Tensor> x{randomTensor(2, DenseBlock::kInput, 5, 6, 90),
+                        randomTensor(1, DenseBlock::kInput, 5, 6, 91)};
+  std::vector<std::vector<Image>> inputs, outputs;
+  for (const Tensor& t : x) {
+    inputs.push_back({makeImage(t, ChannelFormat::float32)});
+    outputs.push_back({makePoisoned(context(), {6, 5, channels, t.n, ChannelFormat::float32})});
+  }
+  CommandBuffer single(context());
+  g.encode(single, inputs[1], outputs[1]);
+  CommandBuffer cb(context());
+  g.encodeBatch(cb, inputs, outputs);
+  cb.commit();
+  cb.waitUntilCompleted();
+  for (size_t c = 0; c < x.size(); ++c)
+    CHECK(relativeL2(download(outputs[c][0]), block.reference(x[c])) <= 1e-5);
+  CHECK(cb.encodingStatistics().dispatches == 2 * single.encodingStatistics().dispatches);
+  CHECK(cb.encodingStatistics().barriers == single.encodingStatistics().barriers);
+  VKCNN_CHECK_ERROR(g.encodeBatch(cb, inputs, {outputs[0]}), ErrorCode::invalidArgument,
+                    "2 chunks of inputs but 1 of outputs");
+}

@@ -6,9 +6,15 @@
 //   - identity and dropout nodes disappear;
 //   - batch normalisation right after a convolution is folded into its weights;
 //   - a neuron right after a convolution, fully-connected or element-wise node is fused into it;
-//   - a concatenation disappears when its inputs' producers can write straight into the
-//     concatenated image at their channel offsets (offsets that are multiples of 4);
-//   - nodes whose results nobody uses are dropped.
+//   - a neuron right after a batch normalisation that is not folded is fused into it;
+//   - nodes whose results nobody uses are dropped;
+//   - concatenations become storage: a concatenation whose inputs are a run of a larger one's
+//     (starting at a channel that is a multiple of 4) is a window of that one's image, so a
+//     densenet block lives in one image; producers write straight into it at their channel
+//     offsets (multiples of 4), and the other inputs are copied in once. A concatenation that
+//     copies nothing disappears.
+// Kernels are encoded in levels: a level holds the kernels whose inputs earlier levels wrote,
+// after one barrier (independent branches share it).
 // Thread safety: one Graph is encoded by one thread at a time.
 #pragma once
 
@@ -102,6 +108,11 @@ class VKCNN_API Graph {
   // The same into the caller's output Images (shape and batch checked).
   void encode(CommandBuffer& commandBuffer, const std::vector<Image>& inputs,
               const std::vector<Image>& outputs);
+  // A batch larger than maxNumberOfImages() split into chunks: inputs[c] and outputs[c] are chunk
+  // c's Images, as for encode(). The chunks are encoded level by level together, so each level's
+  // kernels of all chunks share one barrier; their temporaries are alive at the same time.
+  void encodeBatch(CommandBuffer& commandBuffer, const std::vector<std::vector<Image>>& inputs,
+                   const std::vector<std::vector<Image>>& outputs);
 
   GraphStatistics statistics() const;
   // The largest batch one encode can take on this device: every tensor's Image must fit in

@@ -62,9 +62,14 @@ struct GraphNode {
   // Lowered kernels (compile()).
   std::shared_ptr<UnaryKernel> unary;
   std::shared_ptr<BinaryKernel> binary;
-  std::shared_ptr<Neuron> copy;        // concat: copies the inputs it could not absorb
-  std::vector<bool> copiedInput;       // concat: which inputs are copied at encode
+  std::shared_ptr<Neuron> copy;        // concat: copies the inputs no producer writes in place
   std::vector<uint32_t> inputOffsets;  // concat: channel offset of each input
+  // concat: the inputs this node copies into its storage (see planConcatenations), each with its
+  // channel in the storage's root image.
+  struct Copy {
+    uint32_t tensor, channel, slot;  // slot: of the family's root
+  };
+  std::vector<Copy> copies;
 };
 
 struct GraphTensorInfo {
@@ -72,9 +77,13 @@ struct GraphTensorInfo {
   std::string name;
   uint32_t producer = kNone;  // node index; kNone for graph inputs
   uint32_t inputIndex = kNone;
-  // Concatenation removed: this tensor lives in `storedIn`'s image from `channelOffset` on.
+  // This tensor lives in root tensor `storedIn`'s image from `channelOffset` on: a concatenation's
+  // input written in place by its producer, or a concatenation sharing a larger one's storage.
   uint32_t storedIn = kNone;
   uint32_t channelOffset = 0;
+  // A concatenation's output: the slots [firstSlot, +slotCount) of the root concatenation
+  // `family` (a node index) that it covers.
+  uint32_t family = kNone, firstSlot = 0, slotCount = 0;
 };
 
 struct GraphState {
@@ -86,6 +95,11 @@ struct GraphState {
   std::vector<std::string> inputNames, outputNames;
   bool compiled = false;
   GraphStatistics statistics;
+  // The schedule (compile()): live nodes in levels; the nodes of one level are independent of
+  // each other and share one barrier.
+  std::vector<std::vector<uint32_t>> levels;
+  // Per root tensor: kernels that read its image (its readCount as a temporary).
+  std::vector<uint32_t> rootReads;
 
   std::string what(const std::string& name) const {
     return "graph '" + options.label + "' node '" + name + "'";
@@ -156,8 +170,27 @@ struct GraphState {
       if (t == from) t = to;
   }
 
+  // The tensor whose image holds `t`, and the channel `t` starts at in it.
+  uint32_t rootOf(uint32_t t, uint32_t* channel = nullptr) const {
+    if (channel) *channel = tensors[t].channelOffset;
+    return tensors[t].storedIn == kNone ? t : tensors[t].storedIn;
+  }
+
+  // The images kernels write: the roots of the live nodes' outputs, once each.
+  std::vector<uint32_t> producedImages() const {
+    std::vector<uint32_t> roots;
+    for (const GraphNode& n : nodes)
+      if (!n.removed) roots.push_back(rootOf(n.output));
+    std::sort(roots.begin(), roots.end());
+    roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
+    return roots;
+  }
+
   void optimize();
+  void removeUnused();
+  void planConcatenations(bool share);
   void lower();
+  void schedule();
 };
 
 void GraphState::optimize() {
@@ -201,8 +234,12 @@ void GraphState::optimize() {
       producer.convolution.neuron = n.neuron;
       absorb(p, i);
       statistics.fusedNeurons++;
-    } else if (n.kind == NodeKind::neuron && producer.kind == NodeKind::arithmetic &&
+    } else if (n.kind == NodeKind::neuron &&
+               (producer.kind == NodeKind::arithmetic ||
+                producer.kind == NodeKind::batchNormalization) &&
                producer.neuron.type == NeuronType::none) {
+      // A batch normalisation of its own becomes a depthwise convolution (lower()), which takes
+      // the neuron too (densenet's pre-activations).
       producer.neuron = n.neuron;
       absorb(p, i);
       statistics.fusedNeurons++;
@@ -211,43 +248,118 @@ void GraphState::optimize() {
     }
     consumed = consumers();
   }
-  // Concatenation: producers write into the concatenated image at their channel offsets.
-  consumed = consumers();
-  for (GraphNode& c : nodes) {
-    if (c.removed || c.kind != NodeKind::concat) continue;
-    bool all = true;
-    for (size_t k = 0; k < c.inputs.size(); ++k) {
-      const uint32_t t = c.inputs[k];
-      const uint32_t p = tensors[t].producer;
-      const bool absorbable = p != kNone && nodes[p].kind != NodeKind::concat &&
-                              consumed[t].size() == 1 && !isOutput(t) &&
-                              c.inputOffsets[k] % 4 == 0 && tensors[t].storedIn == kNone;
-      c.copiedInput[k] = !absorbable;
-      if (absorbable) {
-        tensors[t].storedIn = c.output;
-        tensors[t].channelOffset = c.inputOffsets[k];
-      }
-      all &= absorbable;
-    }
-    if (all) {
-      c.removed = true;
-      statistics.removedConcatenations++;
-    }
-  }
-  // Nodes nobody reads (from the back, so chains disappear whole).
+  removeUnused();
+}
+
+void GraphState::removeUnused() {
+  // From the back, so chains disappear whole.
   for (uint32_t i = uint32_t(nodes.size()); i-- > 0;) {
     GraphNode& n = nodes[i];
-    if (n.removed) continue;
-    consumed = consumers();
-    uint32_t root = n.output;
-    while (tensors[root].storedIn != kNone) root = tensors[root].storedIn;
-    const bool used = !consumed[n.output].empty() || isOutput(n.output) ||
-                      (root != n.output && (!consumed[root].empty() || isOutput(root)));
+    if (n.removed || isOutput(n.output)) continue;
+    bool used = false;
+    for (uint32_t c = i + 1; c < nodes.size() && !used; ++c)
+      if (!nodes[c].removed)
+        used = std::find(nodes[c].inputs.begin(), nodes[c].inputs.end(), n.output) !=
+               nodes[c].inputs.end();
     if (!used) {
       n.removed = true;
       statistics.removedUnused++;
     }
   }
+}
+
+// Concatenations become storage: each family of concatenations gets one image, the root's, that
+// its producers write into at their channel offsets.
+//
+// A concatenation whose inputs are a run of a larger one's inputs starting at a channel that is a
+// multiple of 4 is a window of that one's image (densenet: every layer reads the concatenation
+// of all earlier features of its block, a prefix of the block's final concatenation). An input
+// produced by a kernel is written in place by that kernel when it starts at a multiple of 4, is
+// not a graph output, not stored elsewhere already and appears once in the root; its other
+// readers read it from there. Each remaining slot of the root is copied by the family member
+// that covers it and comes first in build order (a topological order), so the copy happens before
+// any reader of a window that contains it. Every region of a root is written once: nothing in it
+// is overwritten while still needed.
+void GraphState::planConcatenations(bool share) {
+  std::vector<uint32_t> concats;
+  for (uint32_t i = 0; i < nodes.size(); ++i)
+    if (!nodes[i].removed && nodes[i].kind == NodeKind::concat) concats.push_back(i);
+  // The container of each concatenation: the largest other one holding its inputs as an aligned
+  // run (equal ones: the first). Graph outputs keep their own images.
+  std::vector<uint32_t> container(nodes.size(), kNone), at(nodes.size(), 0);
+  auto larger = [&](uint32_t a, uint32_t b) {  // a is a larger container than b
+    const size_t na = nodes[a].inputs.size(), nb = nodes[b].inputs.size();
+    return na != nb ? na > nb : a < b;
+  };
+  for (uint32_t a : share ? concats : std::vector<uint32_t>{}) {
+    const GraphNode& A = nodes[a];
+    if (isOutput(A.output)) continue;
+    for (uint32_t b : concats) {
+      const GraphNode& B = nodes[b];
+      if (b == a || !larger(b, a) || (container[a] != kNone && !larger(b, container[a]))) continue;
+      for (size_t j = 0; j + A.inputs.size() <= B.inputs.size(); ++j)
+        if (B.inputOffsets[j] % 4 == 0 &&
+            std::equal(A.inputs.begin(), A.inputs.end(), B.inputs.begin() + j)) {
+          container[a] = b;
+          at[a] = uint32_t(j);
+          break;
+        }
+    }
+  }
+  // Members point straight at their root (containers' containers are larger, so this ends).
+  for (uint32_t a : concats) {
+    uint32_t root = a, slot = 0;
+    while (container[root] != kNone) {
+      slot += at[root];
+      root = container[root];
+    }
+    GraphTensorInfo& t = tensors[nodes[a].output];
+    t.family = root;
+    t.firstSlot = slot;
+    t.slotCount = uint32_t(nodes[a].inputs.size());
+    if (root != a) {
+      t.storedIn = nodes[root].output;
+      t.channelOffset = nodes[root].inputOffsets[slot];
+    }
+  }
+  // Inputs written in place.
+  std::vector<std::vector<bool>> absorbed(nodes.size());
+  for (uint32_t r : concats) {
+    if (tensors[nodes[r].output].family != r) continue;
+    const GraphNode& R = nodes[r];
+    absorbed[r].assign(R.inputs.size(), false);
+    for (size_t k = 0; k < R.inputs.size() && share; ++k) {
+      const uint32_t t = R.inputs[k];
+      const uint32_t p = tensors[t].producer;
+      if (p == kNone || nodes[p].removed || nodes[p].kind == NodeKind::concat || isOutput(t) ||
+          R.inputOffsets[k] % 4 != 0 || tensors[t].storedIn != kNone ||
+          std::count(R.inputs.begin(), R.inputs.end(), t) != 1)
+        continue;
+      tensors[t].storedIn = R.output;
+      tensors[t].channelOffset = R.inputOffsets[k];
+      absorbed[r][k] = true;
+    }
+  }
+  // Copies, each by the first member covering its slot.
+  for (uint32_t a : concats) {
+    const GraphTensorInfo& t = tensors[nodes[a].output];
+    const GraphNode& R = nodes[t.family];
+    for (uint32_t k = t.firstSlot; k < t.firstSlot + t.slotCount; ++k) {
+      if (absorbed[t.family][k]) continue;
+      bool first = true;
+      for (uint32_t b : concats) {
+        const GraphTensorInfo& u = tensors[nodes[b].output];
+        if (b < a && u.family == t.family && u.firstSlot <= k && k < u.firstSlot + u.slotCount)
+          first = false;
+      }
+      if (first) nodes[a].copies.push_back({R.inputs[k], R.inputOffsets[k], k});
+    }
+  }
+  for (uint32_t a : concats)
+    if (nodes[a].copies.empty()) {
+      nodes[a].removed = true;
+      statistics.removedConcatenations++;
+    }
 }
 
 void GraphState::lower() {
@@ -268,6 +380,7 @@ void GraphState::lower() {
         const uint32_t c = tensors[n.inputs[0]].shape.featureChannels;
         ConvolutionDescriptor d = ConvolutionDescriptor::depthwise(1, 1, c);
         d.batchNormalization = n.batchNormalization;
+        d.neuron = n.neuron;
         n.unary = std::make_shared<Convolution>(context, d, std::vector<float>(c, 1.0f));
         break;
       }
@@ -289,10 +402,74 @@ void GraphState::lower() {
     if (n.unary) n.unary->label = n.name;
     if (n.binary) n.binary->label = n.name;
     if (n.copy) n.copy->label = n.name;
-    statistics.kernels +=
-        n.kind == NodeKind::concat
-            ? uint32_t(std::count(n.copiedInput.begin(), n.copiedInput.end(), true))
-            : 1;
+    statistics.kernels += n.kind == NodeKind::concat ? uint32_t(n.copies.size()) : 1;
+  }
+}
+
+// Levels by list scheduling: a node goes one level after the last level that writes what it
+// reads, so independent kernels (inception branches, a residual block's shortcut) share a
+// barrier. Build order is topological and every dependency points backwards in it.
+void GraphState::schedule() {
+  // The nodes that write each tensor's region: its producer, or for a concatenation, whoever
+  // writes each of its slots (the producer in place, or the member that copies it).
+  std::vector<std::vector<uint32_t>> slotWriters(nodes.size());
+  for (uint32_t i = 0; i < nodes.size(); ++i) {
+    const GraphNode& n = nodes[i];
+    if (n.kind != NodeKind::concat || tensors[n.output].family != i) continue;
+    slotWriters[i].assign(n.inputs.size(), kNone);
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      const GraphTensorInfo& in = tensors[n.inputs[k]];
+      if (in.storedIn == n.output && in.channelOffset == n.inputOffsets[k])
+        slotWriters[i][k] = in.producer;
+    }
+  }
+  for (uint32_t i = 0; i < nodes.size(); ++i) {
+    const GraphNode& n = nodes[i];
+    if (n.removed || n.kind != NodeKind::concat) continue;
+    for (const GraphNode::Copy& c : n.copies) slotWriters[tensors[n.output].family][c.slot] = i;
+  }
+  auto writers = [&](uint32_t t, std::vector<uint32_t>& out) {
+    const GraphTensorInfo& info = tensors[t];
+    if (info.family != kNone) {
+      for (uint32_t k = info.firstSlot; k < info.firstSlot + info.slotCount; ++k)
+        out.push_back(slotWriters[info.family][k]);
+    } else if (info.producer != kNone) {
+      out.push_back(info.producer);
+    }
+  };
+  std::vector<uint32_t> level(nodes.size(), 0);
+  rootReads.assign(tensors.size(), 0);
+  levels.clear();
+  for (uint32_t i = 0; i < nodes.size(); ++i) {
+    const GraphNode& n = nodes[i];
+    if (n.removed) continue;
+    std::vector<uint32_t> reads;
+    if (n.kind == NodeKind::concat) {
+      // One copy kernel per input: each reads it once.
+      for (const GraphNode::Copy& c : n.copies) {
+        reads.push_back(c.tensor);
+        rootReads[rootOf(c.tensor)]++;
+      }
+    } else {
+      reads = n.inputs;
+      // A kernel reading one image through both sources reads it once.
+      std::vector<uint32_t> roots;
+      for (uint32_t t : reads) roots.push_back(rootOf(t));
+      std::sort(roots.begin(), roots.end());
+      roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
+      for (uint32_t r : roots) rootReads[r]++;
+    }
+    std::vector<uint32_t> deps;
+    for (uint32_t t : reads) writers(t, deps);
+    for (uint32_t d : deps) {
+      if (d == kNone || d >= i)
+        throw Error(ErrorCode::misuse, what(n.name) +
+                                           ": internal error: the scheduler found no earlier "
+                                           "writer of an input");
+      level[i] = std::max(level[i], level[d] + 1);
+    }
+    if (levels.size() <= level[i]) levels.resize(level[i] + 1);
+    levels[level[i]].push_back(i);
   }
 }
 
@@ -463,7 +640,6 @@ GraphTensor Graph::concat(const std::vector<GraphTensor>& inputs, const std::str
     n.inputOffsets.push_back(out.featureChannels);
     out.featureChannels += in.featureChannels;
   }
-  n.copiedInput.assign(inputs.size(), true);
   return s.addNode(std::move(n), out);
 }
 
@@ -521,7 +697,9 @@ void Graph::compile() {
   if (s.outputs.empty())
     throw Error(ErrorCode::invalidArgument, "graph '" + s.options.label + "' has no outputs");
   if (s.options.optimize) s.optimize();
+  s.planConcatenations(s.options.optimize);
   s.lower();
+  s.schedule();
   s.compiled = true;
 }
 
@@ -529,21 +707,20 @@ uint32_t Graph::maxNumberOfImages() const {
   const auto& s = *state_;
   const uint32_t layers = s.context.capabilities().maxImageArrayLayers;
   uint32_t most = layers;
-  for (uint32_t t = 0; t < s.tensors.size(); ++t) {
-    const detail::GraphTensorInfo& info = s.tensors[t];
-    const bool alive = info.producer == kNone || !s.nodes[info.producer].removed || s.isOutput(t);
-    if (!alive || info.storedIn != kNone) continue;
-    most = std::min(most, layers / ((info.shape.featureChannels + 3) / 4));
-  }
+  std::vector<uint32_t> images = s.producedImages();
+  images.insert(images.end(), s.inputs.begin(), s.inputs.end());
+  images.insert(images.end(), s.outputs.begin(), s.outputs.end());
+  for (uint32_t t : images)
+    most = std::min(most, layers / ((s.tensors[t].shape.featureChannels + 3) / 4));
   return most;
 }
 
 uint64_t Graph::intermediateTensorBytes(uint32_t numberOfImages) const {
   const auto& s = *state_;
   uint64_t total = 0;
-  for (const GraphNode& n : s.nodes) {
-    if (n.removed || s.isOutput(n.output) || s.tensors[n.output].storedIn != kNone) continue;
-    const TensorShape& t = s.tensors[n.output].shape;
+  for (uint32_t root : s.producedImages()) {
+    if (s.isOutput(root)) continue;
+    const TensorShape& t = s.tensors[root].shape;
     total += uint64_t(t.width) * t.height * ((t.featureChannels + 3) / 4) * 4 *
              bytesPerChannel(s.options.channelFormat) * numberOfImages;
   }
@@ -562,8 +739,11 @@ std::vector<std::string> Graph::describe() const {
       if (n.convolution.neuron.type != NeuronType::none)
         line << " + " << toString(n.convolution.neuron.type);
     }
-    if (n.kind == NodeKind::arithmetic && n.neuron.type != NeuronType::none)
+    if ((n.kind == NodeKind::arithmetic || n.kind == NodeKind::batchNormalization) &&
+        n.neuron.type != NeuronType::none)
       line << " + " << toString(n.neuron.type);
+    if (n.kind == NodeKind::concat)
+      line << ", copies " << n.copies.size() << " of " << n.inputs.size() << " inputs";
     const auto& out = s.tensors[n.output];
     line << ") -> " << out.shape.width << "x" << out.shape.height << "x"
          << out.shape.featureChannels;
@@ -592,109 +772,121 @@ std::vector<Image> Graph::encode(CommandBuffer& commandBuffer, const std::vector
 
 void Graph::encode(CommandBuffer& commandBuffer, const std::vector<Image>& inputs,
                    const std::vector<Image>& outputs) {
+  encodeBatch(commandBuffer, {inputs}, {outputs});
+}
+
+void Graph::encodeBatch(CommandBuffer& commandBuffer, const std::vector<std::vector<Image>>& inputs,
+                        const std::vector<std::vector<Image>>& outputs) {
   compile();
   auto& s = *state_;
   const std::string what = "graph '" + s.options.label + "'";
-  if (inputs.size() != s.inputs.size())
-    throw Error(ErrorCode::invalidArgument, what + " takes " + std::to_string(s.inputs.size()) +
-                                                " inputs, " + std::to_string(inputs.size()) +
-                                                " given");
-  if (outputs.size() != s.outputs.size())
-    throw Error(ErrorCode::invalidArgument, what + " has " + std::to_string(s.outputs.size()) +
-                                                " outputs, " + std::to_string(outputs.size()) +
-                                                " given");
-  const uint32_t batch = inputs.empty() ? 1 : inputs[0].numberOfImages();
-  std::vector<Image> images(s.tensors.size());
-  auto checkShape = [&](const Image& image, uint32_t t, const std::string& role,
-                        const std::string& name) {
-    const TensorShape& shape = s.tensors[t].shape;
-    if (!image.valid() || image.width() != shape.width || image.height() != shape.height ||
-        image.featureChannels() != shape.featureChannels || image.numberOfImages() != batch)
-      throw Error(ErrorCode::invalidArgument,
-                  what + " " + role + " '" + name + "' must be " + std::to_string(shape.width) +
-                      "x" + std::to_string(shape.height) + "x" +
-                      std::to_string(shape.featureChannels) + " with " + std::to_string(batch) +
-                      " images, got " +
-                      (image.valid()
-                           ? std::to_string(image.width()) + "x" + std::to_string(image.height()) +
-                                 "x" + std::to_string(image.featureChannels()) + " with " +
-                                 std::to_string(image.numberOfImages()) + " images"
-                           : std::string("an empty image")));
+  if (inputs.size() != outputs.size())
+    throw Error(ErrorCode::invalidArgument, what + ": " + std::to_string(inputs.size()) +
+                                                " chunks of inputs but " +
+                                                std::to_string(outputs.size()) + " of outputs");
+  // Per chunk: every tensor's Image (inputs, outputs, temporaries, windows of them).
+  std::vector<std::vector<Image>> images(inputs.size(), std::vector<Image>(s.tensors.size()));
+  std::vector<uint32_t> batches(inputs.size());
+  for (size_t chunk = 0; chunk < inputs.size(); ++chunk) {
+    const std::vector<Image>& in = inputs[chunk];
+    const std::vector<Image>& out = outputs[chunk];
+    const std::string where = inputs.size() > 1 ? what + " chunk " + std::to_string(chunk) : what;
+    if (in.size() != s.inputs.size())
+      throw Error(ErrorCode::invalidArgument, where + " takes " + std::to_string(s.inputs.size()) +
+                                                  " inputs, " + std::to_string(in.size()) +
+                                                  " given");
+    if (out.size() != s.outputs.size())
+      throw Error(ErrorCode::invalidArgument, where + " has " + std::to_string(s.outputs.size()) +
+                                                  " outputs, " + std::to_string(out.size()) +
+                                                  " given");
+    const uint32_t batch = in.empty() ? 1 : in[0].numberOfImages();
+    batches[chunk] = batch;
+    auto checkShape = [&](const Image& image, uint32_t t, const std::string& role,
+                          const std::string& name) {
+      const TensorShape& shape = s.tensors[t].shape;
+      if (!image.valid() || image.width() != shape.width || image.height() != shape.height ||
+          image.featureChannels() != shape.featureChannels || image.numberOfImages() != batch)
+        throw Error(
+            ErrorCode::invalidArgument,
+            where + " " + role + " '" + name + "' must be " + std::to_string(shape.width) + "x" +
+                std::to_string(shape.height) + "x" + std::to_string(shape.featureChannels) +
+                " with " + std::to_string(batch) + " images, got " +
+                (image.valid()
+                     ? std::to_string(image.width()) + "x" + std::to_string(image.height()) + "x" +
+                           std::to_string(image.featureChannels()) + " with " +
+                           std::to_string(image.numberOfImages()) + " images"
+                     : std::string("an empty image")));
+    };
+    for (size_t i = 0; i < in.size(); ++i) {
+      checkShape(in[i], s.inputs[i], "input", s.inputNames[i]);
+      images[chunk][s.inputs[i]] = in[i];
+    }
+    for (size_t i = 0; i < out.size(); ++i) {
+      checkShape(out[i], s.outputs[i], "output", s.outputNames[i]);
+      // An output tensor may be listed twice, or be an input: copy it there (below).
+      Image& image = images[chunk][s.outputs[i]];
+      if (!image.valid()) image = out[i];
+    }
+  }
+  // A tensor stored in a root's image is a window of it (channels start at multiples of 4).
+  auto view = [&](std::vector<Image>& chunkImages, uint32_t t) -> const Image& {
+    if (chunkImages[t].valid()) return chunkImages[t];
+    uint32_t channel = 0;
+    const Image& root = chunkImages[s.rootOf(t, &channel)];
+    const uint32_t channels = s.tensors[t].shape.featureChannels;
+    chunkImages[t] = channel == 0 && channels == root.featureChannels()
+                         ? root
+                         : root.subImage({channel, channels});
+    return chunkImages[t];
   };
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    checkShape(inputs[i], s.inputs[i], "input", s.inputNames[i]);
-    images[s.inputs[i]] = inputs[i];
-  }
-  for (size_t i = 0; i < outputs.size(); ++i)
-    checkShape(outputs[i], s.outputs[i], "output", s.outputNames[i]);
-
-  // Reads of each tensor's image (its root's, for tensors stored in a concatenation).
-  auto consumed = s.consumers();
-  std::vector<uint32_t> reads(s.tensors.size(), 0);
-  for (uint32_t n = 0; n < s.nodes.size(); ++n) {
-    const GraphNode& node = s.nodes[n];
-    if (node.removed) continue;
-    if (node.kind == NodeKind::concat) {
-      for (size_t k = 0; k < node.inputs.size(); ++k)
-        if (node.copiedInput[k]) reads[node.inputs[k]]++;
-    } else {
-      std::vector<uint32_t> unique = node.inputs;
-      std::sort(unique.begin(), unique.end());
-      unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
-      for (uint32_t t : unique) reads[t]++;
-    }
-  }
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    // An output tensor may be listed twice, or be an input: copy it there.
-    images[s.outputs[i]] = images[s.outputs[i]].valid() ? images[s.outputs[i]] : outputs[i];
-  }
-
-  auto destination = [&](uint32_t t, uint32_t& offset) -> Image {
-    uint32_t root = t;
-    offset = 0;
-    while (s.tensors[root].storedIn != kNone) {
-      offset += s.tensors[root].channelOffset;
-      root = s.tensors[root].storedIn;
-    }
-    if (!images[root].valid()) {
-      const TensorShape& shape = s.tensors[root].shape;
-      ImageDescriptor d{shape.width, shape.height, shape.featureChannels, batch,
-                        s.options.channelFormat};
-      d.label = s.tensors[root].name;
-      TemporaryImage temporary(commandBuffer, d);
-      temporary.setReadCount(std::max(reads[root], 1u));
-      images[root] = temporary;
-    }
-    return images[root];
-  };
-
-  for (const GraphNode& n : s.nodes) {
-    if (n.removed) continue;
-    uint32_t offset = 0;
-    Image out = destination(n.output, offset);
-    if (n.kind == NodeKind::concat) {
-      for (size_t k = 0; k < n.inputs.size(); ++k) {
-        if (!n.copiedInput[k]) continue;
-        n.copy->destinationFeatureChannelOffset = offset + n.inputOffsets[k];
-        n.copy->encode(commandBuffer, images[n.inputs[k]], out);
+  // Level by level, all chunks together: a level's kernels of every chunk share one barrier.
+  for (const std::vector<uint32_t>& level : s.levels) {
+    // The level's new images first, laid out in one barrier; memory the level's reads give back
+    // goes to the next level, so no kernel of this one has to wait for another.
+    std::vector<Image> fresh;
+    for (size_t chunk = 0; chunk < images.size(); ++chunk)
+      for (uint32_t i : level) {
+        const uint32_t root = s.rootOf(s.nodes[i].output);
+        if (images[chunk][root].valid()) continue;
+        const TensorShape& shape = s.tensors[root].shape;
+        ImageDescriptor d{shape.width, shape.height, shape.featureChannels, batches[chunk],
+                          s.options.channelFormat};
+        d.label = s.tensors[root].name;
+        TemporaryImage temporary(commandBuffer, d);
+        temporary.setReadCount(std::max(s.rootReads[root], 1u));
+        images[chunk][root] = temporary;
+        fresh.push_back(temporary);
       }
-    } else if (n.binary) {
-      n.binary->destinationFeatureChannelOffset = offset;
-      n.binary->encode(commandBuffer, images[n.inputs[0]], images[n.inputs[1]], out);
-    } else {
-      n.unary->destinationFeatureChannelOffset = offset;
-      n.unary->encode(commandBuffer, images[n.inputs[0]], out);
-    }
+    detail::prepareDestinations(*commandBuffer.impl(), fresh);
+    for (std::vector<Image>& chunkImages : images)
+      for (uint32_t i : level) {
+        const GraphNode& n = s.nodes[i];
+        uint32_t offset = 0;
+        const Image out = chunkImages[s.rootOf(n.output, &offset)];
+        if (n.kind == NodeKind::concat) {
+          for (const GraphNode::Copy& c : n.copies) {
+            n.copy->destinationFeatureChannelOffset = c.channel;
+            n.copy->encode(commandBuffer, view(chunkImages, c.tensor), out);
+          }
+        } else if (n.binary) {
+          n.binary->destinationFeatureChannelOffset = offset;
+          const Image primary = view(chunkImages, n.inputs[0]);
+          n.binary->encode(commandBuffer, primary, view(chunkImages, n.inputs[1]), out);
+        } else {
+          n.unary->destinationFeatureChannelOffset = offset;
+          n.unary->encode(commandBuffer, view(chunkImages, n.inputs[0]), out);
+        }
+      }
   }
   // Outputs that are graph inputs, or listed twice, are copies.
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    const Image& produced = images[s.outputs[i]];
-    if (produced.storage() == outputs[i].storage()) continue;
-    Neuron copy(s.context, NeuronDescriptor{});
-    copy.label = s.outputNames[i];
-    copy.encode(commandBuffer, produced, outputs[i]);
-  }
-  (void)consumed;
+  for (size_t chunk = 0; chunk < images.size(); ++chunk)
+    for (size_t i = 0; i < outputs[chunk].size(); ++i) {
+      const Image& produced = images[chunk][s.outputs[i]];
+      if (produced.storage() == outputs[chunk][i].storage()) continue;
+      Neuron copy(s.context, NeuronDescriptor{});
+      copy.label = s.outputNames[i];
+      copy.encode(commandBuffer, produced, outputs[chunk][i]);
+    }
 }
 
 }  // namespace vkcnn

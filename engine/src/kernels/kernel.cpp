@@ -98,6 +98,49 @@ void consumeRead(const Image& image) {
   if (image.isTemporary()) TemporaryImage(image).decrementReadCount();
 }
 
+VkImageMemoryBarrier bindTemporary(CommandBufferImpl& cb, ImageStorage& s) {
+  auto& context = *cb.context;
+  if (!s.bound) {
+    const VkMemoryRequirements& req = s.memoryRequirements();
+    TemporaryPool::Slot slot = cb.temporaries.allocate(req);
+    VkResult result = context.vk().vkBindImageMemory(context.device(), s.image,
+                                                     cb.temporaries.memory(slot), slot.offset);
+    if (result != VK_SUCCESS) cb.temporaries.release(slot);
+    context.check(result, "vkBindImageMemory (temporary)");
+    s.slot = slot;
+    s.bound = true;
+  }
+  // The new image's contents are undefined: it may alias a temporary read earlier.
+  VkImageMemoryBarrier transition{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
+  transition.srcAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  transition.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  transition.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+  transition.newLayout = VK_IMAGE_LAYOUT_GENERAL;
+  transition.srcQueueFamilyIndex = transition.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+  transition.image = s.image;
+  transition.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, s.layers()};
+  return transition;
+}
+
+void prepareDestinations(CommandBufferImpl& cb, const std::vector<Image>& images) {
+  std::vector<VkImageMemoryBarrier> transitions;
+  std::vector<ImageStorage*> laidOut;
+  bool aliased = false;
+  for (const Image& image : images) {
+    checkUsable(cb, image, true, "preparing destinations");
+    ImageStorage& s = *image.storage();
+    if (!s.temporary || s.laidOut || std::find(laidOut.begin(), laidOut.end(), &s) != laidOut.end())
+      continue;
+    transitions.push_back(bindTemporary(cb, s));
+    aliased = aliased || s.slot.reused;
+    laidOut.push_back(&s);
+    cb.keepAlive(image.storage());
+  }
+  if (transitions.empty()) return;
+  cb.barrier(transitions, aliased);
+  for (ImageStorage* s : laidOut) s->laidOut = true;
+}
+
 // ---- DispatchRecorder -------------------------------------------------------------------------
 
 DispatchRecorder::DispatchRecorder(CommandBufferImpl& cb, ShaderId shader, ShaderVariant variant,
@@ -161,33 +204,13 @@ shader::ImageView DispatchRecorder::bindDestination(uint32_t binding, const Imag
     throw Error(ErrorCode::vulkan, what_ + ": shader " + module_->name + " writes format " +
                                        std::to_string(b.imageFormat) + " but " + s.describe() +
                                        " has format " + std::to_string(int(s.format)));
-  auto& context = *commandBuffer_.context;
-  if (s.temporary && !s.bound) {
-    const VkMemoryRequirements& req = s.memoryRequirements();
-    TemporaryPool::Slot slot = commandBuffer_.temporaries.allocate(req);
-    VkResult result = context.vk().vkBindImageMemory(
-        context.device(), s.image, commandBuffer_.temporaries.memory(slot), slot.offset);
-    if (result != VK_SUCCESS) commandBuffer_.temporaries.release(slot);
-    context.check(result, "vkBindImageMemory (temporary)");
-    s.slot = slot;
-    s.bound = true;
-  }
   // Until a dispatch that writes it is recorded, the temporary needs its UNDEFINED -> GENERAL
   // transition: a dispatch that failed after binding it (an allocation for another binding, say)
   // recorded nothing, so the next one must not assume the layout changed.
   const bool pendingHere =
       std::any_of(written_.begin(), written_.end(), [&](const auto& w) { return w.get() == &s; });
-  if (s.temporary && !s.written && !pendingHere) {
-    // The new image's contents are undefined: it may alias a temporary read earlier.
-    VkImageMemoryBarrier transition{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
-    transition.srcAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-    transition.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-    transition.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
-    transition.newLayout = VK_IMAGE_LAYOUT_GENERAL;
-    transition.srcQueueFamilyIndex = transition.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    transition.image = s.image;
-    transition.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, s.layers()};
-    transitions_.push_back(transition);
+  if (s.temporary && !s.laidOut && !pendingHere) {
+    transitions_.push_back(bindTemporary(commandBuffer_, s));
     aliased_ = aliased_ || s.slot.reused;
   }
   s.materialize();
@@ -296,7 +319,7 @@ void DispatchRecorder::dispatchGroups(const void* push, size_t pushSize, uint32_
   vk.vkCmdDispatch(cb, gx, gy, gz);
   commandBuffer_.timestampAfter();
   commandBuffer_.statistics.dispatches++;
-  for (auto& s : written_) s->written = true;
+  for (auto& s : written_) s->written = s->laidOut = true;
   transitions_.clear();
   aliased_ = false;
 }

@@ -66,6 +66,16 @@ void checkUsable(const CommandBufferImpl& commandBuffer, const Image& image, boo
 // A temporary source has been read by one more kernel.
 void consumeRead(const Image& image);
 
+// Binds pool memory to temporary `storage` if it has none and returns its UNDEFINED -> GENERAL
+// transition.
+VkImageMemoryBarrier bindTemporary(CommandBufferImpl& commandBuffer, ImageStorage& storage);
+// Binds memory to the temporaries among `images` (destinations of kernels about to be encoded)
+// and lays them out in one barrier, which also orders everything recorded before it: kernels that
+// write them then need no barrier of their own for that, and several can share this one (the
+// graph encodes a level of independent kernels after one such barrier). No barrier if none needs
+// laying out.
+void prepareDestinations(CommandBufferImpl& commandBuffer, const std::vector<Image>& images);
+
 class DispatchRecorder {
  public:
   DispatchRecorder(CommandBufferImpl& commandBuffer, ShaderId shader, ShaderVariant variant,

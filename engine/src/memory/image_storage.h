@@ -63,6 +63,7 @@ class ImageStorage {
   bool released = false;  // readCount reached 0: the memory went back to the pool
   bool bound = false;     // pool memory bound
   bool written = false;   // some kernel wrote it
+  bool laidOut = false;   // its UNDEFINED -> GENERAL transition is recorded
   TemporaryPool::Slot slot;
 
  private:

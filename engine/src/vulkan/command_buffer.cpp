@@ -135,25 +135,32 @@ VkDescriptorSet CommandBufferImpl::allocateDescriptorSet(VkDescriptorSetLayout l
 void CommandBufferImpl::barrierBefore(const std::vector<LayerAccess>& accesses,
                                       const std::vector<VkImageMemoryBarrier>& transitions,
                                       bool aliased) {
-  // The first dispatch waits for all earlier work on the queue (host transfers, earlier command
+  if (firstDispatch_ || aliased || !transitions.empty() || hazards_.conflicts(accesses))
+    barrier(transitions, aliased);
+  hazards_.record(accesses);
+}
+
+void CommandBufferImpl::barrier(const std::vector<VkImageMemoryBarrier>& transitions,
+                                bool aliased) {
+  // The first barrier waits for all earlier work on the queue (host transfers, earlier command
   // buffers, the application's own commands before ours in a wrapped buffer).
   const bool first = firstDispatch_;
-  const bool hazard = first || aliased || hazards_.conflicts(accesses);
+  // A global memory barrier costs nothing beside the image barriers (both drain the compute
+  // stage), and orders every pending access at once.
+  const bool memory = first || aliased || !hazards_.empty();
+  if (!memory && transitions.empty()) return;
   firstDispatch_ = false;
-  if (hazard || !transitions.empty()) {
-    VkMemoryBarrier memory{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    memory.srcAccessMask = first ? VK_ACCESS_MEMORY_WRITE_BIT | VK_ACCESS_MEMORY_READ_BIT
-                                 : VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT;
-    memory.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-    VkPipelineStageFlags src =
-        first ? VK_PIPELINE_STAGE_ALL_COMMANDS_BIT : VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
-    context->vk().vkCmdPipelineBarrier(commandBuffer, src, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0,
-                                       hazard ? 1 : 0, &memory, 0, nullptr,
-                                       uint32_t(transitions.size()), transitions.data());
-    statistics.barriers++;
-    if (hazard) hazards_.clear();
-  }
-  hazards_.record(accesses);
+  VkMemoryBarrier global{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  global.srcAccessMask = first ? VK_ACCESS_MEMORY_WRITE_BIT | VK_ACCESS_MEMORY_READ_BIT
+                               : VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT;
+  global.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  const VkPipelineStageFlags src =
+      first ? VK_PIPELINE_STAGE_ALL_COMMANDS_BIT : VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+  context->vk().vkCmdPipelineBarrier(commandBuffer, src, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0,
+                                     memory ? 1 : 0, &global, 0, nullptr,
+                                     uint32_t(transitions.size()), transitions.data());
+  statistics.barriers++;
+  hazards_.clear();
 }
 
 void CommandBufferImpl::timestampBefore(const std::string& kernelLabel) {

@@ -35,6 +35,7 @@ class HazardTracker {
   bool conflicts(const std::vector<LayerAccess>& next) const;
   void record(const std::vector<LayerAccess>& next);
   void clear() { pending_.clear(); }
+  bool empty() const { return pending_.empty(); }
 
  private:
   std::vector<LayerAccess> pending_;
@@ -54,6 +55,10 @@ class CommandBufferImpl : public std::enable_shared_from_this<CommandBufferImpl>
   // is the first dispatch), plus the UNDEFINED->GENERAL transitions of newly bound temporaries.
   void barrierBefore(const std::vector<LayerAccess>& accesses,
                      const std::vector<VkImageMemoryBarrier>& transitions, bool aliased);
+  // Records one barrier that orders every access recorded so far before everything after it, and
+  // lays out `transitions` (fresh temporaries: `aliased` if one reuses memory). Dispatches after it
+  // conflict with nothing before it.
+  void barrier(const std::vector<VkImageMemoryBarrier>& transitions, bool aliased);
 
   // A dispatch wrote memory the host reads once the command buffer completed (a shared Buffer):
   // the recording ends with a barrier that makes shader writes visible to the host.

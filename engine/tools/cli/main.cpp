@@ -246,25 +246,24 @@ struct Loaded {
   std::vector<std::vector<vkcnn::Image>> inputs, outputs;  // [chunk][input or output]
   std::vector<vkcnn::Buffer> inputBuffers, outputBuffers;  // [input or output], whole batch
 
-  // The network alone, from the input Images to the output Images (GPU-resident).
-  void encode(vkcnn::CommandBuffer& cb) {
-    for (size_t c = 0; c < inputs.size(); ++c) import.graph.encode(cb, inputs[c], outputs[c]);
-  }
+  // The network alone, from the input Images to the output Images (GPU-resident); the chunks of
+  // a batch are encoded together, sharing barriers.
+  void encode(vkcnn::CommandBuffer& cb) { import.graph.encodeBatch(cb, inputs, outputs); }
   // One whole inference: input buffers -> input Images -> network -> output buffers.
   void encodeEndToEnd(vkcnn::CommandBuffer& cb) {
-    for (size_t c = 0; c < inputs.size(); ++c) {
+    for (size_t c = 0; c < inputs.size(); ++c)
       for (size_t i = 0; i < inputs[c].size(); ++i) {
         vkcnn::BufferToImage upload(cb.context());
         upload.bufferOffset = c * upload.tensorBytes(inputs[c][i]);
         upload.encode(cb, inputBuffers[i], inputs[c][i]);
       }
-      import.graph.encode(cb, inputs[c], outputs[c]);
+    encode(cb);
+    for (size_t c = 0; c < outputs.size(); ++c)
       for (size_t o = 0; o < outputs[c].size(); ++o) {
         vkcnn::ImageToBuffer download(cb.context());
         download.bufferOffset = c * download.tensorBytes(outputs[c][o]);
         download.encode(cb, outputs[c][o], outputBuffers[o]);
       }
-    }
   }
   // Input `i` of the whole batch (row-major, image after image), before the commit.
   void write(size_t i, const std::vector<float>& data) {
