@@ -141,7 +141,9 @@ class VKCNN_API Context {
   // Validation messages of severity warning or error seen so far.
   uint64_t validationMessageCount() const;
   MemoryStatistics memoryStatistics() const;
-  // Frees the temporary-image memory kept for later command buffers.
+  // Frees the temporary-image memory kept for later command buffers. What is kept is bounded:
+  // blocks in command buffers plus kept blocks stay within the most command buffers have held at
+  // once since the last trim (the least recently returned blocks go first).
   void trimTemporaryMemory();
 
   // Compute pipelines persist in this file between runs (VKCNN_PIPELINE_CACHE_DIR, else
