@@ -155,6 +155,17 @@ void run(FuzzedDataProvider& p, vkcnn::Context& context, uint64_t& work) {
     work = uint64_t(destination.width()) * destination.height() * destination.featureChannels() *
            destination.numberOfImages() * perPixel;
   } else {
+    // A temporary the device can hold but that would be large (a tiny source with huge padding
+    // asks for hundreds of MB) is not made: its memory would be allocated (-malloc_limit_mb) for
+    // nothing new. Shapes past the device's limits still go through: they must be errors.
+    const vkcnn::ImageDescriptor natural = kernel->destinationImageDescriptor(source);
+    const auto& caps = context.capabilities();
+    const uint64_t layers = uint64_t(natural.numberOfImages) * ((natural.featureChannels + 3) / 4);
+    const uint64_t bytes = uint64_t(natural.width) * natural.height * layers * 4 *
+                           vkcnn::bytesPerChannel(natural.channelFormat);
+    if (bytes > (uint64_t(64) << 20) && natural.width <= caps.maxImageDimension2D &&
+        natural.height <= caps.maxImageDimension2D && layers <= caps.maxImageArrayLayers)
+      return;
     vkcnn::TemporaryImage t = kernel->encode(commandBuffer, source);
     work = uint64_t(t.width()) * t.height() * t.featureChannels() * t.numberOfImages() * perPixel;
     t.setReadCount(0);
@@ -182,5 +193,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::fprintf(stderr, "fuzz_descriptors: validation message(s) for this input\n");
     std::abort();
   }
+  vkcnn::fuzz::trace(context);
   return 0;
 }

@@ -741,5 +741,12 @@ TEST_CASE("convolution: bad descriptors and shapes are errors before anything is
   Image narrow(context(), {5, 5, 8, 1, ChannelFormat::float32});
   VKCNN_CHECK_ERROR(tooBig.encode(cb, narrow), ErrorCode::invalidArgument,
                     "padded source width 5 (5 + 0 + 0) is smaller than the dilated kernel width 7");
+  // A window origin (offset minus padding) past the shader's 32-bit coordinates.
+  ConvolutionDescriptor eight = make(3, 3, 8, 8);
+  Convolution far(context(), eight, weightsFor(eight));
+  far.padding = Padding::explicitPadding(0, 0x80000000u, 0, 0);
+  far.offset.x = -1;
+  VKCNN_CHECK_ERROR(far.encode(cb, source, destination), ErrorCode::limitExceeded,
+                    "window origin x -2147483649");
   CHECK(cb.encodingStatistics().dispatches == 0);
 }

@@ -440,6 +440,11 @@ TEST_CASE("convolution transpose: bad descriptors and shapes are errors before a
   kernel.destinationFeatureChannelOffset = 1;
   VKCNN_CHECK_ERROR(kernel.encode(cb, source, destination), ErrorCode::invalidArgument,
                     "destinationFeatureChannelOffset");
+  // offset.x * stride past the shader's 32-bit coordinates.
+  kernel.destinationFeatureChannelOffset = 0;
+  kernel.offset.x = 1 << 30;
+  VKCNN_CHECK_ERROR(kernel.encode(cb, source, destination), ErrorCode::limitExceeded,
+                    "output origin x 2147483648");
   VKCNN_CHECK_ERROR(crop.encode(cb, Image(context(), {2, 2, 4, 1, ChannelFormat::float32})),
                     ErrorCode::invalidArgument, "horizontal padding");
   CHECK(cb.encodingStatistics().dispatches == 0);

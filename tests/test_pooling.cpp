@@ -523,5 +523,24 @@ TEST_CASE("pooling: bad descriptors and shapes are errors before anything is enc
   global.offset = {};
   global.clipRect.x = 2;
   VKCNN_CHECK_ERROR(global.encode(cb, small, destination), ErrorCode::invalidArgument, "clipRect");
+
+  // Windows, strides, offsets and padding past the shaders' 32-bit coordinates (fuzz_descriptors
+  // found the window origin overflowing int32 on the host).
+  VKCNN_CHECK_ERROR(PoolingMax(context(), with([](auto& d) { d.dilationRateX = 1u << 30; })),
+                    ErrorCode::limitExceeded, "dilated window 2147483649x3");
+  VKCNN_CHECK_ERROR(PoolingMax(context(), with([](auto& d) { d.strideInPixelsY = 1u << 31; })),
+                    ErrorCode::limitExceeded, "stride 2x2147483648");
+  // A 2-tap window dilated to INT32_MAX pixels may be padded by nearly as much.
+  PoolingDescriptor far = PoolingDescriptor::of(2, 1, 1, 1);
+  far.dilationRateX = 0x7ffffffe;
+  far.padding = Padding::explicitPadding(0, 0x7ffffffd, 0, 0x7ffffffd);
+  far.countIncludePad = true;
+  PoolingAverage farAverage(context(), far);
+  VKCNN_CHECK_ERROR(farAverage.encode(cb, small, destination), ErrorCode::limitExceeded,
+                    "counted area right 2147483648");
+  PoolingMax farMax(context(), far);
+  farMax.offset.x = -4;  // the window starts at -4 - 0x7ffffffd, one below INT32_MIN
+  VKCNN_CHECK_ERROR(farMax.encode(cb, small, destination), ErrorCode::limitExceeded,
+                    "window origin x -2147483649");
   CHECK(cb.encodingStatistics().dispatches == 0);
 }

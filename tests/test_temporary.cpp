@@ -1,5 +1,7 @@
 // TemporaryImages: pool reuse and statistics, readCount rules, and every misuse as a clear error.
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "test_support.h"
 
@@ -60,6 +62,63 @@ TEST_CASE("temporary: pool memory is recycled by later command buffers") {
   // beyond the output images, which fit in the allocator's existing block.
   CHECK(context().memoryStatistics().memoryObjects == objectsBefore);
   CHECK(context().memoryStatistics().deviceBytesAllocated == before);
+}
+
+TEST_CASE("temporary: cached blocks stay within the most ever held at once as sizes grow") {
+  // Growing inputs, one command buffer each (as a long-running application whose frames grow, or
+  // fuzz_descriptors' varied shapes): each needs a larger block than any cached one. The cache
+  // must not keep every smaller block: blocks held plus cached stay within the largest pool.
+  Neuron relu(context(), NeuronDescriptor::relu());
+  std::vector<Image> inputs;
+  for (uint32_t w = 16; w <= 128; w += 16)
+    inputs.push_back(makeImage(randomTensor(1, 16, w, w, w), ChannelFormat::float32));
+  auto run = [&](const Image& input) {
+    CommandBuffer cb(context());
+    TemporaryImage t = relu.encode(cb, input);
+    t.setReadCount(0);  // nothing reads it; its block is what is measured
+    cb.commit();
+    cb.waitUntilCompleted();
+    return cb.temporaryPoolStatistics().bytesAllocated;
+  };
+  context().trimTemporaryMemory();
+  const uint64_t baseline = context().memoryStatistics().deviceBytesInUse;
+  uint64_t largestPool = 0, sumOfPools = 0;
+  for (const Image& input : inputs) {
+    const uint64_t pool = run(input);
+    largestPool = std::max(largestPool, pool);
+    sumOfPools += pool;
+    CAPTURE(input.width());
+    CHECK(context().memoryStatistics().deviceBytesInUse - baseline <= largestPool);
+  }
+  CHECK(sumOfPools > 2 * largestPool);  // without the bound the cache would hold all of them
+  // The largest block serves every smaller size again: no new device memory.
+  const MemoryStatistics before = context().memoryStatistics();
+  for (const Image& input : inputs) run(input);
+  CHECK(context().memoryStatistics().memoryObjects == before.memoryObjects);
+  CHECK(context().memoryStatistics().deviceBytesAllocated == before.deviceBytesAllocated);
+}
+
+TEST_CASE("temporary: command buffers in flight together reuse the cached blocks of both") {
+  // Two command buffers hold blocks at the same time; the cache keeps both sets for the next two.
+  Neuron relu(context(), NeuronDescriptor::relu());
+  Image small = makeImage(randomTensor(1, 16, 32, 32, 1), ChannelFormat::float32);
+  Image large = makeImage(randomTensor(1, 16, 64, 64, 2), ChannelFormat::float32);
+  auto round = [&] {
+    CommandBuffer a(context()), b(context());
+    TemporaryImage ta = relu.encode(a, small), tb = relu.encode(b, large);
+    ta.setReadCount(0);
+    tb.setReadCount(0);
+    a.commit();
+    b.commit();
+    a.waitUntilCompleted();
+    b.waitUntilCompleted();
+  };
+  context().trimTemporaryMemory();
+  round();
+  const MemoryStatistics before = context().memoryStatistics();
+  for (int i = 0; i < 3; ++i) round();
+  CHECK(context().memoryStatistics().memoryObjects == before.memoryObjects);
+  CHECK(context().memoryStatistics().deviceBytesAllocated == before.deviceBytesAllocated);
 }
 
 TEST_CASE("temporary: readCount above 1 keeps the memory until the last read") {

@@ -156,7 +156,9 @@ class VKCNN_API Context {
   uint64_t validationMessageCount() const;
   MemoryStatistics memoryStatistics() const;
   // Frees the temporary-image memory kept for later command buffers and the staging buffers kept
-  // for later host transfers.
+  // for later host transfers. What is kept of temporary memory is bounded: blocks in command
+  // buffers plus kept blocks stay within the most command buffers have held at once since the last
+  // trim (the least recently returned blocks go first).
   void trimTemporaryMemory();
 
   // Compute pipelines persist in this file between runs (VKCNN_PIPELINE_CACHE_DIR, else

@@ -301,8 +301,11 @@ Tile tileOf(ShaderId shader) {
 
 // One dispatch; (leftEdge, topEdge) is where the window starts relative to the offset position.
 void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId shader,
-                       int32_t leftEdge, int32_t topEdge) {
+                       int64_t leftEdge, int64_t topEdge) {
   const ConvolutionDescriptor& d = s.descriptor;
+  // Before anything is bound: a window origin out of the shader's range is an error.
+  const int32_t originX = shaderCoordinate(e.offsetX - leftEdge, "window origin x", e);
+  const int32_t originY = shaderCoordinate(e.offsetY - topEdge, "window origin y", e);
   const bool alignedDestination =
       (e.destination.storageChannelOffset() + e.destinationChannelOffset) % 4 == 0;
   const bool gemm =
@@ -316,8 +319,8 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
   r.bindBuffer(2, matrixUnits ? s.matrixWeights : s.weights);
   r.bindBuffer(3, s.bias);
   r.bindBuffer(4, s.slopes);
-  push.geometry.offsetX -= leftEdge;
-  push.geometry.offsetY -= topEdge;
+  push.geometry.offsetX = originX;
+  push.geometry.offsetY = originY;
   push.neuron = neuronParams(d.neuron);
   push.convolution.kernelWidth = int32_t(d.kernelWidth);
   push.convolution.kernelHeight = int32_t(d.kernelHeight);
@@ -387,8 +390,8 @@ void Convolution::validate(const detail::KernelEncoding& e) const {
 void Convolution::encodeKernel(detail::KernelEncoding& e) {
   const ConvolutionDescriptor& d = state_->descriptor;
   const bool mps = padding.mode == Padding::Mode::mpsDefault;
-  const int32_t left = mps ? int32_t(d.dilatedKernelWidth() >> 1) : int32_t(padding.left);
-  const int32_t top = mps ? int32_t(d.dilatedKernelHeight() >> 1) : int32_t(padding.top);
+  const int64_t left = mps ? int64_t(d.dilatedKernelWidth() >> 1) : int64_t(padding.left);
+  const int64_t top = mps ? int64_t(d.dilatedKernelHeight() >> 1) : int64_t(padding.top);
   detail::encodeConvolution(e, *state_, state_->shader, left, top);
 }
 

@@ -134,6 +134,15 @@ void ConvolutionTranspose::validate(const detail::KernelEncoding& e) const {
 
 void ConvolutionTranspose::encodeKernel(detail::KernelEncoding& e) {
   const ConvolutionTransposeDescriptor& d = descriptor_;
+  // Offsets are in source pixels (MPS); the shader works in padded-output positions. Worked out
+  // before anything is bound: an origin out of the shader's range is an error.
+  const bool mps = d.padding.mode == Padding::Mode::mpsDefault;
+  const int32_t originX = detail::shaderCoordinate(
+      int64_t(e.offsetX) * d.strideInPixelsX + (mps ? 0 : int64_t(d.padding.left)),
+      "output origin x", e);
+  const int32_t originY = detail::shaderCoordinate(
+      int64_t(e.offsetY) * d.strideInPixelsY + (mps ? 0 : int64_t(d.padding.top)),
+      "output origin y", e);
   detail::DispatchRecorder recorder(e.commandBuffer, detail::ShaderId::convolution_transpose,
                                     detail::variantFor(e.destination), e.what());
   detail::shader::ConvolutionTransposePush push{};
@@ -141,12 +150,8 @@ void ConvolutionTranspose::encodeKernel(detail::KernelEncoding& e) {
   recorder.bindBuffer(2, std::static_pointer_cast<detail::DeviceBuffer>(weights_));
   recorder.bindBuffer(3, std::static_pointer_cast<detail::DeviceBuffer>(bias_));
   recorder.bindBuffer(4, std::static_pointer_cast<detail::DeviceBuffer>(slopes_));
-  // Offsets are in source pixels (MPS); the shader works in padded-output positions.
-  const bool mps = d.padding.mode == Padding::Mode::mpsDefault;
-  push.geometry.offsetX =
-      e.offsetX * int32_t(d.strideInPixelsX) + (mps ? 0 : int32_t(d.padding.left));
-  push.geometry.offsetY =
-      e.offsetY * int32_t(d.strideInPixelsY) + (mps ? 0 : int32_t(d.padding.top));
+  push.geometry.offsetX = originX;
+  push.geometry.offsetY = originY;
   detail::shader::ConvolutionTransposeParams& p = push.convolution;
   p.kernelX = int32_t(d.kernelWidth);
   p.kernelY = int32_t(d.kernelHeight);

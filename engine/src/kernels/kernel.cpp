@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <limits>
 
 #include "kernels/kernel_encoding.h"
 #include "memory/image_storage.h"
@@ -70,6 +71,15 @@ void checkUsable(const CommandBufferImpl& cb, const Image& image, bool write,
   if (!write && !s.written)
     throw Error(ErrorCode::misuse,
                 what + ": " + s.describe() + " is read before any kernel wrote it");
+}
+
+int32_t shaderCoordinate(int64_t value, const char* name, const KernelEncoding& e) {
+  if (value < std::numeric_limits<int32_t>::min() || value > std::numeric_limits<int32_t>::max())
+    throw Error(ErrorCode::limitExceeded,
+                e.what() + ": " + name + " " + std::to_string(value) +
+                    " (from the offset and the padding or window) is outside the 32-bit range "
+                    "the shaders address pixels with");
+  return int32_t(value);
 }
 
 void requirePositive(uint32_t value, const char* name, const std::string& what) {

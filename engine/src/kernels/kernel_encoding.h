@@ -53,6 +53,11 @@ ShaderVariant variantFor(const Image& destination);
 // Throws invalidArgument "<what>: <name> is 0; it must be at least 1".
 void requirePositive(uint32_t value, const char* name, const std::string& what);
 
+// The shaders address pixels with 32-bit ints. `value` (a window origin or bound worked out in 64
+// bits from a 32-bit offset and a padding or window size) as an int32, or limitExceeded naming
+// `name`; computing it in int32 would overflow for a large offset and padding.
+int32_t shaderCoordinate(int64_t value, const char* name, const KernelEncoding& e);
+
 // Output size of a windowed kernel along one axis (Padding in kernel.h): ceil(size / stride) for
 // mpsDefault, floor (or ceil with ceilMode) of (size + padding - dilatedKernel) / stride + 1 for
 // explicit padding, which throws when the padded size is smaller than the window.

@@ -1,5 +1,6 @@
 #include "vkcnn/pooling.h"
 
+#include <limits>
 #include <string>
 
 #include "kernels/kernel_encoding.h"
@@ -14,8 +15,8 @@ using detail::requirePositive;
 // Past any window position a source could have: "every position counts".
 constexpr int32_t kUnbounded = 1 << 30;
 
-uint32_t dilatedSize(uint32_t kernel, uint32_t dilation) {
-  return (kernel - 1) * dilation + 1;
+uint64_t dilatedSize(uint32_t kernel, uint32_t dilation) {
+  return uint64_t(kernel - 1) * dilation + 1;
 }
 
 void checkDescriptor(const PoolingDescriptor& d, const std::string& what) {
@@ -25,6 +26,16 @@ void checkDescriptor(const PoolingDescriptor& d, const std::string& what) {
   requirePositive(d.strideInPixelsY, "strideInPixelsY", what);
   requirePositive(d.dilationRateX, "dilationRateX", what);
   requirePositive(d.dilationRateY, "dilationRateY", what);
+  // The shader steps through windows with 32-bit ints.
+  const uint64_t windowX = dilatedSize(d.kernelWidth, d.dilationRateX);
+  const uint64_t windowY = dilatedSize(d.kernelHeight, d.dilationRateY);
+  const uint64_t limit = uint64_t(std::numeric_limits<int32_t>::max());
+  if (windowX > limit || windowY > limit || d.strideInPixelsX > limit || d.strideInPixelsY > limit)
+    throw Error(ErrorCode::limitExceeded, what + ": dilated window " + std::to_string(windowX) +
+                                              "x" + std::to_string(windowY) + ", stride " +
+                                              std::to_string(d.strideInPixelsX) + "x" +
+                                              std::to_string(d.strideInPixelsY) +
+                                              ": each must stay below " + std::to_string(limit));
   const Padding& p = d.padding;
   if (p.mode == Padding::Mode::mpsDefault) {
     if (p.ceilMode)
@@ -34,8 +45,6 @@ void checkDescriptor(const PoolingDescriptor& d, const std::string& what) {
                       "output as ceil(size / stride) already)");
     return;
   }
-  const uint64_t windowX = uint64_t(d.kernelWidth - 1) * d.dilationRateX + 1;
-  const uint64_t windowY = uint64_t(d.kernelHeight - 1) * d.dilationRateY + 1;
   const struct {
     const char* name;
     uint32_t pad;
@@ -100,17 +109,15 @@ uint32_t Pooling::destinationHeight(uint32_t sourceHeight) const {
 
 void Pooling::encodeKernel(detail::KernelEncoding& e) {
   const PoolingDescriptor& d = descriptor_;
-  detail::DispatchRecorder recorder(e.commandBuffer, detail::ShaderId::pooling,
-                                    detail::variantFor(e.destination), e.what());
-  detail::shader::PoolingPush push{};
-  const uint32_t slices = recorder.bindWindows(push, e);
+  // Coordinates first: a geometry out of the shader's range is an error before anything is bound.
   const bool mps = d.padding.mode == Padding::Mode::mpsDefault;
-  push.geometry.offsetX -=
-      mps ? int32_t(dilatedSize(d.kernelWidth, d.dilationRateX) >> 1) : int32_t(d.padding.left);
-  push.geometry.offsetY -=
-      mps ? int32_t(dilatedSize(d.kernelHeight, d.dilationRateY) >> 1) : int32_t(d.padding.top);
-
-  detail::shader::PoolingParams& p = push.pooling;
+  const int64_t left =
+      mps ? int64_t(dilatedSize(d.kernelWidth, d.dilationRateX) >> 1) : int64_t(d.padding.left);
+  const int64_t top =
+      mps ? int64_t(dilatedSize(d.kernelHeight, d.dilationRateY) >> 1) : int64_t(d.padding.top);
+  const int32_t originX = detail::shaderCoordinate(e.offsetX - left, "window origin x", e);
+  const int32_t originY = detail::shaderCoordinate(e.offsetY - top, "window origin y", e);
+  detail::shader::PoolingParams p{};
   p.kernelX = int32_t(d.kernelWidth);
   p.kernelY = int32_t(d.kernelHeight);
   p.strideX = int32_t(d.strideInPixelsX);
@@ -127,12 +134,22 @@ void Pooling::encodeKernel(detail::KernelEncoding& e) {
       p.countLoX = p.countLoY = -kUnbounded;
       p.countHiX = p.countHiY = kUnbounded;
     } else {
-      p.countLoX = -int32_t(d.padding.left);
-      p.countLoY = -int32_t(d.padding.top);
-      p.countHiX = width + int32_t(d.padding.right);
-      p.countHiY = height + int32_t(d.padding.bottom);
+      p.countLoX = detail::shaderCoordinate(-int64_t(d.padding.left), "counted area left", e);
+      p.countLoY = detail::shaderCoordinate(-int64_t(d.padding.top), "counted area top", e);
+      p.countHiX =
+          detail::shaderCoordinate(int64_t(width) + d.padding.right, "counted area right", e);
+      p.countHiY =
+          detail::shaderCoordinate(int64_t(height) + d.padding.bottom, "counted area bottom", e);
     }
   }
+
+  detail::DispatchRecorder recorder(e.commandBuffer, detail::ShaderId::pooling,
+                                    detail::variantFor(e.destination), e.what());
+  detail::shader::PoolingPush push{};
+  const uint32_t slices = recorder.bindWindows(push, e);
+  push.geometry.offsetX = originX;
+  push.geometry.offsetY = originY;
+  push.pooling = p;
   recorder.dispatch(push, e.clipWidth, e.clipHeight, e.imageCount * slices);
 }
 

@@ -25,14 +25,33 @@ Allocation TemporaryBlockCache::take(VkDeviceSize size, uint32_t typeBits) {
     if (it->size >= size && (typeBits & (1u << it->memoryType)) &&
         (best == blocks_.end() || it->size < best->size))
       best = it;
-  if (best == blocks_.end()) return {};
-  Allocation a = *best;
-  blocks_.erase(best);
+  if (best != blocks_.end()) {
+    Allocation a = *best;
+    blocks_.erase(best);
+    cachedBytes_ -= a.size;
+    heldBytes_ += a.size;
+    return a;
+  }
+  // A new block. Taking and giving back leave held + cached bytes as they are; only this raises
+  // them, so this is where the bound is kept, before the new block is allocated.
+  const VkDeviceSize peak = std::max(peakHeldBytes_, heldBytes_ + size);
+  auto evicted = blocks_.begin();
+  while (evicted != blocks_.end() && heldBytes_ + size + cachedBytes_ > peak) {
+    cachedBytes_ -= evicted->size;
+    context_.allocator().free(*evicted++);
+  }
+  blocks_.erase(blocks_.begin(), evicted);
+  Allocation a = context_.allocator().allocateDedicated(
+      size, typeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, "temporary image pool");
+  heldBytes_ += a.size;
+  peakHeldBytes_ = std::max(peakHeldBytes_, heldBytes_);
   return a;
 }
 
 void TemporaryBlockCache::give(Allocation block) {
   std::lock_guard lock(mutex_);
+  heldBytes_ -= block.size;
+  cachedBytes_ += block.size;
   blocks_.push_back(block);
 }
 
@@ -40,6 +59,8 @@ void TemporaryBlockCache::trim() {
   std::lock_guard lock(mutex_);
   for (Allocation& a : blocks_) context_.allocator().free(a);
   blocks_.clear();
+  cachedBytes_ = 0;
+  peakHeldBytes_ = heldBytes_;
 }
 
 TemporaryPool::~TemporaryPool() {
@@ -96,9 +117,6 @@ TemporaryPool::Slot TemporaryPool::allocate(const VkMemoryRequirements& req) {
     const VkDeviceSize size = alignUp(req.size, kBlockGranularity);
     Block block;
     block.memory = context_.temporaryBlocks().take(size, req.memoryTypeBits);
-    if (!block.memory)
-      block.memory = context_.allocator().allocateDedicated(
-          size, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, "temporary image pool");
     block.free[0] = block.memory.size;
     statistics_.bytesAllocated += block.memory.size;
     blocks_.push_back(std::move(block));
