@@ -8,17 +8,7 @@
 #ifndef VKCNN_CONVOLUTION_GLSL
 #define VKCNN_CONVOLUTION_GLSL
 
-#include "convolution_interface.h"
-
-layout(set = 0, binding = 0) uniform sampler2DArray uSource;
-layout(set = 0, binding = 1, VKCNN_OUTPUT_FORMAT) uniform image2DArray uDestination;
-layout(set = 0, binding = 2, std430) readonly buffer Weights { vec4 weights[]; };
-layout(set = 0, binding = 3, std430) readonly buffer Bias { float bias[]; };
-layout(set = 0, binding = 4, std430) readonly buffer Slopes { float slopes[]; };
-layout(push_constant) uniform Push { ConvolutionPush pc; };
-
-#include "image_io.glsl"
-#include "neuron.glsl"
+#include "convolution_bindings.glsl"
 
 // Group-relative input channels [4j, 4j + 4) of the group starting at window channel `base`.
 // Channels past the group's end belong to the next group; their weights are zero, but they are
@@ -92,12 +82,8 @@ void main() {
       acc[k] = sum;
     }
   }
-  vec4 y;
-  for (int k = 0; k < 4; ++k) {
-    float slope = pc.neuron.slopeCount > 0 ? slopes[min(oc[k], pc.neuron.slopeCount - 1)] : 0.0;
-    y[k] = applyNeuron(pc.neuron, acc[k] + bias[oc[k]], slope);
-  }
-  writeSlice(pc.destination, ivec2(g.clipX, g.clipY) + gid.xy, img, t, y);
+  writeSlice(pc.destination, ivec2(g.clipX, g.clipY) + gid.xy, img, t,
+             convolutionOutput(oc, acc));
 }
 
 #endif

@@ -16,17 +16,7 @@
 #ifndef VKCNN_CONVOLUTION_GEMM_GLSL
 #define VKCNN_CONVOLUTION_GEMM_GLSL
 
-#include "convolution_interface.h"
-
-layout(set = 0, binding = 0) uniform sampler2DArray uSource;
-layout(set = 0, binding = 1, VKCNN_OUTPUT_FORMAT) uniform image2DArray uDestination;
-layout(set = 0, binding = 2, std430) readonly buffer Weights { vec4 weights[]; };
-layout(set = 0, binding = 3, std430) readonly buffer Bias { float bias[]; };
-layout(set = 0, binding = 4, std430) readonly buffer Slopes { float slopes[]; };
-layout(push_constant) uniform Push { ConvolutionPush pc; };
-
-#include "image_io.glsl"
-#include "neuron.glsl"
+#include "convolution_bindings.glsl"
 
 const int ROWS = TILE_M / THREAD_M;           // invocations along the pixels of a group
 const int THREADS = ROWS * (TILE_N / THREAD_N);  // invocations per k group
@@ -128,13 +118,7 @@ void main() {
       if (n >= g.slices) continue;
       // Lanes past the output channels compute a clamped channel; writeSlice drops them.
       const ivec4 oc = min(ivec4(4 * n) + ivec4(0, 1, 2, 3), pc.destination.featureChannels - 1);
-      vec4 y;
-      for (int r = 0; r < 4; ++r) {
-        const float slope =
-            pc.neuron.slopeCount > 0 ? slopes[min(oc[r], pc.neuron.slopeCount - 1)] : 0.0;
-        y[r] = applyNeuron(pc.neuron, acc[i][j][r] + bias[oc[r]], slope);
-      }
-      writeSlice(pc.destination, p, img, n, y);
+      writeSlice(pc.destination, p, img, n, convolutionOutput(oc, acc[i][j]));
     }
   }
 }

@@ -23,17 +23,8 @@
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_EXT_shader_16bit_storage : require
 
-#include "convolution_interface.h"
-
-layout(set = 0, binding = 0) uniform sampler2DArray uSource;
-layout(set = 0, binding = 1, VKCNN_OUTPUT_FORMAT) uniform image2DArray uDestination;
-layout(set = 0, binding = 2, std430) readonly buffer Weights { uvec4 weights[]; };  // 8 float16
-layout(set = 0, binding = 3, std430) readonly buffer Bias { float bias[]; };
-layout(set = 0, binding = 4, std430) readonly buffer Slopes { float slopes[]; };
-layout(push_constant) uniform Push { ConvolutionPush pc; };
-
-#include "image_io.glsl"
-#include "neuron.glsl"
+#define VKCNN_WEIGHT_TYPE uvec4  // 8 float16
+#include "convolution_bindings.glsl"
 
 const int TILE_M = WARPS_M * FRAG_M * 16;
 const int TILE_N = WARPS_N * FRAG_N * 16;
@@ -184,13 +175,7 @@ void main() {
     const ivec2 p = ivec2(g.clipX + pixel % g.clipWidth, g.clipY + pixel / g.clipWidth);
     // Lanes past the output channels compute a clamped channel; writeSlice drops them.
     const ivec4 oc = min(ivec4(4 * n) + ivec4(0, 1, 2, 3), pc.destination.featureChannels - 1);
-    vec4 y;
-    for (int r = 0; r < 4; ++r) {
-      const float slope =
-          pc.neuron.slopeCount > 0 ? slopes[min(oc[r], pc.neuron.slopeCount - 1)] : 0.0;
-      y[r] = applyNeuron(pc.neuron, sum[r] + bias[oc[r]], slope);
-    }
-    writeSlice(pc.destination, p, img, n, y);
+    writeSlice(pc.destination, p, img, n, convolutionOutput(oc, sum));
   }
 }
 #endif
