@@ -1709,7 +1709,10 @@ void Importer::pow() {
   // there too (non-integers) map to it.
   if (p != std::floor(p))
     return neuronOp(NeuronDescriptor::of(NeuronType::power, 1.f, 0.f, float(p)));
-  unsupported("Pow with the integer exponent " + std::to_string(int64_t(p)));
+  // Printed as a double: an integer-valued exponent may be past any integer type (or infinite).
+  char exponent[64];
+  std::snprintf(exponent, sizeof(exponent), "%.0f", p);
+  unsupported(std::string("Pow with the integer exponent ") + exponent);
 }
 
 void Importer::softmax(bool log) {
