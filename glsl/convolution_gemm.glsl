@@ -118,7 +118,7 @@ void main() {
       if (n >= g.slices) continue;
       // Lanes past the output channels compute a clamped channel; writeSlice drops them.
       const ivec4 oc = min(ivec4(4 * n) + ivec4(0, 1, 2, 3), pc.destination.featureChannels - 1);
-      writeSlice(pc.destination, p, img, n, convolutionOutput(oc, acc[i][j]));
+      writeSlice(pc.destination, p, img, n, convolutionOutput(p, img, n, oc, acc[i][j]));
     }
   }
 }
