@@ -24,16 +24,26 @@ layout(push_constant) uniform Push { ConvolutionPush pc; };
 #include "image_io.glsl"
 #include "neuron.glsl"
 
+// The residual's channels for destination layer t of image img at pixel p: its pixel, image and
+// window channel are the destination's. Shaders that only write destinations starting at a layer
+// (VKCNN_ALIGNED_DESTINATION) read one texel: the residual view starts at a layer too (views
+// always do), so its layer t holds the same channels, and lanes past the window, which may hold
+// anything, are dropped by writeSlice.
+vec4 residualOf(ivec2 p, int img, int t) {
+#ifdef VKCNN_ALIGNED_DESTINATION
+  return texelFetch(uResidual, ivec3(p, img * pc.neuron.residualLayersPerImage + t), 0);
+#else
+  const ImageView residual = ImageView(pc.neuron.residualLayersPerImage,
+                                       pc.destination.featureChannels,
+                                       pc.neuron.residualChannelShift, 0);
+  return readChannels(uResidual, residual, p, img, firstChannelOfSlice(pc.destination, t));
+#endif
+}
+
 // What destination layer t of image img holds at pixel p for the accumulated `sum` of output
 // channels `oc` (clamped into range by the caller): bias, the residual, then the fused neuron.
 vec4 convolutionOutput(ivec2 p, int img, int t, ivec4 oc, vec4 sum) {
-  if (pc.neuron.residual != 0) {
-    // The residual's pixel, image and window channel are the destination's.
-    const ImageView residual = ImageView(pc.neuron.residualLayersPerImage,
-                                         pc.destination.featureChannels,
-                                         pc.neuron.residualChannelShift, 0);
-    sum += readChannels(uResidual, residual, p, img, firstChannelOfSlice(pc.destination, t));
-  }
+  if (pc.neuron.residual != 0) sum += residualOf(p, img, t);
   vec4 y;
   for (int r = 0; r < 4; ++r) {
     const float slope =

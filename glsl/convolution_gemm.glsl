@@ -16,6 +16,8 @@
 #ifndef VKCNN_CONVOLUTION_GEMM_GLSL
 #define VKCNN_CONVOLUTION_GEMM_GLSL
 
+// The host picks these shaders only for destinations that start at a layer.
+#define VKCNN_ALIGNED_DESTINATION
 #include "convolution_bindings.glsl"
 
 const int ROWS = TILE_M / THREAD_M;           // invocations along the pixels of a group

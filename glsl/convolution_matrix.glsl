@@ -23,6 +23,8 @@
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_EXT_shader_16bit_storage : require
 
+// The host picks these shaders only for destinations that start at a layer.
+#define VKCNN_ALIGNED_DESTINATION
 #define VKCNN_WEIGHT_TYPE uvec4  // 8 float16
 #include "convolution_bindings.glsl"
 
