@@ -82,8 +82,8 @@ void main() {
       acc[k] = sum;
     }
   }
-  writeSlice(pc.destination, ivec2(g.clipX, g.clipY) + gid.xy, img, t,
-             convolutionOutput(oc, acc));
+  const ivec2 p = ivec2(g.clipX, g.clipY) + gid.xy;
+  writeSlice(pc.destination, p, img, t, convolutionOutput(p, img, t, oc, acc));
 }
 
 #endif

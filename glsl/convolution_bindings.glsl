@@ -1,6 +1,7 @@
 // The bindings and push constants of the convolution shaders (convolution.glsl,
-// convolution_gemm.glsl, convolution_matrix.glsl), which one host class binds alike, and their
-// common epilogue. VKCNN_WEIGHT_TYPE is the element type of the weight buffer (vec4 unless set).
+// convolution_gemm.glsl, convolution_matrix.glsl, depthwise_convolution.comp), which one host class
+// binds alike, and their common epilogue. VKCNN_WEIGHT_TYPE is the element type of the weight
+// buffer (vec4 unless set).
 #ifndef VKCNN_CONVOLUTION_BINDINGS_GLSL
 #define VKCNN_CONVOLUTION_BINDINGS_GLSL
 
@@ -15,13 +16,34 @@ layout(set = 0, binding = 1, VKCNN_OUTPUT_FORMAT) uniform image2DArray uDestinat
 layout(set = 0, binding = 2, std430) readonly buffer Weights { VKCNN_WEIGHT_TYPE weights[]; };
 layout(set = 0, binding = 3, std430) readonly buffer Bias { float bias[]; };
 layout(set = 0, binding = 4, std430) readonly buffer Slopes { float slopes[]; };
+// Added before the neuron when pc.neuron.residual is set (a residual block's shortcut); the host
+// binds the source here otherwise.
+layout(set = 0, binding = 5) uniform sampler2DArray uResidual;
 layout(push_constant) uniform Push { ConvolutionPush pc; };
 
 #include "image_io.glsl"
 #include "neuron.glsl"
 
-// Bias and the fused neuron for output channels `oc` (clamped into range by the caller).
-vec4 convolutionOutput(ivec4 oc, vec4 sum) {
+// The residual's channels for destination layer t of image img at pixel p: its pixel, image and
+// window channel are the destination's. Shaders that only write destinations starting at a layer
+// (VKCNN_ALIGNED_DESTINATION) read one texel: the residual view starts at a layer too (views
+// always do), so its layer t holds the same channels, and lanes past the window, which may hold
+// anything, are dropped by writeSlice.
+vec4 residualOf(ivec2 p, int img, int t) {
+#ifdef VKCNN_ALIGNED_DESTINATION
+  return texelFetch(uResidual, ivec3(p, img * pc.neuron.residualLayersPerImage + t), 0);
+#else
+  const ImageView residual = ImageView(pc.neuron.residualLayersPerImage,
+                                       pc.destination.featureChannels,
+                                       pc.neuron.residualChannelShift, 0);
+  return readChannels(uResidual, residual, p, img, firstChannelOfSlice(pc.destination, t));
+#endif
+}
+
+// What destination layer t of image img holds at pixel p for the accumulated `sum` of output
+// channels `oc` (clamped into range by the caller): bias, the residual, then the fused neuron.
+vec4 convolutionOutput(ivec2 p, int img, int t, ivec4 oc, vec4 sum) {
+  if (pc.neuron.residual != 0) sum += residualOf(p, img, t);
   vec4 y;
   for (int r = 0; r < 4; ++r) {
     const float slope =

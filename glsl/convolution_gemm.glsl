@@ -16,6 +16,8 @@
 #ifndef VKCNN_CONVOLUTION_GEMM_GLSL
 #define VKCNN_CONVOLUTION_GEMM_GLSL
 
+// The host picks these shaders only for destinations that start at a layer.
+#define VKCNN_ALIGNED_DESTINATION
 #include "convolution_bindings.glsl"
 
 const int ROWS = TILE_M / THREAD_M;           // invocations along the pixels of a group
@@ -118,7 +120,7 @@ void main() {
       if (n >= g.slices) continue;
       // Lanes past the output channels compute a clamped channel; writeSlice drops them.
       const ivec4 oc = min(ivec4(4 * n) + ivec4(0, 1, 2, 3), pc.destination.featureChannels - 1);
-      writeSlice(pc.destination, p, img, n, convolutionOutput(oc, acc[i][j]));
+      writeSlice(pc.destination, p, img, n, convolutionOutput(p, img, n, oc, acc[i][j]));
     }
   }
 }

@@ -23,6 +23,8 @@
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_EXT_shader_16bit_storage : require
 
+// The host picks these shaders only for destinations that start at a layer.
+#define VKCNN_ALIGNED_DESTINATION
 #define VKCNN_WEIGHT_TYPE uvec4  // 8 float16
 #include "convolution_bindings.glsl"
 
@@ -72,8 +74,9 @@ void fetchRound(out vec4 x[LOADS], int chunk, int slots, int S, LoadRows rows, i
 #ifdef VKCNN_REFLECTION
 // The build SPIRV-Cross reflects (see cmake/VkcnnShaders.cmake): every binding used.
 void main() {
-  imageStore(uDestination, ivec3(0), texelFetch(uSource, ivec3(0), 0) + float(weights[0].x) +
-                                         bias[0] + slopes[0] + float(pc.geometry.clipX));
+  imageStore(uDestination, ivec3(0),
+             texelFetch(uSource, ivec3(0), 0) + texelFetch(uResidual, ivec3(0), 0) +
+                 float(weights[0].x) + bias[0] + slopes[0] + float(pc.geometry.clipX));
 }
 #else
 void main() {
@@ -175,7 +178,7 @@ void main() {
     const ivec2 p = ivec2(g.clipX + pixel % g.clipWidth, g.clipY + pixel / g.clipWidth);
     // Lanes past the output channels compute a clamped channel; writeSlice drops them.
     const ivec4 oc = min(ivec4(4 * n) + ivec4(0, 1, 2, 3), pc.destination.featureChannels - 1);
-    writeSlice(pc.destination, p, img, n, convolutionOutput(oc, sum));
+    writeSlice(pc.destination, p, img, n, convolutionOutput(p, img, n, oc, sum));
   }
 }
 #endif

@@ -8,17 +8,8 @@
 
 layout(local_size_x = 8, local_size_y = 8, local_size_z = 1) in;
 
-#include "convolution_interface.h"
-
-layout(set = 0, binding = 0) uniform sampler2DArray uSource;
-layout(set = 0, binding = 1, VKCNN_OUTPUT_FORMAT) uniform image2DArray uDestination;
-layout(set = 0, binding = 2, std430) readonly buffer Weights { float weights[]; };
-layout(set = 0, binding = 3, std430) readonly buffer Bias { float bias[]; };
-layout(set = 0, binding = 4, std430) readonly buffer Slopes { float slopes[]; };
-layout(push_constant) uniform Push { ConvolutionPush pc; };
-
-#include "image_io.glsl"
-#include "neuron.glsl"
+#define VKCNN_WEIGHT_TYPE float
+#include "convolution_bindings.glsl"
 
 void main() {
   ivec3 gid = ivec3(gl_GlobalInvocationID);
@@ -49,10 +40,6 @@ void main() {
              vec4(weights[w + oc.x], weights[w + oc.y], weights[w + oc.z], weights[w + oc.w]);
     }
   }
-  vec4 y;
-  for (int k = 0; k < 4; ++k) {
-    float slope = pc.neuron.slopeCount > 0 ? slopes[min(oc[k], pc.neuron.slopeCount - 1)] : 0.0;
-    y[k] = applyNeuron(pc.neuron, acc[k] + bias[oc[k]], slope);
-  }
-  writeSlice(pc.destination, ivec2(g.clipX, g.clipY) + gid.xy, img, t, y);
+  const ivec2 p = ivec2(g.clipX, g.clipY) + gid.xy;
+  writeSlice(pc.destination, p, img, t, convolutionOutput(p, img, t, oc, acc));
 }

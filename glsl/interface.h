@@ -31,11 +31,16 @@ VKCNN_STRUCT(Geometry) {
   int_t offsetX, offsetY, imageCount, slices;
 };
 
+// The neuron a kernel applies to its result. The last three words are unused by neurons: the
+// convolution family carries its residual there (convolution_bindings.glsl), which keeps its push
+// constants within 128 bytes; every other kernel leaves them zero.
 VKCNN_STRUCT(NeuronParams) {
   int_t type;
   int_t slopeCount;  // PReLU slopes in the bound buffer
   float_t a, b, c;
-  int_t pad0, pad1, pad2;
+  int_t residual;                // 1: add the residual image before the neuron
+  int_t residualLayersPerImage;  // the residual's ImageView, whose featureChannels are the
+  int_t residualChannelShift;    // destination's and which needs no paddingFrom
 };
 
 VKCNN_STRUCT(NeuronPush) {

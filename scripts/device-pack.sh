@@ -27,11 +27,14 @@ ldd "$build"/engine/libvkcnn.so | awk '/libonnx|libprotobuf/ {print $3}' |
 mkdir -p "$root/.device-build/fashion-mnist"
 cp /usr/share/datasets/fashion-mnist/t10k-* "$root/.device-build/fashion-mnist/" 2>/dev/null || true
 find "$build/samples" -maxdepth 2 -type f -executable -name 'vkcnn*' -exec cp {} "$root/.device-build/bin/" \;
-if ! ls "$root"/.gl/libvulkan1_*.deb >/dev/null 2>&1; then
+# The NVIDIA ICD is loaded through glvnd (libGLX_nvidia), whose libraries the GPU image lacks too:
+# without them the loader finds no driver.
+if ! ls "$root"/.gl/libvulkan1_*.deb "$root"/.gl/libglx0_*.deb >/dev/null 2>&1; then
   o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
   mkdir -p /tmp/amd64/partial
   apt-get $o update -qq
-  (cd "$root/.gl" && apt-get $o download libvulkan1 vulkan-validationlayers)
+  (cd "$root/.gl" && apt-get $o download libvulkan1 vulkan-validationlayers libegl1 libglvnd0 \
+    libopengl0 libgl1 libglx0 libgles2)
 fi
 find "$root/.device-build" -type f -exec strip --strip-debug {} \; 2>/dev/null || true
 du -sh "$root/.device-build" "$root/.gl"

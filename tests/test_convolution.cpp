@@ -4,6 +4,7 @@
 // every fused neuron, PReLU, batch normalisation folding; fully connected layers; .dat weight
 // files; and every descriptor error.
 #include <vkcnn/convolution.h>
+#include <vkcnn/neuron.h>
 
 #include <algorithm>
 #include <cmath>
@@ -11,6 +12,7 @@
 #include <limits>
 #include <random>
 #include <tuple>
+#include <type_traits>
 
 #include "test_support.h"
 
@@ -39,6 +41,10 @@ struct Case {
   Offset offset;
   ClipRect clip;
   uint32_t seed = 1;
+  // Convolution::encodeWithResidual: a residual of the destination's shape, as a window at this
+  // channel of a larger image (extra channels on both sides) when residualChannelOffset > 0.
+  bool residual = false;
+  uint32_t residualChannelOffset = 0;
 };
 
 std::vector<float> randomWeights(const ConvolutionDescriptor& d, uint32_t seed) {
@@ -50,9 +56,10 @@ std::vector<float> randomWeights(const ConvolutionDescriptor& d, uint32_t seed) 
 }
 
 // The destination as the kernel should leave it: NaN (the poison) outside what it writes.
+// `residual` (the residual window's channels only) is added before the neuron.
 Tensor reference(const Case& c, const Tensor& x, const std::vector<float>& w,
                  const std::vector<float>& bias, uint32_t dstW, uint32_t dstH, uint32_t dstN,
-                 uint32_t dstC) {
+                 uint32_t dstC, const Tensor* residual = nullptr) {
   const ConvolutionDescriptor& d = c.descriptor;
   Tensor y(dstN, dstC, dstH, dstW, std::numeric_limits<double>::quiet_NaN());
   const uint32_t clipW = c.clip.width == kWholeExtent ? dstW - c.clip.x : c.clip.width;
@@ -93,8 +100,10 @@ Tensor reference(const Case& c, const Tensor& x, const std::vector<float>& w,
                     w[((size_t(o) * d.kernelHeight + ky) * d.kernelWidth + kx) * inPerGroup + ic];
               }
           const double b = bias.empty() ? 0 : bias[o];
+          const double r =
+              residual ? residual->at(c.clip.z + i, o, c.clip.y + py, c.clip.x + px) : 0;
           y.at(c.clip.z + i, c.destinationChannelOffset + o, c.clip.y + py, c.clip.x + px) =
-              applyNeuron(d.neuron, (sum + b) * scale + shift, o);
+              applyNeuron(d.neuron, (sum + b) * scale + shift + r, o);
         }
     }
   return y;
@@ -127,9 +136,35 @@ void runWith(K& kernel, const Case& c, const Tensor& x, const std::vector<float>
       c.destinationChannelOffset + c.descriptor.outputFeatureChannels + c.extraDestinationChannels;
   Image destination =
       makePoisoned(context(), {dstW, dstH, dstC, dstN, c.format, ImageUsage::all, "y"});
-  runOnce([&](CommandBuffer& cb) { kernel.encode(cb, source, destination); });
-  compare(download(destination), reference(c, x, w, bias, dstW, dstH, dstN, dstC),
-          tolerance(c.format));
+  if (!c.residual) {
+    runOnce([&](CommandBuffer& cb) { kernel.encode(cb, source, destination); });
+    compare(download(destination), reference(c, x, w, bias, dstW, dstH, dstN, dstC),
+            tolerance(c.format));
+    return;
+  }
+  if constexpr (std::is_same_v<K, Convolution>) {
+    const uint32_t outC = c.descriptor.outputFeatureChannels;
+    const uint32_t around = c.residualChannelOffset ? 3 : 0;  // channels after the window
+    const Tensor whole = roundedTo(
+        randomTensor(dstN, c.residualChannelOffset + outC + around, dstH, dstW, c.seed + 3),
+        c.format);
+    Tensor window(dstN, outC, dstH, dstW);
+    for (uint32_t i = 0; i < dstN; ++i)
+      for (uint32_t o = 0; o < outC; ++o)
+        for (uint32_t yy = 0; yy < dstH; ++yy)
+          for (uint32_t xx = 0; xx < dstW; ++xx)
+            window.at(i, o, yy, xx) = whole.at(i, c.residualChannelOffset + o, yy, xx);
+    Image stored = makeImage(whole, c.format, "shortcut");
+    const Image residual = c.residualChannelOffset || around
+                               ? stored.subImage({c.residualChannelOffset, outC})
+                               : stored;
+    runOnce(
+        [&](CommandBuffer& cb) { kernel.encodeWithResidual(cb, source, residual, destination); });
+    compare(download(destination), reference(c, x, w, bias, dstW, dstH, dstN, dstC, &window),
+            tolerance(c.format));
+  } else {
+    FAIL("only Convolution takes a residual");
+  }
 }
 
 // Builds the kernel from random weights and checks one encode against the reference.
@@ -302,6 +337,122 @@ TEST_CASE("convolution: every GEMM tile shape") {
     CAPTURE(describe(b));
     run(b);
   }
+}
+
+TEST_CASE("convolution: a residual added before the neuron, on every shader") {
+  // Each path adds it in its own epilogue (convolution_bindings.glsl): GEMM tiles large and small
+  // (and the matrix-unit tiles for float16 on GPUs that have them), the direct shader (groups, an
+  // unaligned destination offset), depthwise; residuals whole and as windows of larger images,
+  // clip rectangles over a batch.
+  uint32_t seed = 900;
+  for (ChannelFormat format : {ChannelFormat::float32, ChannelFormat::float16}) {
+    std::vector<Case> cases;
+    Case large;  // 1x1 over 2 x 100x100: large GEMM tiles
+    large.descriptor = ConvolutionDescriptor::make(1, 1, 8, 20, NeuronDescriptor::relu());
+    large.width = large.height = 100;
+    large.sourceImages = 2;
+    cases.push_back(large);
+    Case small;  // few pixels, long reduction, the residual a window from channel 4
+    small.descriptor = ConvolutionDescriptor::make(3, 3, 24, 13, NeuronDescriptor::relu());
+    small.width = 6;
+    small.height = 5;
+    small.residualChannelOffset = 4;
+    cases.push_back(small);
+    Case grouped;  // direct shader, PReLU, clip over images 1..2 of 3
+    grouped.descriptor = ConvolutionDescriptor::make(3, 3, 6, 9);
+    grouped.descriptor.groups = 3;
+    grouped.descriptor.neuron = sampleNeuron(NeuronType::prelu, 9);
+    grouped.sourceImages = 3;
+    grouped.offset = {0, 0, 1};
+    grouped.clip = {1, 0, 1, 3, kWholeExtent, 2};
+    grouped.destinationImages = 3;
+    grouped.destinationWidth = 5;
+    grouped.destinationHeight = 5;
+    grouped.residualChannelOffset = 8;
+    cases.push_back(grouped);
+    Case unaligned;  // direct shader: an unaligned destination offset (concatenation)
+    unaligned.descriptor = ConvolutionDescriptor::make(3, 3, 5, 7, NeuronDescriptor::relu());
+    unaligned.destinationChannelOffset = 3;
+    unaligned.extraDestinationChannels = 2;
+    unaligned.residualChannelOffset = 4;
+    cases.push_back(unaligned);
+    Case depthwise;  // depthwise, stride 2, batch normalisation folded first
+    depthwise.descriptor = ConvolutionDescriptor::depthwise(3, 3, 10, 1, NeuronDescriptor::relu());
+    depthwise.descriptor.strideInPixelsX = depthwise.descriptor.strideInPixelsY = 2;
+    depthwise.descriptor.setBatchNormalizationParametersForInference(
+        randomFloats(10, 5), randomFloats(10, 6, 0.5f, 1.5f), randomFloats(10, 7),
+        randomFloats(10, 8), 1e-5f);
+    depthwise.width = 9;
+    depthwise.height = 7;
+    cases.push_back(depthwise);
+    for (Case c : cases) {
+      c.format = format;
+      c.residual = true;
+      c.seed = seed++;
+      CAPTURE(describe(c));
+      CAPTURE(c.residualChannelOffset);
+      run(c);
+    }
+  }
+}
+
+TEST_CASE("convolution: a temporary residual is one read; bad residuals are errors") {
+  const ConvolutionDescriptor d = ConvolutionDescriptor::make(1, 1, 4, 4, NeuronDescriptor::relu());
+  Convolution kernel(context(), d, randomFloats(d.weightCount(), 3));
+  const Tensor x = randomTensor(2, 4, 3, 3, 4);
+  const Image source = makeImage(x, ChannelFormat::float32, "x");
+
+  // A temporary residual goes back to the pool after its one read, as if an Arithmetic add read
+  // it; a source that is also the residual is read once.
+  runOnce([&](CommandBuffer& cb) {
+    TemporaryImage shortcut(cb, {3, 3, 4, 2, ChannelFormat::float32});
+    Neuron copy(context(), NeuronDescriptor{});
+    copy.encode(cb, source, shortcut);
+    shortcut.setReadCount(2);
+    TemporaryImage y = kernel.encodeWithResidual(cb, source, shortcut);
+    CHECK(shortcut.readCount() == 1);
+    TemporaryImage z = kernel.encodeWithResidual(cb, shortcut, shortcut);
+    CHECK(shortcut.readCount() == 0);
+    VKCNN_CHECK_ERROR(kernel.encodeWithResidual(cb, source, shortcut, y), ErrorCode::misuse,
+                      "residual");
+    CHECK(y.readCount() == 1);
+    CHECK(z.readCount() == 1);
+  });
+
+  Image destination(context(), {3, 3, 8, 2, ChannelFormat::float32, ImageUsage::all, "y"});
+  auto wrong = [&](ImageDescriptor descriptor, const char* fragment) {
+    descriptor.label = "r";
+    const Image residual(context(), descriptor);
+    CAPTURE(fragment);
+    runOnce([&](CommandBuffer& cb) {
+      VKCNN_CHECK_ERROR(kernel.encodeWithResidual(cb, source, residual, destination),
+                        ErrorCode::invalidArgument, fragment);
+    });
+  };
+  wrong({4, 3, 4, 2}, "residual 'r' is 4x3x4 with 2 images but must be 3x3x4 with 2 images");
+  wrong({3, 2, 4, 2}, "residual 'r' is 3x2x4 with 2 images");
+  wrong({3, 3, 5, 2}, "residual 'r' is 3x3x5 with 2 images");
+  wrong({3, 3, 4, 1}, "residual 'r' is 3x3x4 with 1 images");
+  // The residual may not be the layers the kernel writes.
+  runOnce([&](CommandBuffer& cb) {
+    VKCNN_CHECK_ERROR(
+        kernel.encodeWithResidual(cb, source, destination.subImage({0, 4}), destination),
+        ErrorCode::invalidArgument, "in-place kernels are not supported");
+    VKCNN_CHECK_ERROR(kernel.encodeWithResidual(cb, source, Image{}), ErrorCode::invalidArgument,
+                      "the residual is empty");
+  });
+  // Other layers of the destination's image are fine: channels [4, 8) into [0, 4).
+  Image both = makeImage(randomTensor(2, 8, 3, 3, 5), ChannelFormat::float32, "both");
+  const Tensor before = download(both);
+  runOnce([&](CommandBuffer& cb) {
+    kernel.encodeWithResidual(cb, source, both.subImage({4, 4}), both);
+  });
+  const Tensor after = download(both);
+  CHECK(after.at(1, 5, 2, 2) == before.at(1, 5, 2, 2));
+  const std::vector<float> w = randomFloats(d.weightCount(), 3);
+  double sum = before.at(1, 6, 2, 1);
+  for (uint32_t ic = 0; ic < 4; ++ic) sum += x.at(1, ic, 2, 1) * w[2 * 4 + ic];
+  CHECK(std::abs(after.at(1, 2, 2, 1) - std::max(sum, 0.0)) < 1e-5);
 }
 
 TEST_CASE("convolution: clip rectangle and offset in x and y") {

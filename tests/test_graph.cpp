@@ -1,5 +1,6 @@
 // Graph: build, optimise (BN folding, neuron fusion, concatenation removal, identity removal) and
 // encode; results equal a CPU reference and the same graph unoptimised, with fewer kernels.
+#include <algorithm>
 #include <cmath>
 
 #include "test_support.h"
@@ -502,4 +503,81 @@ TEST_CASE("graph: chunks of a batch encoded together share barriers") {
   CHECK(cb.encodingStatistics().barriers == single.encodingStatistics().barriers);
   VKCNN_CHECK_ERROR(g.encodeBatch(cb, inputs, {outputs[0]}), ErrorCode::invalidArgument,
                     "2 chunks of inputs but 1 of outputs");
+}
+
+TEST_CASE("graph: residual adds fold into the convolution producing one of their inputs") {
+  // x(6) -> conv1 3x3 + relu = a; relu(conv2 3x3(a) + a) = s1 (identity shortcut);
+  // relu(conv3 1x1(s1) + conv4 1x1(s1)) = s2 (a projection shortcut built after the main path:
+  // only conv4 can take the add, as conv3 runs before conv4 writes its input);
+  // conv5 1x1(s2) + s2 = s3, where conv5's result is also an output and keeps its own image.
+  const std::vector<float> w1 = randomFloats(6 * 9 * 6, 1, -0.4f, 0.4f), b1 = randomFloats(6, 2);
+  const std::vector<float> w2 = randomFloats(6 * 9 * 6, 3, -0.4f, 0.4f), b2 = randomFloats(6, 4);
+  const std::vector<float> w3 = randomFloats(8 * 6, 5, -0.5f, 0.5f), b3 = randomFloats(8, 6);
+  const std::vector<float> w4 = randomFloats(8 * 6, 7, -0.5f, 0.5f);
+  const std::vector<float> w5 = randomFloats(8 * 8, 8, -0.5f, 0.5f), b5 = randomFloats(8, 9);
+  auto build = [&](const GraphOptions& options) {
+    Graph g(context(), options);
+    GraphTensor x = g.input("x", {9, 7, 6});
+    GraphTensor a = g.convolution(x, ConvolutionDescriptor::make(3, 3, 6, 6), w1, b1, {}, "conv1");
+    a = g.neuron(a, NeuronDescriptor::relu(), "relu1");
+    GraphTensor b = g.convolution(a, ConvolutionDescriptor::make(3, 3, 6, 6), w2, b2, {}, "conv2");
+    GraphTensor s1 = g.arithmetic(b, a, ArithmeticOperation::add, "add1");
+    s1 = g.neuron(s1, NeuronDescriptor::relu(), "relu2");
+    GraphTensor m = g.convolution(s1, ConvolutionDescriptor::make(1, 1, 6, 8), w3, b3, {}, "conv3");
+    GraphTensor d = g.convolution(s1, ConvolutionDescriptor::make(1, 1, 6, 8), w4, {}, {}, "conv4");
+    GraphTensor s2 = g.arithmetic(m, d, ArithmeticOperation::add, "add2");
+    s2 = g.neuron(s2, NeuronDescriptor::relu(), "relu3");
+    GraphTensor e = g.convolution(s2, ConvolutionDescriptor::make(1, 1, 8, 8), w5, b5, {}, "conv5");
+    GraphTensor s3 = g.arithmetic(s2, e, ArithmeticOperation::add, "add3");
+    g.output(s3, "s3");
+    g.output(e, "e");
+    return g;
+  };
+  auto relu = [](double v) { return std::max(v, 0.0); };
+  auto reference = [&](const Tensor& x) {
+    const Tensor a = map(convolve(x, 6, 3, w1, b1), relu);
+    Tensor s1 = convolve(a, 6, 3, w2, b2);
+    for (size_t i = 0; i < s1.data.size(); ++i) s1.data[i] = relu(s1.data[i] + a.data[i]);
+    Tensor s2 = convolve(s1, 8, 1, w3, b3);
+    const Tensor d = convolve(s1, 8, 1, w4, {});
+    for (size_t i = 0; i < s2.data.size(); ++i) s2.data[i] = relu(s2.data[i] + d.data[i]);
+    const Tensor e = convolve(s2, 8, 1, w5, b5);
+    Tensor s3 = e;
+    for (size_t i = 0; i < s3.data.size(); ++i) s3.data[i] += s2.data[i];
+    return std::pair{s3, e};
+  };
+  for (ChannelFormat format : {ChannelFormat::float32, ChannelFormat::float16}) {
+    CAPTURE(std::string(toString(format)));
+    const Tensor x = roundedTo(randomTensor(2, 6, 7, 9, 10), format);
+    const Image input = makeImage(x, format, "x");
+    const auto [s3, e] = reference(x);
+    for (bool optimize : {true, false}) {
+      CAPTURE(optimize);
+      GraphOptions options;
+      options.channelFormat = format;
+      options.optimize = optimize;
+      Graph g = build(options);
+      CommandBuffer cb(context());
+      std::vector<Image> out = g.encode(cb, {input});
+      cb.commit();
+      cb.waitUntilCompleted();
+      const double tol = format == ChannelFormat::float32 ? 1e-5 : 4e-3;
+      CHECK(relativeL2(download(out[0]), s3) <= tol);
+      CHECK(relativeL2(download(out[1]), e) <= tol);
+      const GraphStatistics stats = g.statistics();
+      if (optimize) {
+        CHECK(stats.fusedResiduals == 2);
+        CHECK(stats.kernels == 6);  // conv1, conv2 + a, conv3, conv4 + conv3's, conv5, add3
+        const std::vector<std::string> lines = g.describe();
+        CHECK(std::count_if(lines.begin(), lines.end(), [](const std::string& l) {
+                return l.find("+ residual") != std::string::npos;
+              }) == 2);
+        CHECK(std::find(lines.begin(), lines.end(),
+                        "conv4 (convolution + residual 'conv3' + relu) -> 9x7x8") != lines.end());
+      } else {
+        CHECK(stats.fusedResiduals == 0);
+        CHECK(stats.kernels == 11);
+      }
+    }
+  }
 }

@@ -100,6 +100,17 @@ class VKCNN_API Convolution : public UnaryKernel {
 
   const ConvolutionDescriptor& descriptor() const;
 
+  // encode() that adds `residual` before the neuron: destination = neuron(convolution(source) +
+  // bias + residual), a residual block's shortcut in the same dispatch instead of an Arithmetic
+  // add after it. Destination pixel (x, y) of image i, window channel c adds the residual's pixel
+  // (x, y) of image i, channel c: the residual has the destination's width, height and
+  // numberOfImages, and outputFeatureChannels channels. It may be a temporary (one read) or a
+  // view, but must not share layers with the destination.
+  void encodeWithResidual(CommandBuffer& commandBuffer, const Image& source, const Image& residual,
+                          const Image& destination);
+  TemporaryImage encodeWithResidual(CommandBuffer& commandBuffer, const Image& source,
+                                    const Image& residual);
+
   uint32_t destinationWidth(uint32_t sourceWidth) const override;
   uint32_t destinationHeight(uint32_t sourceHeight) const override;
   uint32_t destinationFeatureChannels(uint32_t sourceChannels) const override;

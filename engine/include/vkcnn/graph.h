@@ -61,6 +61,9 @@ struct GraphStatistics {
   uint32_t kernels = 0;  // after compile(): kernels encoded per run
   uint32_t fusedNeurons = 0, foldedBatchNormalizations = 0, removedConcatenations = 0,
            removedIdentities = 0, removedUnused = 0;
+  // Element-wise adds folded into the convolution producing one of their inputs, which adds the
+  // other (Convolution::encodeWithResidual) and applies the add's neuron.
+  uint32_t fusedResiduals = 0;
 };
 
 class VKCNN_API Graph {

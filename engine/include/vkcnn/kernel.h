@@ -95,6 +95,11 @@ class VKCNN_API UnaryKernel : public Kernel {
 
  protected:
   using Kernel::Kernel;
+  // encode() with a residual image for kernels that add one before their neuron (Convolution):
+  // it must have the destination's size, numberOfImages and the channels the kernel writes, and
+  // reaches encodeKernel as KernelEncoding::residual (null without one).
+  void encodeChecked(CommandBuffer& commandBuffer, const Image& source, const Image* residual,
+                     const Image& destination);
   // Checks that need the resolved geometry (channel counts a descriptor fixes, say); throw Error.
   virtual void validate(const detail::KernelEncoding& encoding) const;
   virtual void encodeKernel(detail::KernelEncoding& encoding) = 0;

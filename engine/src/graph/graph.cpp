@@ -248,6 +248,37 @@ void GraphState::optimize() {
     }
     consumed = consumers();
   }
+  // A residual block's add into the convolution that produces one of its inputs: the convolution
+  // adds the other (its residual) before the add's neuron, relu(bn(conv(x)) + shortcut) in one
+  // kernel. The convolution reads the residual, so whoever writes it must come earlier in build
+  // order (the schedule's dependency order); a concatenation is left alone, since several nodes
+  // may write its slots.
+  for (uint32_t i = 0; i < nodes.size(); ++i) {
+    GraphNode& n = nodes[i];
+    if (n.removed || n.kind != NodeKind::arithmetic || n.operation != ArithmeticOperation::add)
+      continue;
+    const TensorShape& out = tensors[n.output].shape;
+    for (uint32_t k = 0; k < 2; ++k) {
+      const uint32_t t = n.inputs[k], r = n.inputs[1 - k];
+      const uint32_t p = tensors[t].producer;
+      if (t == r || p == kNone || consumed[t].size() != 1 || isOutput(t)) continue;
+      GraphNode& producer = nodes[p];
+      const TensorShape& shortcut = tensors[r].shape;
+      const uint32_t writer = tensors[r].producer;
+      if (producer.kind != NodeKind::convolution || producer.inputs.size() != 1 ||
+          producer.convolution.neuron.type != NeuronType::none ||
+          (writer != kNone && (writer >= p || nodes[writer].kind == NodeKind::concat)) ||
+          shortcut.width != out.width || shortcut.height != out.height ||
+          shortcut.featureChannels != out.featureChannels)
+        continue;
+      producer.inputs.push_back(r);
+      producer.convolution.neuron = n.neuron;
+      absorb(p, i);
+      statistics.fusedResiduals++;
+      consumed = consumers();
+      break;
+    }
+  }
   removeUnused();
 }
 
@@ -736,6 +767,7 @@ std::vector<std::string> Graph::describe() const {
     line << n.name << " (" << detail::toString(n.kind);
     if ((n.kind == NodeKind::convolution || n.kind == NodeKind::fullyConnected)) {
       if (n.convolution.batchNormalization) line << " + batch norm";
+      if (n.inputs.size() > 1) line << " + residual '" << s.tensors[n.inputs[1]].name << "'";
       if (n.convolution.neuron.type != NeuronType::none)
         line << " + " << toString(n.convolution.neuron.type);
     }
@@ -872,6 +904,11 @@ void Graph::encodeBatch(CommandBuffer& commandBuffer, const std::vector<std::vec
           n.binary->destinationFeatureChannelOffset = offset;
           const Image primary = view(chunkImages, n.inputs[0]);
           n.binary->encode(commandBuffer, primary, view(chunkImages, n.inputs[1]), out);
+        } else if (n.inputs.size() > 1) {  // a convolution with a residual (optimize())
+          n.unary->destinationFeatureChannelOffset = offset;
+          const Image source = view(chunkImages, n.inputs[0]);
+          static_cast<Convolution&>(*n.unary).encodeWithResidual(
+              commandBuffer, source, view(chunkImages, n.inputs[1]), out);
         } else {
           n.unary->destinationFeatureChannelOffset = offset;
           n.unary->encode(commandBuffer, view(chunkImages, n.inputs[0]), out);

@@ -322,6 +322,17 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
   push.geometry.offsetX = originX;
   push.geometry.offsetY = originY;
   push.neuron = neuronParams(d.neuron);
+  if (e.residual) {
+    const shader::ImageView residual = r.bindSource(5, *e.residual, e.destinationFirstImage,
+                                                    e.imageCount, 0, e.destinationChannels);
+    push.neuron.residual = 1;
+    push.neuron.residualLayersPerImage = residual.layersPerImage;
+    push.neuron.residualChannelShift = residual.channelShift;
+  } else {
+    // Unread (push.neuron.residual is 0), but every binding needs a descriptor.
+    r.bindSource(5, e.source, e.sourceFirstImage, e.imageCount, e.sourceChannelOffset,
+                 e.sourceChannels);
+  }
   push.convolution.kernelWidth = int32_t(d.kernelWidth);
   push.convolution.kernelHeight = int32_t(d.kernelHeight);
   push.convolution.strideX = int32_t(d.strideInPixelsX);
@@ -381,6 +392,22 @@ uint32_t Convolution::destinationHeight(uint32_t sourceHeight) const {
 
 uint32_t Convolution::destinationFeatureChannels(uint32_t) const {
   return state_->descriptor.outputFeatureChannels;
+}
+
+void Convolution::encodeWithResidual(CommandBuffer& commandBuffer, const Image& source,
+                                     const Image& residual, const Image& destination) {
+  encodeChecked(commandBuffer, source, &residual, destination);
+}
+
+TemporaryImage Convolution::encodeWithResidual(CommandBuffer& commandBuffer, const Image& source,
+                                               const Image& residual) {
+  if (!source.valid() || !residual.valid())
+    throw Error(
+        ErrorCode::invalidArgument,
+        "kernel '" + label + "': the " + (source.valid() ? "residual" : "source") + " is empty");
+  TemporaryImage destination(commandBuffer, destinationImageDescriptor(source));
+  encodeChecked(commandBuffer, source, &residual, destination);
+  return destination;
 }
 
 void Convolution::validate(const detail::KernelEncoding& e) const {

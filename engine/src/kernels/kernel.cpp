@@ -196,6 +196,8 @@ shader::ImageView DispatchRecorder::bindSource(uint32_t binding, const Image& im
   writes_.push_back({binding, VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, imageInfos_.size()});
   imageInfos_.push_back(info);
   accesses_.push_back({&s, first, count, false});
+  windows_.push_back(
+      {&s, first / spi, imageCount, first % spi, count - (imageCount - 1) * spi, false});
   commandBuffer_.keepAlive(image.storage());
   shader::ImageView v{};
   v.layersPerImage = int32_t(spi);
@@ -232,6 +234,8 @@ shader::ImageView DispatchRecorder::bindDestination(uint32_t binding, const Imag
   writes_.push_back({binding, VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, imageInfos_.size()});
   imageInfos_.push_back(info);
   accesses_.push_back({&s, first, count, true});
+  windows_.push_back(
+      {&s, first / spi, imageCount, first % spi, count - (imageCount - 1) * spi, true});
   written_.push_back(image.storage());
   commandBuffer_.keepAlive(image.storage());
   shader::ImageView v{};
@@ -292,11 +296,16 @@ void DispatchRecorder::dispatchGroups(const void* push, size_t pushSize, uint32_
                                          module_->bindings[i].name + "' was not bound");
   }
   if (!gx || !gy || !gz) return;
-  // In-place use (reading and writing the same layers in one dispatch) is not supported.
-  for (auto& a : accesses_)
-    for (auto& b : accesses_)
+  // In-place use (reading and writing the same layers in one dispatch) is not supported. Other
+  // layers of the same images are (a residual beside the destination in one concatenation).
+  auto overlap = [](uint32_t a, uint32_t aCount, uint32_t b, uint32_t bCount) {
+    return a < b + bCount && b < a + aCount;
+  };
+  for (auto& a : windows_)
+    for (auto& b : windows_)
       if (&a != &b && a.write && !b.write && a.storage == b.storage &&
-          a.firstLayer < b.firstLayer + b.layerCount && b.firstLayer < a.firstLayer + a.layerCount)
+          overlap(a.firstImage, a.imageCount, b.firstImage, b.imageCount) &&
+          overlap(a.layerInImage, a.layerCount, b.layerInImage, b.layerCount))
         throw Error(ErrorCode::invalidArgument,
                     what_ + ": the source and destination share layers of " +
                         a.storage->describe() + "; in-place kernels are not supported");
@@ -441,17 +450,42 @@ ImageDescriptor UnaryKernel::destinationImageDescriptor(const Image& source) con
 
 void UnaryKernel::encode(CommandBuffer& commandBuffer, const Image& source,
                          const Image& destination) {
+  encodeChecked(commandBuffer, source, nullptr, destination);
+}
+
+void UnaryKernel::encodeChecked(CommandBuffer& commandBuffer, const Image& source,
+                                const Image* residual, const Image& destination) {
   detail::CommandBufferImpl& cb = *commandBuffer.impl();
   detail::KernelEncoding e{cb, commandBuffer, *this, source, destination};
   cb.requireEncoding(e.what());
   detail::checkUsable(cb, source, false, e.what() + " source");
+  if (residual) detail::checkUsable(cb, *residual, false, e.what() + " residual");
   detail::checkUsable(cb, destination, true, e.what() + " destination");
   resolveCommon(e, *this, source, destination);
   e.destinationChannels = destinationFeatureChannels(e.sourceChannels);
   checkDestinationChannels(e, *this, destination);
+  if (residual) {
+    if (residual->width() != destination.width() || residual->height() != destination.height() ||
+        residual->numberOfImages() != destination.numberOfImages() ||
+        residual->featureChannels() != e.destinationChannels)
+      throw Error(ErrorCode::invalidArgument,
+                  e.what() + ": residual '" + residual->label() + "' is " +
+                      std::to_string(residual->width()) + "x" + std::to_string(residual->height()) +
+                      "x" + std::to_string(residual->featureChannels()) + " with " +
+                      std::to_string(residual->numberOfImages()) + " images but must be " +
+                      std::to_string(destination.width()) + "x" +
+                      std::to_string(destination.height()) + "x" +
+                      std::to_string(e.destinationChannels) + " with " +
+                      std::to_string(destination.numberOfImages()) +
+                      " images (the destination's size and images, the channels the kernel "
+                      "writes)");
+    e.residual = residual;
+  }
   validate(e);
   encodeKernel(e);
   detail::consumeRead(source);
+  // One kernel reading a temporary as source and residual counts as one read.
+  if (residual && residual->storage() != source.storage()) detail::consumeRead(*residual);
 }
 
 TemporaryImage UnaryKernel::encode(CommandBuffer& commandBuffer, const Image& source) {

@@ -30,6 +30,8 @@ struct KernelEncoding {
   int32_t offsetX = 0, offsetY = 0;
   uint32_t sourceChannelOffset = 0, sourceChannels = 0;  // the source window
   uint32_t destinationChannelOffset = 0, destinationChannels = 0;
+  // Added before the neuron (Convolution::encodeWithResidual); checked to match the destination.
+  const Image* residual = nullptr;
 
   // "kernel 'label'" for messages.
   std::string what() const;
@@ -142,6 +144,14 @@ class DispatchRecorder {
   };
   std::vector<PendingWrite> writes_;
   std::vector<LayerAccess> accesses_;
+  // The bound image windows: layers [layerInImage, +layerCount) of images [firstImage,
+  // +imageCount), for the exact in-place check (accesses_ span whole ranges of layers).
+  struct Window {
+    const ImageStorage* storage;
+    uint32_t firstImage, imageCount, layerInImage, layerCount;
+    bool write;
+  };
+  std::vector<Window> windows_;
   std::vector<VkImageMemoryBarrier> transitions_;
   std::vector<std::shared_ptr<ImageStorage>> written_;
   bool aliased_ = false;
