@@ -507,12 +507,14 @@ TEST_CASE("graph: chunks of a batch encoded together share barriers") {
 
 TEST_CASE("graph: residual adds fold into the convolution producing one of their inputs") {
   // x(6) -> conv1 3x3 + relu = a; relu(conv2 3x3(a) + a) = s1 (identity shortcut);
-  // relu(conv3 1x1(s1) + conv4 1x1(s1)) = s2 (a projection shortcut built after the main path:
-  // only conv4 can take the add, as conv3 runs before conv4 writes its input);
+  // relu(conv3b 3x3(conv3a 1x1(s1)) + conv4 1x1(s1)) = s2 (a projection shortcut built after the
+  // main path, as torchvision's resnets export it: conv3b, on the longer chain, takes the add and
+  // reads conv4's result, which comes after it in build order; conv4 runs beside conv3a);
   // conv5 1x1(s2) + s2 = s3, where conv5's result is also an output and keeps its own image.
   const std::vector<float> w1 = randomFloats(6 * 9 * 6, 1, -0.4f, 0.4f), b1 = randomFloats(6, 2);
   const std::vector<float> w2 = randomFloats(6 * 9 * 6, 3, -0.4f, 0.4f), b2 = randomFloats(6, 4);
   const std::vector<float> w3 = randomFloats(8 * 6, 5, -0.5f, 0.5f), b3 = randomFloats(8, 6);
+  const std::vector<float> w3b = randomFloats(8 * 9 * 8, 11, -0.3f, 0.3f);
   const std::vector<float> w4 = randomFloats(8 * 6, 7, -0.5f, 0.5f);
   const std::vector<float> w5 = randomFloats(8 * 8, 8, -0.5f, 0.5f), b5 = randomFloats(8, 9);
   auto build = [&](const GraphOptions& options) {
@@ -523,7 +525,9 @@ TEST_CASE("graph: residual adds fold into the convolution producing one of their
     GraphTensor b = g.convolution(a, ConvolutionDescriptor::make(3, 3, 6, 6), w2, b2, {}, "conv2");
     GraphTensor s1 = g.arithmetic(b, a, ArithmeticOperation::add, "add1");
     s1 = g.neuron(s1, NeuronDescriptor::relu(), "relu2");
-    GraphTensor m = g.convolution(s1, ConvolutionDescriptor::make(1, 1, 6, 8), w3, b3, {}, "conv3");
+    GraphTensor m =
+        g.convolution(s1, ConvolutionDescriptor::make(1, 1, 6, 8), w3, b3, {}, "conv3a");
+    m = g.convolution(m, ConvolutionDescriptor::make(3, 3, 8, 8), w3b, {}, {}, "conv3b");
     GraphTensor d = g.convolution(s1, ConvolutionDescriptor::make(1, 1, 6, 8), w4, {}, {}, "conv4");
     GraphTensor s2 = g.arithmetic(m, d, ArithmeticOperation::add, "add2");
     s2 = g.neuron(s2, NeuronDescriptor::relu(), "relu3");
@@ -538,7 +542,7 @@ TEST_CASE("graph: residual adds fold into the convolution producing one of their
     const Tensor a = map(convolve(x, 6, 3, w1, b1), relu);
     Tensor s1 = convolve(a, 6, 3, w2, b2);
     for (size_t i = 0; i < s1.data.size(); ++i) s1.data[i] = relu(s1.data[i] + a.data[i]);
-    Tensor s2 = convolve(s1, 8, 1, w3, b3);
+    Tensor s2 = convolve(convolve(s1, 8, 1, w3, b3), 8, 3, w3b, {});
     const Tensor d = convolve(s1, 8, 1, w4, {});
     for (size_t i = 0; i < s2.data.size(); ++i) s2.data[i] = relu(s2.data[i] + d.data[i]);
     const Tensor e = convolve(s2, 8, 1, w5, b5);
@@ -567,16 +571,17 @@ TEST_CASE("graph: residual adds fold into the convolution producing one of their
       const GraphStatistics stats = g.statistics();
       if (optimize) {
         CHECK(stats.fusedResiduals == 2);
-        CHECK(stats.kernels == 6);  // conv1, conv2 + a, conv3, conv4 + conv3's, conv5, add3
+        CHECK(stats.kernels ==
+              7);  // conv1, conv2 + a, conv3a, conv3b + conv4's, conv4, conv5, add3
         const std::vector<std::string> lines = g.describe();
         CHECK(std::count_if(lines.begin(), lines.end(), [](const std::string& l) {
                 return l.find("+ residual") != std::string::npos;
               }) == 2);
         CHECK(std::find(lines.begin(), lines.end(),
-                        "conv4 (convolution + residual 'conv3' + relu) -> 9x7x8") != lines.end());
+                        "conv3b (convolution + residual 'conv4' + relu) -> 9x7x8") != lines.end());
       } else {
         CHECK(stats.fusedResiduals == 0);
-        CHECK(stats.kernels == 11);
+        CHECK(stats.kernels == 12);
       }
     }
   }

@@ -186,6 +186,18 @@ struct GraphState {
     return roots;
   }
 
+  // Kernels on the longest chain from the graph's inputs to tensor t (memo per node).
+  uint32_t chainLength(uint32_t t, std::vector<uint32_t>& memo) const {
+    const uint32_t p = tensors[t].producer;
+    if (p == kNone) return 0;
+    if (memo[p] == kNone) {
+      uint32_t longest = 0;
+      for (uint32_t in : nodes[p].inputs) longest = std::max(longest, chainLength(in, memo));
+      memo[p] = longest + 1;
+    }
+    return memo[p];
+  }
+
   void optimize();
   void removeUnused();
   void planConcatenations(bool share);
@@ -250,34 +262,40 @@ void GraphState::optimize() {
   }
   // A residual block's add into the convolution that produces one of its inputs: the convolution
   // adds the other (its residual) before the add's neuron, relu(bn(conv(x)) + shortcut) in one
-  // kernel. The convolution reads the residual, so whoever writes it must come earlier in build
-  // order (the schedule's dependency order); a concatenation is left alone, since several nodes
-  // may write its slots.
+  // kernel. Where both inputs are such convolutions (a projection shortcut), the one on the longer
+  // chain takes the add, so the other still runs beside that chain. The residual's writer cannot
+  // depend on the convolution (whose only reader was the add); a concatenation is left alone,
+  // since several nodes may write its slots.
   for (uint32_t i = 0; i < nodes.size(); ++i) {
     GraphNode& n = nodes[i];
     if (n.removed || n.kind != NodeKind::arithmetic || n.operation != ArithmeticOperation::add)
       continue;
     const TensorShape& out = tensors[n.output].shape;
-    for (uint32_t k = 0; k < 2; ++k) {
+    auto fusible = [&](uint32_t k) {
       const uint32_t t = n.inputs[k], r = n.inputs[1 - k];
       const uint32_t p = tensors[t].producer;
-      if (t == r || p == kNone || consumed[t].size() != 1 || isOutput(t)) continue;
-      GraphNode& producer = nodes[p];
+      if (t == r || p == kNone || consumed[t].size() != 1 || isOutput(t)) return false;
+      const GraphNode& producer = nodes[p];
       const TensorShape& shortcut = tensors[r].shape;
       const uint32_t writer = tensors[r].producer;
-      if (producer.kind != NodeKind::convolution || producer.inputs.size() != 1 ||
-          producer.convolution.neuron.type != NeuronType::none ||
-          (writer != kNone && (writer >= p || nodes[writer].kind == NodeKind::concat)) ||
-          shortcut.width != out.width || shortcut.height != out.height ||
-          shortcut.featureChannels != out.featureChannels)
-        continue;
-      producer.inputs.push_back(r);
-      producer.convolution.neuron = n.neuron;
-      absorb(p, i);
-      statistics.fusedResiduals++;
-      consumed = consumers();
-      break;
-    }
+      return producer.kind == NodeKind::convolution && producer.inputs.size() == 1 &&
+             producer.convolution.neuron.type == NeuronType::none &&
+             (writer == kNone || nodes[writer].kind != NodeKind::concat) &&
+             shortcut.width == out.width && shortcut.height == out.height &&
+             shortcut.featureChannels == out.featureChannels;
+    };
+    const bool first = fusible(0), second = fusible(1);
+    if (!first && !second) continue;
+    std::vector<uint32_t> memo(nodes.size(), kNone);
+    const uint32_t k =
+        first && second ? (chainLength(n.inputs[1], memo) > chainLength(n.inputs[0], memo) ? 1 : 0)
+                        : (first ? 0 : 1);
+    const uint32_t p = tensors[n.inputs[k]].producer;
+    nodes[p].inputs.push_back(n.inputs[1 - k]);
+    nodes[p].convolution.neuron = n.neuron;
+    absorb(p, i);
+    statistics.fusedResiduals++;
+    consumed = consumers();
   }
   removeUnused();
 }
@@ -288,8 +306,9 @@ void GraphState::removeUnused() {
     GraphNode& n = nodes[i];
     if (n.removed || isOutput(n.output)) continue;
     bool used = false;
-    for (uint32_t c = i + 1; c < nodes.size() && !used; ++c)
-      if (!nodes[c].removed)
+    // Any node: a fused residual's writer may come after its reader in build order.
+    for (uint32_t c = 0; c < nodes.size() && !used; ++c)
+      if (c != i && !nodes[c].removed)
         used = std::find(nodes[c].inputs.begin(), nodes[c].inputs.end(), n.output) !=
                nodes[c].inputs.end();
     if (!used) {
@@ -439,7 +458,8 @@ void GraphState::lower() {
 
 // Levels by list scheduling: a node goes one level after the last level that writes what it
 // reads, so independent kernels (inception branches, a residual block's shortcut) share a
-// barrier. Build order is topological and every dependency points backwards in it.
+// barrier. Build order is topological except for a fused residual, whose writer may come after
+// the convolution that reads it.
 void GraphState::schedule() {
   // The nodes that write each tensor's region: its producer, or for a concatenation, whoever
   // writes each of its slots (the producer in place, or the member that copies it).
@@ -468,9 +488,8 @@ void GraphState::schedule() {
       out.push_back(info.producer);
     }
   };
-  std::vector<uint32_t> level(nodes.size(), 0);
+  std::vector<std::vector<uint32_t>> dependencies(nodes.size());
   rootReads.assign(tensors.size(), 0);
-  levels.clear();
   for (uint32_t i = 0; i < nodes.size(); ++i) {
     const GraphNode& n = nodes[i];
     if (n.removed) continue;
@@ -490,15 +509,31 @@ void GraphState::schedule() {
       roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
       for (uint32_t r : roots) rootReads[r]++;
     }
-    std::vector<uint32_t> deps;
-    for (uint32_t t : reads) writers(t, deps);
-    for (uint32_t d : deps) {
-      if (d == kNone || d >= i)
-        throw Error(ErrorCode::misuse, what(n.name) +
-                                           ": internal error: the scheduler found no earlier "
-                                           "writer of an input");
-      level[i] = std::max(level[i], level[d] + 1);
-    }
+    for (uint32_t t : reads) writers(t, dependencies[i]);
+    for (uint32_t d : dependencies[i])
+      if (d == kNone || d == i || nodes[d].removed)
+        throw Error(ErrorCode::misuse,
+                    what(n.name) + ": internal error: the scheduler found no writer of an input");
+  }
+  // Longest paths. Dependencies point backwards in build order except a fused residual's writer,
+  // so a few passes settle; more passes than nodes would mean a cycle.
+  std::vector<uint32_t> level(nodes.size(), 0);
+  for (size_t pass = 0;; ++pass) {
+    if (pass > nodes.size())
+      throw Error(ErrorCode::misuse,
+                  "graph '" + options.label + "': internal error: the scheduler found a cycle");
+    bool changed = false;
+    for (uint32_t i = 0; i < nodes.size(); ++i)
+      for (uint32_t d : dependencies[i])
+        if (level[i] < level[d] + 1) {
+          level[i] = level[d] + 1;
+          changed = true;
+        }
+    if (!changed) break;
+  }
+  levels.clear();
+  for (uint32_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].removed) continue;
     if (levels.size() <= level[i]) levels.resize(level[i] + 1);
     levels[level[i]].push_back(i);
   }
