@@ -1,7 +1,8 @@
 // libFuzzer target: descriptors and kernel geometry from fuzz bytes. A Convolution, FullyConnected,
 // PoolingMax/Average or GlobalPooling is built from a fuzzed descriptor, given a fuzzed offset,
 // clipRect, channel offsets and padding, and encoded from a small source image (at most 32 x 32
-// pixels, 64 feature channels, 2 images) into a fuzzed destination or a temporary. Only
+// pixels, 64 feature channels, 2 images) into a fuzzed destination or a temporary; a Convolution
+// may add a residual (an image of its own or a channel window of the destination). Only
 // vkcnn::Error may come out, and the validation layer (on for this target) must stay silent; when
 // the work is small the command buffer is also committed and waited for.
 #include <fuzzer/FuzzedDataProvider.h>
@@ -79,6 +80,7 @@ std::vector<float> floats(uint64_t n) {
 void run(FuzzedDataProvider& p, vkcnn::Context& context, uint64_t& work) {
   const int kind = p.ConsumeIntegralInRange<int>(0, 4);
   std::unique_ptr<vkcnn::UnaryKernel> kernel;
+  vkcnn::Convolution* convolution = nullptr;
   uint64_t perPixel = 1;
   if (kind <= 1) {
     vkcnn::ConvolutionDescriptor d;
@@ -118,6 +120,7 @@ void run(FuzzedDataProvider& p, vkcnn::Context& context, uint64_t& work) {
     if (kind == 0) {
       auto c = std::make_unique<vkcnn::Convolution>(context, d, w, b);
       c->padding = padding(p);
+      convolution = c.get();
       kernel = std::move(c);
     } else {
       kernel = std::make_unique<vkcnn::FullyConnected>(context, d, w, b);
@@ -151,7 +154,14 @@ void run(FuzzedDataProvider& p, vkcnn::Context& context, uint64_t& work) {
   vkcnn::Image source(context, imageDescriptor(p));
   if (p.ConsumeBool()) {
     vkcnn::Image destination(context, imageDescriptor(p));
-    kernel->encode(commandBuffer, source, destination);
+    if (convolution && p.ConsumeBool()) {
+      const vkcnn::Image residual =
+          p.ConsumeBool() ? vkcnn::Image(context, imageDescriptor(p))
+                          : destination.subImage({smallOrAny(p, 0, 64), smallOrAny(p, 0, 64)});
+      convolution->encodeWithResidual(commandBuffer, source, residual, destination);
+    } else {
+      kernel->encode(commandBuffer, source, destination);
+    }
     work = uint64_t(destination.width()) * destination.height() * destination.featureChannels() *
            destination.numberOfImages() * perPixel;
   } else {
