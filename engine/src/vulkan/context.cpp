@@ -265,6 +265,20 @@ void ContextImpl::readOptions(const ContextOptions& options) {
   if (options.log) logCallback_ = options.log;
   fenceTimeoutNs_ = fenceTimeoutMs(options) * 1000000ull;
   wantMatrixUnits_ = options.matrixUnits.value_or(!envFlag("VKCNN_NO_MATRIX_UNITS"));
+  if (options.memoryBlockSize &&
+      *options.memoryBlockSize < detail::DeviceMemoryAllocator::kMinimumBlockSize)
+    throw Error(ErrorCode::invalidArgument,
+                "ContextOptions::memoryBlockSize " + std::to_string(*options.memoryBlockSize) +
+                    " is below the smallest block, " +
+                    std::to_string(detail::DeviceMemoryAllocator::kMinimumBlockSize) + " bytes");
+  if (bool(options.memoryCallbacks.allocate) != bool(options.memoryCallbacks.free))
+    throw Error(ErrorCode::invalidArgument,
+                std::string("ContextOptions::memoryCallbacks: ") +
+                    (options.memoryCallbacks.allocate ? "allocate" : "free") + " is set without " +
+                    (options.memoryCallbacks.allocate ? "free" : "allocate"));
+  memoryBlockSize_ = options.memoryBlockSize;
+  memoryBudget_ = options.memoryBudget;
+  memoryCallbacks_ = options.memoryCallbacks;
 }
 
 bool ContextImpl::hasMatrixShape() const {
@@ -591,9 +605,15 @@ void ContextImpl::queryCapabilities(bool adopted, bool matrixUnits,
 void ContextImpl::createCommonObjects() {
   setName(VK_OBJECT_TYPE_DEVICE, device_, "vkcnn device");
   setName(VK_OBJECT_TYPE_QUEUE, queue_, "vkcnn queue");
-  allocator_ = std::make_unique<DeviceMemoryAllocator>(*this);
   VkPhysicalDeviceProperties properties;
   vki_.vkGetPhysicalDeviceProperties(physicalDevice_, &properties);
+  DeviceMemoryAllocator::Options memory;
+  memory.blockSize =
+      memoryBlockSize_.value_or(DeviceMemoryAllocator::defaultBlockSize(memoryProperties_));
+  memory.budget = memoryBudget_;
+  memory.bufferImageGranularity = properties.limits.bufferImageGranularity;
+  memory.callbacks = std::move(memoryCallbacks_);
+  allocator_ = std::make_unique<DeviceMemoryAllocator>(*this, std::move(memory));
   pipelines_ = std::make_unique<PipelineRegistry>(*this, defaultPipelineCacheFile(properties));
   temporaryBlocks_ = std::make_unique<TemporaryBlockCache>(*this);
   staging_ = std::make_unique<StagingPool>(*this);
@@ -791,6 +811,11 @@ MemoryStatistics Context::memoryStatistics() const {
   m.liveAllocations = allocator.liveAllocations();
   m.deviceBytesInUse = allocator.bytesInUse();
   m.allocationRequests = allocator.requestCount();
+  m.peakDeviceBytesAllocated = allocator.peakBytesAllocated();
+  m.deviceBytesCached = impl_->temporaryBlocks().cachedBytes() + impl_->staging().cachedBytes() +
+                        impl_->allocator().emptyBlockBytes();
+  m.memoryBudget = allocator.budget();
+  m.memoryBlockSize = allocator.blockSize();
   return m;
 }
 void Context::injectAllocationFailure(uint64_t n) {
@@ -799,6 +824,8 @@ void Context::injectAllocationFailure(uint64_t n) {
 void Context::trimTemporaryMemory() {
   impl_->temporaryBlocks().trim();
   impl_->staging().trim();
+  // After the staging buffers: their blocks are empty only now.
+  impl_->allocator().releaseEmptyBlocks();
 }
 std::string Context::pipelineCacheFile() const {
   return impl_->pipelines().cacheFile();
