@@ -19,4 +19,5 @@
 #include "vkcnn/pooling.h"
 #include "vkcnn/rearrange.h"
 #include "vkcnn/resize.h"
+#include "vkcnn/session.h"
 #include "vkcnn/softmax.h"
