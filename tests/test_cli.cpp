@@ -17,6 +17,11 @@
 #include "onnx_model_builder.h"
 #include "test_support.h"
 
+// The samples' environment: without validation in the sanitizer build (tests/CMakeLists.txt).
+#ifndef VKCNN_SAMPLE_ENVIRONMENT
+#define VKCNN_SAMPLE_ENVIRONMENT ""
+#endif
+
 using namespace vkcnn;
 using namespace vkcnn::test;
 namespace fs = std::filesystem;
@@ -26,7 +31,11 @@ namespace {
 struct Result {
   int status = -1;
   std::string output;  // stdout and stderr together
-  bool has(const std::string& part) const { return output.find(part) != std::string::npos; }
+  bool has(const std::string& part) const {
+    const bool found = output.find(part) != std::string::npos;
+    if (!found) MESSAGE("'" << part << "' is not in the output:\n" << output);
+    return found;
+  }
 };
 
 // Runs `vkcnn ARGUMENTS` through the shell, with `environment` (NAME=VALUE ...) in front.
@@ -213,44 +222,44 @@ std::string dynamicModel() {
 
 TEST_CASE("cli: --version, --help, ops, and unknown commands") {
   Result r = cli("--version");
-  CHECK(r.status == 0);
+  CHECK_MESSAGE(r.status == 0, r.output);
   CHECK(r.has("vkcnn 0."));
   r = cli("--help");
-  CHECK(r.status == 0);
+  CHECK_MESSAGE(r.status == 0, r.output);
   CHECK(r.has("inspect MODEL.onnx"));
   CHECK(cli("frobnicate").status == 2);
   for (const char* command : {"info", "run", "bench", "profile", "inspect", "ops"}) {
     r = cli(std::string(command) + " --help");
-    CHECK(r.status == 0);
+    CHECK_MESSAGE(r.status == 0, r.output);
     CHECK(r.has(std::string("usage: vkcnn ") + command));
   }
   r = cli("ops");
-  CHECK(r.status == 0);
+  CHECK_MESSAGE(r.status == 0, r.output);
   CHECK(r.has("Conv\n"));
   r = cli("ops --json -");
-  CHECK(r.status == 0);
+  CHECK_MESSAGE(r.status == 0, r.output);
   CHECK(validJson(r.output));
   CHECK(r.has("\"MaxPool\""));
 #ifdef VKCNN_FASHION_MNIST_SAMPLE
-  r = cli("--help", {}, VKCNN_FASHION_MNIST_SAMPLE);
-  CHECK(r.status == 0);
+  r = cli("--help", VKCNN_SAMPLE_ENVIRONMENT, VKCNN_FASHION_MNIST_SAMPLE);
+  CHECK_MESSAGE(r.status == 0, r.output);
   CHECK(r.has("usage: vkcnn-fashion-mnist"));
   CHECK(r.has("--images N"));
-  CHECK(cli("--images x", {}, VKCNN_FASHION_MNIST_SAMPLE).status == 2);
+  CHECK(cli("--images x", VKCNN_SAMPLE_ENVIRONMENT, VKCNN_FASHION_MNIST_SAMPLE).status == 2);
 #endif
 }
 
 TEST_CASE("cli: info says whether validation is on; a validation message fails the command") {
   Result r = cli("info", "VKCNN_VALIDATION=1");
-  CHECK(r.status == 0);
+  CHECK_MESSAGE(r.status == 0, r.output);
   CHECK(r.has("validation: on"));
   r = cli("info --json -", "VKCNN_VALIDATION=0");
-  CHECK(r.status == 0);
+  CHECK_MESSAGE(r.status == 0, r.output);
   CHECK(validJson(r.output));
   CHECK(r.has("\"validation\": false"));
   // A message through the Context's own debug messenger (the tool's test hook sends one).
   r = cli("info", "VKCNN_VALIDATION=1 VKCNN_CLI_INJECT_VALIDATION_MESSAGE=1");
-  CHECK(r.status == 3);
+  CHECK_MESSAGE(r.status == 3, r.output);
   CHECK(r.has("the validation layer reported 1 message"));
 }
 
@@ -258,14 +267,14 @@ TEST_CASE("cli: a device out of range is a clear error, from --device or VKCNN_D
   writeNpy(file("fashion1.npy"), {1, 1, 28, 28}, randomFloats(784, 1, 0, 1));
   Result r = cli("run " + kFashion + " --input " + file("fashion1.npy") +
                  " --device 99999999999999999999999");
-  CHECK(r.status == 2);
+  CHECK_MESSAGE(r.status == 2, r.output);
   CHECK(r.has("--device '99999999999999999999999' matches no device"));
   r = cli("run " + kFashion + " --input " + file("fashion1.npy"),
           "VKCNN_DEVICE=99999999999999999999999");
-  CHECK(r.status == 2);
+  CHECK_MESSAGE(r.status == 2, r.output);
   CHECK(r.has("VKCNN_DEVICE '99999999999999999999999' matches no device"));
   r = cli("info --device 'no such GPU'");
-  CHECK(r.status == 2);
+  CHECK_MESSAGE(r.status == 2, r.output);
   CHECK(r.has("matches no device"));
 }
 
@@ -274,37 +283,37 @@ TEST_CASE("cli: the command line is checked before any work") {
   writeNpy(in, {1, 1, 28, 28}, randomFloats(784, 1, 0, 1));
   // A directory as the model.
   Result r = cli("run " + directory().string() + " --input " + in);
-  CHECK(r.status == 2);
+  CHECK_MESSAGE(r.status == 2, r.output);
   CHECK(r.has("is a directory"));
   CHECK(cli("bench " + file("missing.onnx")).has("no such file"));
   // Options given twice, together when they exclude each other, on the wrong model.
   r = cli("run " + kFashion + " --input " + in + " --input " + in);
-  CHECK(r.status == 2);
+  CHECK_MESSAGE(r.status == 2, r.output);
   CHECK(r.has("--input is given twice"));
   r = cli("bench " + kFashion + " --fp16 --fp32");
-  CHECK(r.status == 2);
+  CHECK_MESSAGE(r.status == 2, r.output);
   CHECK(r.has("--fp16 and --fp32 exclude each other"));
   r = cli("bench " + twoInputModel() + " --batch 2");
-  CHECK(r.status == 2);
+  CHECK_MESSAGE(r.status == 2, r.output);
   CHECK(r.has("--batch 2: the model's batch is fixed at 1"));
   CHECK(cli("bench " + kFashion + " --iterations 0").status == 2);
   CHECK(cli("bench " + kFashion + " --iterations 3 --duration 1").status == 2);
   CHECK(cli("bench " + kFashion + " --top 3").has("unknown option '--top'"));
   // Output, JSON and reference paths before the run, each naming its option.
   r = cli("run " + kFashion + " --input " + in + " --output " + file("nowhere/out.npy"));
-  CHECK(r.status == 2);
+  CHECK_MESSAGE(r.status == 2, r.output);
   CHECK(r.has("--output " + file("nowhere/out.npy") + ": the folder"));
   CHECK_FALSE(r.has("ran on"));
   r = cli("bench " + kFashion + " --json " + directory().string());
-  CHECK(r.status == 2);
+  CHECK_MESSAGE(r.status == 2, r.output);
   CHECK(r.has("--json " + directory().string() + " is a directory"));
   r = cli("bench " + kFashion + " --reference " + file("missing.npy"));
-  CHECK(r.status == 2);
+  CHECK_MESSAGE(r.status == 2, r.output);
   CHECK(r.has("--reference " + file("missing.npy") + ": no such file"));
   // A write that fails says why.
   if (fs::exists("/dev/full")) {
     r = cli("info --json /dev/full");
-    CHECK(r.status == 1);
+    CHECK_MESSAGE(r.status == 1, r.output);
     CHECK(r.has("--json /dev/full: write failed (No space left on device)"));
   }
 }
@@ -315,7 +324,7 @@ TEST_CASE("cli: run with --opt=value, outputs, labels with softmax probabilities
   // The .npy sets the dynamic batch (2).
   Result r = cli("run " + kFashion + " --input=" + in + " --top=1 --output=" + file("f.npy") +
                  " --json=" + file("run.json"));
-  CHECK(r.status == 0);
+  CHECK_MESSAGE(r.status == 0, r.output);
   CHECK(r.has("output 'probabilities' [2, 10]"));
   CHECK(r.has("image 1  #1  class"));
   CHECK_FALSE(r.has("#2"));
@@ -338,13 +347,13 @@ TEST_CASE("cli: run with --opt=value, outputs, labels with softmax probabilities
   }
   r = cli("run " + model + " --input " + file("logits.npy") + " --labels " + file("labels.txt") +
           " --fp32");
-  CHECK(r.status == 0);
+  CHECK_MESSAGE(r.status == 0, r.output);
   CHECK(r.has("#1  class 2   66.52%  cat"));
   CHECK(r.has("#2  class 1   24.47%  bird"));
   CHECK(r.has("#3  class 0    9.00%  dog"));
   r = cli("run " + model + " --input " + file("logits.npy") + " --labels " + file("labels.txt") +
           " --json -");
-  CHECK(r.status == 0);
+  CHECK_MESSAGE(r.status == 0, r.output);
   const std::string runJson = r.output.substr(0, r.output.find('\n'));
   CHECK(validJson(runJson));
   CHECK(r.has("\"label\": \"cat\""));
@@ -357,42 +366,42 @@ TEST_CASE("cli: a model with several inputs takes --input NAME=FILE") {
   writeNpy(file("b.npy"), {1, 2, 2, 2}, bValues);
   Result r = cli("run " + model + " --input a=" + file("a.npy") + " --input b=" + file("b.npy") +
                  " --fp32 --output " + file("sum.npy"));
-  CHECK(r.status == 0);
+  CHECK_MESSAGE(r.status == 0, r.output);
   const std::vector<float> sum = readNpyData(file("sum.npy"));
   REQUIRE(sum.size() == 8);
   for (size_t i = 0; i < 8; ++i) CHECK(sum[i] == doctest::Approx(a[i] + bValues[i]).epsilon(1e-6));
   r = cli("run " + model + " --input " + file("a.npy"));
-  CHECK(r.status == 2);
+  CHECK_MESSAGE(r.status == 2, r.output);
   CHECK(r.has("give each with --input NAME=FILE"));
   r = cli("run " + model + " --input a=" + file("a.npy"));
-  CHECK(r.status == 2);
+  CHECK_MESSAGE(r.status == 2, r.output);
   CHECK(r.has("input 'b' has no file: give --input b=FILE"));
   r = cli("run " + model + " --input c=" + file("a.npy") + " --input b=" + file("b.npy"));
-  CHECK(r.status == 2);
+  CHECK_MESSAGE(r.status == 2, r.output);
   CHECK(r.has("the model has no input 'c' (inputs: 'a', 'b')"));
   r = cli("run " + model + " --input a=" + file("a.npy") + " --input a=" + file("b.npy"));
-  CHECK(r.status == 2);
+  CHECK_MESSAGE(r.status == 2, r.output);
   CHECK(r.has("--input is given twice for input 'a'"));
 }
 
 TEST_CASE("cli: --shape and .npy inputs set dynamic dimensions; messages name the option") {
   const std::string model = dynamicModel();
   Result r = cli("run " + model + " --input " + file("none.npy"));
-  CHECK(r.status == 2);  // the missing file first
+  CHECK_MESSAGE(r.status == 2, r.output);  // the missing file first
   r = cli("profile " + model);
-  CHECK(r.status == 2);
+  CHECK_MESSAGE(r.status == 2, r.output);
   CHECK(
       r.has("input 'x' [N, 3, H, W] has dynamic dimensions: give its shape with --shape "
             "x=1x3xSIZExSIZE"));
   r = cli("profile " + model + " --shape x=1x3x6x10 --iterations 1 --json -");
-  CHECK(r.status == 0);
+  CHECK_MESSAGE(r.status == 0, r.output);
   INFO(r.output);
   CHECK(validJson(r.output.substr(0, r.output.find('\n'))));
   r = cli("bench " + model + " --shape x=2x3x5x7 --iterations 2 --warmup 0");
-  CHECK(r.status == 0);
+  CHECK_MESSAGE(r.status == 0, r.output);
   CHECK(r.has("batch 2"));
   r = cli("bench " + model + " --shape x=1x4x5x7");
-  CHECK(r.status == 2);
+  CHECK_MESSAGE(r.status == 2, r.output);
   CHECK(r.has("--shape x=1x4x5x7: dimension 1 of input 'x' [N, 3, H, W] is 3 in the model, not 4"));
   r = cli("bench " + model + " --shape y=1x3x5x7");
   CHECK(r.has("--shape y=1x3x5x7: the model has no input 'y' (inputs: 'x')"));
@@ -400,21 +409,21 @@ TEST_CASE("cli: --shape and .npy inputs set dynamic dimensions; messages name th
   CHECK(cli("bench " + model + " --shape x=1x3xAx5").has("'A' is not a size"));
   CHECK(cli("bench " + model + " --shape x=1x3x5x5 --shape x=1x3x5x5").has("given twice"));
   r = cli("bench " + model + " --shape x=1x3x5x7 --batch 2");
-  CHECK(r.status == 2);
+  CHECK_MESSAGE(r.status == 2, r.output);
   CHECK(r.has("--batch 2 disagrees with the shape [1, 3, 5, 7]"));
   // A .npy fixes every dynamic dimension from its own shape.
   writeNpy(file("x.npy"), {1, 3, 4, 5}, randomFloats(60, 6));
   r = cli("run " + model + " --input " + file("x.npy") + " --output " + file("y.npy"));
-  CHECK(r.status == 0);
+  CHECK_MESSAGE(r.status == 0, r.output);
   CHECK(r.has("output 'y' [1, 4, 4, 5]"));
   CHECK(readNpyData(file("y.npy")).size() == 80);
   // inspect: FLOPs once the sizes are known (2 x 4 x 27 multiply-adds per pixel).
   r = cli("inspect " + model);
-  CHECK(r.status == 0);
+  CHECK_MESSAGE(r.status == 0, r.output);
   CHECK(r.has("x                        [N, 3, H, W]"));
   CHECK(r.has("FLOPs: unknown (give the dynamic inputs' sizes with --shape"));
   r = cli("inspect " + model + " --shape x=1x3x8x8");
-  CHECK(r.status == 0);
+  CHECK_MESSAGE(r.status == 0, r.output);
   CHECK(r.has("(13824)"));
   r = cli("inspect " + model + " --shape x=1x3x8x8 --json -");
   CHECK(validJson(r.output.substr(0, r.output.find('\n'))));
@@ -423,7 +432,7 @@ TEST_CASE("cli: --shape and .npy inputs set dynamic dimensions; messages name th
 
 TEST_CASE("cli: inspect lists operators, support, parameters and FLOPs") {
   Result r = cli("inspect " + kFashion);
-  CHECK(r.status == 0);
+  CHECK_MESSAGE(r.status == 0, r.output);
   CHECK(r.has("opset 13"));
   CHECK(r.has("input                    [batch, 1, 28, 28]   float32"));
   CHECK(r.has("probabilities"));
@@ -442,7 +451,7 @@ TEST_CASE("cli: inspect lists operators, support, parameters and FLOPs") {
   b.node("Relu", {"s"}, {"y"});
   b.output("y", 4);
   r = cli("inspect " + save("sin.onnx", b));
-  CHECK(r.status == 0);
+  CHECK_MESSAGE(r.status == 0, r.output);
   CHECK(r.has("Sin                           1  NO"));
   CHECK(r.has("1 nodes use operators vkcnn does not support"));
 }
@@ -451,7 +460,7 @@ TEST_CASE("cli: bench figures are sound: p90 >= median, exact integers, valid JS
   for (int iterations : {2, 3, 5}) {
     Result r = cli("bench " + kFashion + " --warmup 0 --iterations " + std::to_string(iterations) +
                    " --json " + file("bench.json"));
-    REQUIRE(r.status == 0);
+    REQUIRE_MESSAGE(r.status == 0, r.output);
     const std::string json = slurp(file("bench.json"));
     CHECK(validJson(json));
     CHECK(jsonNumber(json, "resident_p90_ms") >= jsonNumber(json, "resident_median_ms"));
@@ -464,7 +473,7 @@ TEST_CASE("cli: bench figures are sound: p90 >= median, exact integers, valid JS
   // A reference of the wrong size is an error before the runs.
   writeNpy(file("ref11.npy"), {1, 11}, std::vector<float>(11, 0.1f));
   Result r = cli("bench " + kFashion + " --reference " + file("ref11.npy"));
-  CHECK(r.status == 1);
+  CHECK_MESSAGE(r.status == 1, r.output);
   CHECK(r.has("--reference " + file("ref11.npy") +
               " holds [1, 11] (11 values) but output "
               "'probabilities' is [1, 10] (10)"));
@@ -480,20 +489,20 @@ TEST_CASE("cli: bench figures are sound: p90 >= median, exact integers, valid JS
   writeNpy(file("ones.npy"), {1, 2, 2, 2}, std::vector<float>(8, 1.0f));
   r = cli("bench " + model + " --input " + file("zeros.npy") + " --reference " + file("ones.npy") +
           " --iterations 2 --json " + file("nan.json"));
-  CHECK(r.status == 1);
+  CHECK_MESSAGE(r.status == 1, r.output);
   CHECK(r.has("relative L2 vs reference: not finite"));
   const std::string json = slurp(file("nan.json"));
   CHECK(validJson(json));
   CHECK(json.find("\"relative_l2\": null") != std::string::npos);
   r = cli("bench " + model + " --input " + file("ones.npy") + " --reference " + file("ones.npy") +
           " --iterations 2 --fp32 --json -");
-  CHECK(r.status == 0);
+  CHECK_MESSAGE(r.status == 0, r.output);
   CHECK(jsonNumber(r.output, "relative_l2") == 0);
 }
 
 TEST_CASE("cli: bench --duration runs for a time and shows progress") {
   Result r = cli("bench " + kFashion + " --duration 1.2 --warmup 1 --json " + file("d.json"));
-  CHECK(r.status == 0);
+  CHECK_MESSAGE(r.status == 0, r.output);
   // Each timed phase took over a second: progress, then how long it took.
   CHECK(r.has("vkcnn: GPU-resident runs... "));
   CHECK(r.has("vkcnn: GPU-resident runs: done in 1."));
@@ -515,7 +524,7 @@ TEST_CASE("cli: pictures are resized on the shorter side and centre-cropped, as 
   const std::string model = identityModel();
   Result r = cli("run " + model + " --input " + file("bands.png") +
                  " --no-normalize --fp32 --output " + file("crop.npy"));
-  REQUIRE(r.status == 0);
+  REQUIRE_MESSAGE(r.status == 0, r.output);
   std::vector<float> crop = readNpyData(file("crop.npy"));
   REQUIRE(crop.size() == 192);
   for (size_t i = 0; i < 64; ++i) {
@@ -526,14 +535,14 @@ TEST_CASE("cli: pictures are resized on the shorter side and centre-cropped, as 
   // --stretch squeezes the whole picture in: red on the left, blue on the right.
   r = cli("run " + model + " --input " + file("bands.png") + " --no-normalize --fp32 --stretch " +
           "--output " + file("stretch.npy"));
-  REQUIRE(r.status == 0);
+  REQUIRE_MESSAGE(r.status == 0, r.output);
   crop = readNpyData(file("stretch.npy"));
   CHECK(crop[0] == 1.0f);        // red at (0, 0)
   CHECK(crop[128 + 7] == 1.0f);  // blue at (0, 7)
   // --resize 8: 16 x 8, cropped at column 4: the filter reaches the red band at the left edge.
   r = cli("run " + model + " --input " + file("bands.png") + " --no-normalize --fp32 --resize 8 " +
           "--output " + file("resize8.npy"));
-  REQUIRE(r.status == 0);
+  REQUIRE_MESSAGE(r.status == 0, r.output);
   crop = readNpyData(file("resize8.npy"));
   CHECK(crop[0] > 0.0f);
   CHECK(crop[0] < 0.5f);
@@ -541,12 +550,30 @@ TEST_CASE("cli: pictures are resized on the shorter side and centre-cropped, as 
   // ImageNet normalisation by default: green (1 - 0.456) / 0.224.
   r = cli("run " + model + " --input " + file("bands.png") + " --fp32 --output " +
           file("normalized.npy"));
-  REQUIRE(r.status == 0);
+  REQUIRE_MESSAGE(r.status == 0, r.output);
   crop = readNpyData(file("normalized.npy"));
   CHECK(crop[64] == doctest::Approx((1 - 0.456) / 0.224).epsilon(1e-5));
   CHECK(cli("run " + model + " --input " + file("bands.png") + " --stretch --resize 9").status ==
         2);
 }
+
+#ifdef VKCNN_ONNX_CLASSIFY_SAMPLE
+TEST_CASE("cli: the classification sample runs on Session") {
+  std::vector<uint8_t> pixels(40 * 30);
+  for (size_t i = 0; i < pixels.size(); ++i) pixels[i] = uint8_t(i * 7);
+  REQUIRE(stbi_write_png(file("grey.png").c_str(), 40, 30, 1, pixels.data(), 40));
+  Result r =
+      cli(kFashion + " " + file("grey.png"), VKCNN_SAMPLE_ENVIRONMENT, VKCNN_ONNX_CLASSIFY_SAMPLE);
+  CHECK_MESSAGE(r.status == 0, r.output);
+  CHECK(r.has("  1. class "));
+  CHECK(r.has("  5. class "));
+  r = cli(kFashion + " " + file("missing.png"), VKCNN_SAMPLE_ENVIRONMENT,
+          VKCNN_ONNX_CLASSIFY_SAMPLE);
+  CHECK_MESSAGE(r.status == 1, r.output);
+  CHECK(r.has("missing.png"));
+  CHECK(cli("--help", VKCNN_SAMPLE_ENVIRONMENT, VKCNN_ONNX_CLASSIFY_SAMPLE).status == 0);
+}
+#endif
 
 TEST_CASE("cli: cleanup") {
   fs::remove_all(directory());
