@@ -1,5 +1,6 @@
 // Kernels on Tensors (MPSNDArray kernels): conversions between Images and Tensors, copies and
-// transposes, element-wise operations with numpy broadcasting.
+// transposes, element-wise operations with numpy broadcasting, reductions, softmax and layer
+// normalisation.
 //
 // Every kernel reads any view (strided, permuted, sliced, even with negative strides) and writes
 // any view whose elements are distinct and do not overlap a source. All operands of one kernel
@@ -174,6 +175,73 @@ class VKCNN_API TensorWhere : public TensorKernel {
               const Tensor& y, const Tensor& destination);
   TemporaryTensor encode(CommandBuffer& commandBuffer, const Tensor& condition, const Tensor& x,
                          const Tensor& y);
+};
+
+// ---- Reductions and normalisations -------------------------------------------------------------
+
+enum class TensorReductionOperation : uint32_t {
+  sum = 0,
+  mean = 1,
+  maximum = 2,
+  minimum = 3,
+  product = 4,
+  l1 = 5,         // sum |x|
+  l2 = 6,         // sqrt(sum x^2)
+  logSumExp = 7,  // log(sum exp(x)), computed as max + log(sum exp(x - max))
+  sumSquare = 8,  // sum x^2
+  logSum = 9,     // log(sum x)
+};
+
+VKCNN_API const char* toString(TensorReductionOperation operation);
+
+// ONNX Reduce*: reduces `axes` (negative counts from the end; empty: every axis). keepDimensions
+// keeps them as extent 1; without it they are dropped (all of them dropped: shape [1]).
+class VKCNN_API TensorReduction : public TensorKernel {
+ public:
+  TensorReduction(const Context& context, TensorReductionOperation operation,
+                  std::vector<int32_t> axes = {}, bool keepDimensions = true);
+
+  TensorReductionOperation operation() const { return operation_; }
+  std::vector<uint32_t> destinationShape(const Tensor& source) const;
+  void encode(CommandBuffer& commandBuffer, const Tensor& source, const Tensor& destination);
+  TemporaryTensor encode(CommandBuffer& commandBuffer, const Tensor& source);
+
+ private:
+  // Whether each axis of a rank-`rank` source is reduced; throws for a bad axis.
+  std::vector<bool> reduced(uint32_t rank, const std::string& what) const;
+  TensorReductionOperation operation_;
+  std::vector<int32_t> axes_;
+  bool keepDimensions_;
+};
+
+// ONNX Softmax / LogSoftmax (opset 13) along one axis of any rank. (Older opsets' flattening to
+// 2D is a reshape to [outer, inner] and axis 1.)
+class VKCNN_API TensorSoftmax : public TensorKernel {
+ public:
+  TensorSoftmax(const Context& context, int32_t axis = -1, bool logarithm = false);
+
+  void encode(CommandBuffer& commandBuffer, const Tensor& source, const Tensor& destination);
+  TemporaryTensor encode(CommandBuffer& commandBuffer, const Tensor& source);
+
+ private:
+  int32_t axis_;
+  bool logarithm_;
+};
+
+// ONNX LayerNormalization (opset 17): normalises over the axes from `axis` on, then multiplies by
+// `scale` and adds `bias` (an empty Tensor: none), both broadcast to those axes' shape.
+class VKCNN_API TensorLayerNormalization : public TensorKernel {
+ public:
+  TensorLayerNormalization(const Context& context, int32_t axis = -1, float epsilon = 1e-5f);
+
+  void encode(CommandBuffer& commandBuffer, const Tensor& source, const Tensor& scale,
+              const Tensor& bias, const Tensor& destination);
+  TemporaryTensor encode(CommandBuffer& commandBuffer, const Tensor& source, const Tensor& scale,
+                         const Tensor& bias);
+
+ private:
+  int32_t axis_;
+  float epsilon_;
 };
 
 }  // namespace vkcnn
