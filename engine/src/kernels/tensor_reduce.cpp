@@ -7,16 +7,6 @@ namespace vkcnn {
 
 namespace {
 
-// Axis `axis` of a rank-`rank` tensor, negative from the end, or invalidArgument.
-uint32_t resolveAxis(int32_t axis, uint32_t rank, const std::string& what) {
-  const int64_t a = axis < 0 ? int64_t(axis) + rank : axis;
-  if (a < 0 || a >= int64_t(rank))
-    throw Error(ErrorCode::invalidArgument, what + ": axis " + std::to_string(axis) +
-                                                " is outside a rank-" + std::to_string(rank) +
-                                                " tensor");
-  return uint32_t(a);
-}
-
 // Workgroups of one item each, checked against the flat dispatch's reach.
 void checkSources(detail::CommandBufferImpl& cb, const std::string& what, const Tensor& source,
                   const Tensor& destination) {
@@ -72,7 +62,7 @@ TensorReduction::TensorReduction(const Context& context, TensorReductionOperatio
 std::vector<bool> TensorReduction::reduced(uint32_t rank, const std::string& what) const {
   std::vector<bool> r(rank, axes_.empty());
   for (int32_t axis : axes_) {
-    const uint32_t a = resolveAxis(axis, rank, what);
+    const uint32_t a = detail::resolveAxis(axis, rank, what);
     if (r[a])
       throw Error(ErrorCode::invalidArgument,
                   what + ": axis " + std::to_string(axis) + " is listed twice");
@@ -146,7 +136,7 @@ void TensorSoftmax::encode(CommandBuffer& commandBuffer, const Tensor& source,
   detail::CommandBufferImpl& cb = *commandBuffer.impl();
   checkSources(cb, what, source, destination);
   detail::requireShape(destination, source.shape(), "destination", what);
-  const uint32_t axis = resolveAxis(axis_, source.rank(), what);
+  const uint32_t axis = detail::resolveAxis(axis_, source.rank(), what);
   detail::IndexSpace outer{{}, {{}, {}}};
   detail::IndexSpace inner{{source.shape()[axis]},
                            {{source.strides()[axis]}, {destination.strides()[axis]}}};
@@ -202,7 +192,7 @@ void TensorLayerNormalization::encode(CommandBuffer& commandBuffer, const Tensor
   detail::requireShape(destination, source.shape(), "destination", what);
   detail::requireNotInPlace(scale, destination, what);
   if (bias.valid()) detail::requireNotInPlace(bias, destination, what);
-  const uint32_t axis = resolveAxis(axis_, source.rank(), what);
+  const uint32_t axis = detail::resolveAxis(axis_, source.rank(), what);
   const std::vector<uint32_t> normalized(source.shape().begin() + axis, source.shape().end());
   // Scale and bias must broadcast to the normalised shape without growing it.
   auto checkParameter = [&](const Tensor& t, const char* role) {
