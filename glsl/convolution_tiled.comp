@@ -102,33 +102,42 @@ void main() {
     [[unroll]] for (int j = 0; j < FRAG_N; ++j)
       acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
 
-  uvec2 ra[A_LOADS];
+  // The next chunk waits in registers as fetched (texels as vec4, weights as uvec4): nothing
+  // reads them until STORE, after the matrix steps, so their latency hides behind those. Packing
+  // the texels at fetch time instead would wait for them right there.
+  vec4 xa[A_LOADS];
+  bvec4 lanes;
   uvec4 rb[B_LOADS];
-  // Chunk `chunk` of this invocation's texels and weights into ra and rb (zero past the end).
+  // Chunk `chunk` of this invocation's texels and weights (zero past the end).
 #define FETCH(chunk)                                                                               \
   {                                                                                                \
     const int gs = (chunk) * SLOTS + slot;                                                         \
     const int tap = gs / S, s = gs - tap * S;                                                      \
     const int ky = tap / cp.kernelWidth, kx = tap - ky * cp.kernelWidth;                           \
     const ivec2 d = ivec2(kx * cp.dilationX, ky * cp.dilationY);                                   \
-    const bvec4 lanes = lessThan(ivec4(4 * s) + ivec4(0, 1, 2, 3),                                 \
-                                 ivec4(gs < slots ? cp.inputChannelsPerGroup : 0));                \
+    lanes = lessThan(ivec4(4 * s) + ivec4(0, 1, 2, 3),                                             \
+                     ivec4(gs < slots ? cp.inputChannelsPerGroup : 0));                            \
     [[unroll]] for (int l = 0; l < A_LOADS; ++l) {                                                 \
       const ivec2 p = origin[l] + d;                                                               \
-      vec4 x = vec4(0.0);                                                                          \
+      xa[l] = vec4(0.0);                                                                           \
       if (all(greaterThanEqual(p, ivec2(0))) && all(lessThan(p, size)) && gs < slots)              \
-        x = mix(vec4(0.0), texelFetch(uSource, ivec3(p, layer[l] + s), 0), lanes);                 \
-      ra[l] = uvec2(packHalf2x16(x.xy), packHalf2x16(x.zw));                                       \
+        xa[l] = texelFetch(uSource, ivec3(p, layer[l] + s), 0);                                    \
     }                                                                                              \
     [[unroll]] for (int l = 0; l < B_LOADS; ++l) {                                                 \
       const int e = t + l * THREADS, k = (chunk) * K_CHUNK + e / B_VECS;                           \
-      rb[l] = k < rowsOfWeights ? weights[(k * columns + n0) / 8 + e % B_VECS] : uvec4(0);         \
+      rb[l] = uvec4(0);                                                                            \
+      if (k < rowsOfWeights) rb[l] = weights[(k * columns + n0) / 8 + e % B_VECS];                 \
     }                                                                                              \
   }
+  // Into shared stage `stage`: channels past the window (another layer's data, or padding) as
+  // zero, whatever they hold.
 #define STORE(stage)                                                                               \
   {                                                                                                \
-    [[unroll]] for (int l = 0; l < A_LOADS; ++l)                                                   \
-      aS[(stage) * A_STAGE + (t / SLOTS + l * ROW_STEP) * A_ROW + slot] = ra[l];                   \
+    [[unroll]] for (int l = 0; l < A_LOADS; ++l) {                                                 \
+      const vec4 x = mix(vec4(0.0), xa[l], lanes);                                                 \
+      aS[(stage) * A_STAGE + (t / SLOTS + l * ROW_STEP) * A_ROW + slot] =                          \
+          uvec2(packHalf2x16(x.xy), packHalf2x16(x.zw));                                           \
+    }                                                                                              \
     [[unroll]] for (int l = 0; l < B_LOADS; ++l) {                                                 \
       const int e = t + l * THREADS;                                                               \
       bS[(stage) * B_STAGE + (e / B_VECS) * B_ROW + e % B_VECS] = rb[l];                           \
@@ -140,8 +149,9 @@ void main() {
   barrier();
   for (int chunk = 0; chunk < chunks; ++chunk) {
     const int stage = chunk & 1;
-    const bool more = chunk + 1 < chunks;
-    if (more) FETCH(chunk + 1)
+    // Past the last chunk this fetches nothing and stores zeros nobody reads: no branch, so
+    // nothing stands between the fetch and the matrix steps.
+    FETCH(chunk + 1)
     [[unroll]] for (int step = 0; step < K_STEPS; ++step) {
       fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[FRAG_M], fb[FRAG_N];
       [[unroll]] for (int i = 0; i < FRAG_M; ++i)
@@ -154,7 +164,7 @@ void main() {
         [[unroll]] for (int j = 0; j < FRAG_N; ++j)
           acc[i][j] = coopMatMulAddNV(fa[i], fb[j], acc[i][j]);
     }
-    if (more) STORE(stage ^ 1)
+    STORE(stage ^ 1)
     barrier();
   }
 

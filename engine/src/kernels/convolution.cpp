@@ -306,6 +306,7 @@ GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, b
       const MatrixTile* best = nullptr;
       double bestCost = 0;
       for (const MatrixTile& t : kMatrixTiles) {
+        if (!t.nanosecondsPerStage) continue;
         const uint64_t perWave = sms * t.residentPerMultiprocessor;
         const double cost = double((tilesOf(t.rows(), t.columns()) + perWave - 1) / perWave) *
                             double((k + t.depth() - 1) / t.depth()) * t.nanosecondsPerStage;
