@@ -228,6 +228,20 @@ TEST_CASE("session: a batch on a fixed-batch model, and bad inputs, are clear er
   auto out = session.run({{"a", {{}, good}}, {"b", {{}, good}}});
   CHECK(out["product"].data == std::vector<float>(60, 0.25f));
 
+  // The importer's messages name the Session's options.
+  OnnxModelBuilder dynamic(13);
+  dynamic.input("x", {1, 3, -1, 4}, onnx::TensorProto::FLOAT, {"", "", "H", ""});
+  dynamic.node("Relu", {"x"}, {"y"});
+  dynamic.output("y", 4);
+  m = errorOf([&] { Session::fromMemory(context(), dynamic.bytes()); }, ErrorCode::invalidArgument);
+  CHECK(contains(m, "SessionOptions::inputShapes"));
+  CHECK_FALSE(contains(m, "OnnxImportOptions"));
+  SessionOptions dynamicShape;
+  dynamicShape.inputShapes["x"] = {1, 3, 2};
+  m = errorOf([&] { Session::fromMemory(context(), WideModel(8).bytes, dynamicShape); },
+              ErrorCode::invalidArgument);
+  CHECK(contains(m, "has rank 4 but [1, 3, 2] was given"));
+
   // A device index beyond any integer type: a vkcnn::Error, not std::out_of_range.
   SessionOptions deviceOptions;
   deviceOptions.context.device = "99999999999999999999999";

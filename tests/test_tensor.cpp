@@ -103,6 +103,10 @@ TEST_CASE("tensor: hostile shapes and misuse are clear errors") {
   VKCNN_CHECK_ERROR(t.permute({0, 0, 1}), ErrorCode::invalidArgument, "not a permutation");
   VKCNN_CHECK_ERROR(t.permute({0, 1}), ErrorCode::invalidArgument, "not a permutation");
   VKCNN_CHECK_ERROR(t.permute({0, 1, 3}), ErrorCode::invalidArgument, "not a permutation");
+  VKCNN_CHECK_ERROR(TensorTranspose(ctx, {0, 2, 2}).destinationShape(t), ErrorCode::invalidArgument,
+                    "not a permutation");
+  VKCNN_CHECK_ERROR(TensorTranspose(ctx, {1, 0}).destinationShape(t), ErrorCode::invalidArgument,
+                    "not a permutation");
   VKCNN_CHECK_ERROR(t.reshape({5, 5}), ErrorCode::invalidArgument, "holds 25 elements");
   VKCNN_CHECK_ERROR(t.reshape({-1, -1}), ErrorCode::invalidArgument, "second -1");
   VKCNN_CHECK_ERROR(t.permute({2, 1, 0}).reshape({24}), ErrorCode::invalidArgument,
@@ -265,4 +269,40 @@ TEST_CASE("tensor: transpose at ranks 5-8 and of strided views; copy into a slic
     expected[flatten(c, big.shape())] = v[i];
   }
   CHECK(relativeError(big.readFloats(), expected) == 0);
+}
+
+TEST_CASE("tensor: each allocation of a tensor pipeline fails cleanly in turn") {
+  // Its own Context, so nothing cached by other tests counts.
+  Context ctx = test::makeContext();
+  std::vector<float> input = test::randomFloats(2 * 5 * 6, 3);
+  auto run = [&] {
+    ctx.trimTemporaryMemory();  // so pool blocks and staging buffers are allocated every time
+    Tensor source(ctx, {{2, 5, 6}, TensorDataType::float32, "source"});
+    source.writeFloats(input);
+    Tensor out(ctx, {{6, 2, 5}, TensorDataType::float32, "out"});
+    TensorTranspose transpose(ctx, {2, 0, 1});
+    TensorUnary relu(ctx, NeuronDescriptor::relu());
+    CommandBuffer cb(ctx);
+    TemporaryTensor t = transpose.encode(cb, source);
+    relu.encode(cb, t, out);
+    cb.commit();
+    cb.waitUntilCompleted();
+    return out.readFloats();
+  };
+  const std::vector<float> reference = run();
+  const uint64_t before = ctx.memoryStatistics().allocationRequests;
+  run();
+  const uint64_t requests = ctx.memoryStatistics().allocationRequests - before;
+  CHECK(requests >= 5);  // two tensors, staging buffers, a pool block, kernel parameters
+  ctx.trimTemporaryMemory();
+  const uint32_t live = ctx.memoryStatistics().liveAllocations;
+  for (uint64_t n = 1; n <= requests; ++n) {
+    CAPTURE(n);
+    ctx.injectAllocationFailure(n);
+    VKCNN_CHECK_ERROR(run(), ErrorCode::outOfMemory, "allocation");
+    ctx.injectAllocationFailure(0);
+    ctx.trimTemporaryMemory();  // staging buffers and pool blocks kept for reuse
+    CHECK(ctx.memoryStatistics().liveAllocations == live);
+    CHECK(run() == reference);
+  }
 }

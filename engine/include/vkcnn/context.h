@@ -141,6 +141,9 @@ struct DeviceCapabilities {
   // float16 x float16 + float32 subgroup matrices, float16 arithmetic, 16-bit storage and the
   // Vulkan memory model.
   bool matrixUnits = false;
+  // Streaming multiprocessors (VK_NV_shader_sm_builtins' shaderSMCount) where the device tells;
+  // 0: unknown. The convolution's tile choice sizes its waves by it.
+  uint32_t multiprocessorCount = 0;
   bool pushDescriptors = false;  // VK_KHR_push_descriptor exposed
   float timestampPeriodNs = 0;
   bool validationEnabled = false;

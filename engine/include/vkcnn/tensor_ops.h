@@ -1,5 +1,6 @@
 // Kernels on Tensors (MPSNDArray kernels): conversions between Images and Tensors, copies and
-// transposes, element-wise operations with numpy broadcasting.
+// transposes, concatenation, split, slice and gather, matrix products, element-wise operations
+// with numpy broadcasting, reductions, softmax and layer normalisation.
 //
 // Every kernel reads any view (strided, permuted, sliced, even with negative strides) and writes
 // any view whose elements are distinct and do not overlap a source. All operands of one kernel
@@ -96,6 +97,117 @@ class VKCNN_API TensorTranspose : public TensorKernel {
   std::vector<uint32_t> perm_;
 };
 
+// ONNX Concat along `axis` (negative from the end): the sources, equal but for that axis, one
+// after another. Each source is one copy into a slice of the destination.
+class VKCNN_API TensorConcat : public TensorKernel {
+ public:
+  TensorConcat(const Context& context, int32_t axis);
+
+  std::vector<uint32_t> destinationShape(const std::vector<Tensor>& sources) const;
+  void encode(CommandBuffer& commandBuffer, const std::vector<Tensor>& sources,
+              const Tensor& destination);
+  TemporaryTensor encode(CommandBuffer& commandBuffer, const std::vector<Tensor>& sources);
+
+ private:
+  int32_t axis_;
+};
+
+// ONNX Split along `axis`: parts of the given sizes (their sum the axis' extent), or
+// `numberOfOutputs` equal parts (the last smaller if the extent does not divide, as opset 18).
+// The source is read once per encode (readCount lowered by one).
+class VKCNN_API TensorSplit : public TensorKernel {
+ public:
+  TensorSplit(const Context& context, int32_t axis, std::vector<uint32_t> sizes);
+  TensorSplit(const Context& context, int32_t axis, uint32_t numberOfOutputs);
+
+  std::vector<std::vector<uint32_t>> destinationShapes(const Tensor& source) const;
+  void encode(CommandBuffer& commandBuffer, const Tensor& source,
+              const std::vector<Tensor>& destinations);
+  std::vector<TemporaryTensor> encode(CommandBuffer& commandBuffer, const Tensor& source);
+
+ private:
+  std::vector<uint32_t> sizes(const Tensor& source, uint32_t& axis) const;
+  int32_t axis_;
+  std::vector<uint32_t> sizes_;
+  uint32_t numberOfOutputs_ = 0;
+};
+
+// ONNX Slice: for each listed axis (empty: 0, 1, ...), elements start, start+step, ... before
+// end, negative indices from the end, clamped; a negative step walks backwards. A slice is a view
+// (Tensor::slice); this kernel copies it into a new tensor.
+class VKCNN_API TensorSlice : public TensorKernel {
+ public:
+  TensorSlice(const Context& context, std::vector<int64_t> starts, std::vector<int64_t> ends,
+              std::vector<int32_t> axes = {}, std::vector<int64_t> steps = {});
+
+  // The view of `source` the slice selects.
+  Tensor view(const Tensor& source) const;
+  std::vector<uint32_t> destinationShape(const Tensor& source) const {
+    return view(source).shape();
+  }
+  void encode(CommandBuffer& commandBuffer, const Tensor& source, const Tensor& destination);
+  TemporaryTensor encode(CommandBuffer& commandBuffer, const Tensor& source);
+
+ private:
+  std::vector<int64_t> starts_, ends_, steps_;
+  std::vector<int32_t> axes_;
+};
+
+// ONNX Gather along `axis`: output shape data[:axis] + indices + data[axis+1:]. The indices are a
+// float32 Tensor holding integers (exact to 2^24); negative ones count from the end; an index
+// outside the axis yields NaN (a GPU kernel cannot stop with an error).
+class VKCNN_API TensorGather : public TensorKernel {
+ public:
+  TensorGather(const Context& context, int32_t axis);
+
+  std::vector<uint32_t> destinationShape(const Tensor& data, const Tensor& indices) const;
+  void encode(CommandBuffer& commandBuffer, const Tensor& data, const Tensor& indices,
+              const Tensor& destination);
+  TemporaryTensor encode(CommandBuffer& commandBuffer, const Tensor& data, const Tensor& indices);
+
+ private:
+  int32_t axis_;
+};
+
+// ---- Matrix products ----------------------------------------------------------------------------
+
+// numpy matmul (ONNX MatMul): A [..., M, K] times B [..., K, N] with the batch axes broadcast; a
+// rank-1 A is a row [1, K] and a rank-1 B a column [K, 1], whose axis the result then drops.
+class VKCNN_API TensorMatMul : public TensorKernel {
+ public:
+  explicit TensorMatMul(const Context& context);
+
+  std::vector<uint32_t> destinationShape(const Tensor& a, const Tensor& b) const;
+  void encode(CommandBuffer& commandBuffer, const Tensor& a, const Tensor& b,
+              const Tensor& destination);
+  TemporaryTensor encode(CommandBuffer& commandBuffer, const Tensor& a, const Tensor& b);
+};
+
+struct GemmDescriptor {
+  bool transposeA = false;
+  bool transposeB = false;
+  float alpha = 1;
+  float beta = 1;
+};
+
+// ONNX Gemm: Y [M, N] = alpha * A' B' + beta * C, A' = A [M, K] or its transpose, B' likewise, C
+// (optional: an empty Tensor) broadcast to [M, N]: a scalar, a row [N], a column [M, 1] or a
+// matrix.
+class VKCNN_API TensorGemm : public TensorKernel {
+ public:
+  TensorGemm(const Context& context, const GemmDescriptor& descriptor);
+
+  const GemmDescriptor& descriptor() const { return descriptor_; }
+  std::vector<uint32_t> destinationShape(const Tensor& a, const Tensor& b) const;
+  void encode(CommandBuffer& commandBuffer, const Tensor& a, const Tensor& b, const Tensor& c,
+              const Tensor& destination);
+  TemporaryTensor encode(CommandBuffer& commandBuffer, const Tensor& a, const Tensor& b,
+                         const Tensor& c);
+
+ private:
+  GemmDescriptor descriptor_;
+};
+
 // ---- Element-wise -----------------------------------------------------------------------------
 
 enum class TensorUnaryOperation : uint32_t {
@@ -174,6 +286,73 @@ class VKCNN_API TensorWhere : public TensorKernel {
               const Tensor& y, const Tensor& destination);
   TemporaryTensor encode(CommandBuffer& commandBuffer, const Tensor& condition, const Tensor& x,
                          const Tensor& y);
+};
+
+// ---- Reductions and normalisations -------------------------------------------------------------
+
+enum class TensorReductionOperation : uint32_t {
+  sum = 0,
+  mean = 1,
+  maximum = 2,
+  minimum = 3,
+  product = 4,
+  l1 = 5,         // sum |x|
+  l2 = 6,         // sqrt(sum x^2)
+  logSumExp = 7,  // log(sum exp(x)), computed as max + log(sum exp(x - max))
+  sumSquare = 8,  // sum x^2
+  logSum = 9,     // log(sum x)
+};
+
+VKCNN_API const char* toString(TensorReductionOperation operation);
+
+// ONNX Reduce*: reduces `axes` (negative counts from the end; empty: every axis). keepDimensions
+// keeps them as extent 1; without it they are dropped (all of them dropped: shape [1]).
+class VKCNN_API TensorReduction : public TensorKernel {
+ public:
+  TensorReduction(const Context& context, TensorReductionOperation operation,
+                  std::vector<int32_t> axes = {}, bool keepDimensions = true);
+
+  TensorReductionOperation operation() const { return operation_; }
+  std::vector<uint32_t> destinationShape(const Tensor& source) const;
+  void encode(CommandBuffer& commandBuffer, const Tensor& source, const Tensor& destination);
+  TemporaryTensor encode(CommandBuffer& commandBuffer, const Tensor& source);
+
+ private:
+  // Whether each axis of a rank-`rank` source is reduced; throws for a bad axis.
+  std::vector<bool> reduced(uint32_t rank, const std::string& what) const;
+  TensorReductionOperation operation_;
+  std::vector<int32_t> axes_;
+  bool keepDimensions_;
+};
+
+// ONNX Softmax / LogSoftmax (opset 13) along one axis of any rank. (Older opsets' flattening to
+// 2D is a reshape to [outer, inner] and axis 1.)
+class VKCNN_API TensorSoftmax : public TensorKernel {
+ public:
+  TensorSoftmax(const Context& context, int32_t axis = -1, bool logarithm = false);
+
+  void encode(CommandBuffer& commandBuffer, const Tensor& source, const Tensor& destination);
+  TemporaryTensor encode(CommandBuffer& commandBuffer, const Tensor& source);
+
+ private:
+  int32_t axis_;
+  bool logarithm_;
+};
+
+// ONNX LayerNormalization (opset 17): normalises over the axes from `axis` on, then multiplies by
+// `scale` and adds `bias` (an empty Tensor: none), both broadcast to those axes' shape.
+class VKCNN_API TensorLayerNormalization : public TensorKernel {
+ public:
+  TensorLayerNormalization(const Context& context, int32_t axis = -1, float epsilon = 1e-5f);
+
+  void encode(CommandBuffer& commandBuffer, const Tensor& source, const Tensor& scale,
+              const Tensor& bias, const Tensor& destination);
+  TemporaryTensor encode(CommandBuffer& commandBuffer, const Tensor& source, const Tensor& scale,
+                         const Tensor& bias);
+
+ private:
+  int32_t axis_;
+  float epsilon_;
 };
 
 }  // namespace vkcnn

@@ -12,7 +12,8 @@ namespace detail {
 // One dispatch of tensor_unary.comp over `source` -> `destination` (same shape), or of the tiled
 // transpose when the copy moves the innermost axis. Checks everything first.
 void encodeUnary(CommandBuffer& commandBuffer, const std::string& what, int32_t op,
-                 const NeuronDescriptor& neuron, const Tensor& source, const Tensor& destination) {
+                 const NeuronDescriptor& neuron, const Tensor& source, const Tensor& destination,
+                 bool consume) {
   CommandBufferImpl& cb = *commandBuffer.impl();
   cb.requireEncoding(what);
   checkUsable(cb, source, false, what + " source");
@@ -72,7 +73,7 @@ void encodeUnary(CommandBuffer& commandBuffer, const std::string& what, int32_t 
   d.bindParameters(0, &p, sizeof p);
   dispatchFlat(d, groups);
   markWritten(destination);
-  consumeRead(source);
+  if (consume) consumeRead(source);
 }
 
 }  // namespace detail
@@ -84,7 +85,7 @@ TensorCopy::TensorCopy(const Context& context) : TensorKernel(context, "tensor c
 void TensorCopy::encode(CommandBuffer& commandBuffer, const Tensor& source,
                         const Tensor& destination) {
   detail::encodeUnary(commandBuffer, "TensorCopy '" + label + "'", VKCNN_TENSOR_UNARY_COPY, {},
-                      source, destination);
+                      source, destination, true);
 }
 
 TemporaryTensor TensorCopy::encode(CommandBuffer& commandBuffer, const Tensor& source) {
@@ -120,7 +121,7 @@ void TensorTranspose::encode(CommandBuffer& commandBuffer, const Tensor& source,
   const std::string what = "TensorTranspose '" + label + "'";
   if (!source.valid()) throw Error(ErrorCode::invalidArgument, what + ": the source is empty");
   detail::encodeUnary(commandBuffer, what, VKCNN_TENSOR_UNARY_COPY, {},
-                      source.permute(resolvedPerm(perm_, source.rank())), destination);
+                      source.permute(resolvedPerm(perm_, source.rank())), destination, true);
 }
 
 TemporaryTensor TensorTranspose::encode(CommandBuffer& commandBuffer, const Tensor& source) {
@@ -183,7 +184,7 @@ TensorUnary::TensorUnary(const Context& context, const NeuronDescriptor& neuron)
 void TensorUnary::encode(CommandBuffer& commandBuffer, const Tensor& source,
                          const Tensor& destination) {
   detail::encodeUnary(commandBuffer, "TensorUnary '" + label + "'", int32_t(operation_), neuron_,
-                      source, destination);
+                      source, destination, true);
 }
 
 TemporaryTensor TensorUnary::encode(CommandBuffer& commandBuffer, const Tensor& source) {

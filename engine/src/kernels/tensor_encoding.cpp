@@ -6,6 +6,15 @@
 
 namespace vkcnn::detail {
 
+uint32_t resolveAxis(int32_t axis, uint32_t rank, const std::string& what) {
+  const int64_t a = axis < 0 ? int64_t(axis) + rank : axis;
+  if (a < 0 || a >= int64_t(rank))
+    throw Error(ErrorCode::invalidArgument, what + ": axis " + std::to_string(axis) +
+                                                " is outside a rank-" + std::to_string(rank) +
+                                                " tensor");
+  return uint32_t(a);
+}
+
 std::string shapeText(const std::vector<uint32_t>& shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);

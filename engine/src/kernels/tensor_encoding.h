@@ -10,6 +10,7 @@
 #include "memory/tensor_storage.h"
 #include "tensor_interface.h"
 #include "vkcnn/error.h"
+#include "vkcnn/neuron.h"
 #include "vkcnn/tensor.h"
 
 namespace vkcnn::detail {
@@ -59,5 +60,15 @@ std::vector<int64_t> broadcastStrides(const Tensor& tensor, const std::vector<ui
 // Writes the outer (or inner) index space into the parameters: shape, rank, count and strides.
 void setOuter(shader::TensorParams& params, const IndexSpace& space);
 void setInner(shader::TensorParams& params, const IndexSpace& space);
+
+// One copy (op VKCNN_TENSOR_UNARY_COPY: the tiled transpose where the innermost axis moves) or
+// unary operation of `source` into `destination` of the same shape; `consume`: lower a temporary
+// source's readCount.
+void encodeUnary(CommandBuffer& commandBuffer, const std::string& what, int32_t op,
+                 const NeuronDescriptor& neuron, const Tensor& source, const Tensor& destination,
+                 bool consume);
+
+// Axis `axis` of a rank-`rank` tensor, negative from the end, or invalidArgument.
+uint32_t resolveAxis(int32_t axis, uint32_t rank, const std::string& what);
 
 }  // namespace vkcnn::detail

@@ -58,21 +58,29 @@ TensorStorage::TensorStorage(std::shared_ptr<ContextImpl> ctx, uint64_t count, T
                  "vkCreateBuffer (tensor)");
   context->setName(VK_OBJECT_TYPE_BUFFER, buffer, label);
   if (temporary) return;  // memory from the pool when a kernel first writes it
-  VkMemoryRequirements req;
-  context->vk().vkGetBufferMemoryRequirements(context->device(), buffer, &req);
-  allocation = context->allocator().allocate(req, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0,
-                                             describe().c_str());
-  context->check(context->vk().vkBindBufferMemory(context->device(), buffer, allocation.memory,
-                                                  allocation.offset),
-                 "vkBindBufferMemory (tensor)");
-  // Zero-filled, as images are, so no kernel reads undefined memory.
-  context->submitAndWait(
-      [&](VkCommandBuffer cb) {
-        transferPrologue(*context, cb);
-        context->vk().vkCmdFillBuffer(cb, buffer, 0, VK_WHOLE_SIZE, 0);
-        transferEpilogue(*context, cb);
-      },
-      "tensor initialisation");
+  try {
+    VkMemoryRequirements req;
+    context->vk().vkGetBufferMemoryRequirements(context->device(), buffer, &req);
+    allocation = context->allocator().allocate(req, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0,
+                                               describe().c_str());
+    context->check(context->vk().vkBindBufferMemory(context->device(), buffer, allocation.memory,
+                                                    allocation.offset),
+                   "vkBindBufferMemory (tensor)");
+    // Zero-filled, as images are, so no kernel reads undefined memory.
+    context->submitAndWait(
+        [&](VkCommandBuffer cb) {
+          transferPrologue(*context, cb);
+          context->vk().vkCmdFillBuffer(cb, buffer, 0, VK_WHOLE_SIZE, 0);
+          transferEpilogue(*context, cb);
+        },
+        "tensor initialisation");
+  } catch (...) {
+    // The destructor does not run for a constructor that throws.
+    context->settleAfterLoss();
+    context->vk().vkDestroyBuffer(context->device(), buffer, nullptr);
+    context->allocator().free(allocation);
+    throw;
+  }
 }
 
 TensorStorage::~TensorStorage() {

@@ -271,44 +271,12 @@ const HostTensor& Importer::floatConstant(int k, const std::string& role) const 
                 elementTypeName(t.type) + "; only float tensors are supported there");
   return t;
 }
-// The value itself, an affine still pending.
-Value& Importer::rawImageInput(int k) {
-  input(k);
-  Value& v = values_.find(node_->input(k))->second;
+const ImageValue& Importer::imageInput(int k) const {
+  const Value& v = input(k);
   if (!v.isImage)
     unsupported("input " + std::to_string(k) + " ('" + node_->input(k) +
                 "') is a constant, and this operator is only evaluated on image data");
-  return v;
-}
-const ImageValue& Importer::materialize(Value& v) {
-  if (v.affine) {
-    BatchNormalizationParameters p;
-    p.gamma = v.affine->scale;
-    p.beta = v.affine->shift;
-    p.mean.assign(p.gamma.size(), 0.f);
-    p.variance.assign(p.gamma.size(), 1.f);
-    p.epsilon = 0;
-    v.image.tensor = graph_.batchNormalization(v.image.tensor, p, v.affine->label);
-    v.affine.reset();
-  }
   return v.image;
-}
-void Importer::setAffine(int k, Value& x, const std::vector<float>& scale,
-                         const std::vector<float>& shift) {
-  Value out;
-  out.isImage = true;
-  out.image = x.image;
-  Affine a;
-  a.label = nodeName();
-  a.scale = scale;
-  a.shift = shift;
-  if (x.affine)
-    for (size_t c = 0; c < scale.size(); ++c) {
-      a.scale[c] = scale[c] * x.affine->scale[c];
-      a.shift[c] = scale[c] * x.affine->shift[c] + shift[c];
-    }
-  out.affine = std::move(a);
-  setOutput(k, std::move(out));
 }
 
 void Importer::setOutput(int k, Value v) {
@@ -528,7 +496,7 @@ void Importer::importOutputs() {
       unsupported("graph output '" + out.name() +
                   "' is a constant computed at import (it does not depend on an image input); "
                   "graphs output images only (constant output)");
-    const ImageValue& v = materialize(it->second);
+    const ImageValue& v = it->second.image;
     graph_.output(v.tensor, out.name());
     OnnxTensorInfo info = declaredInfo(out);
     info.dims = v.dims;

@@ -15,7 +15,6 @@
 
 #include <cstdint>
 #include <optional>
-#include <set>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -56,20 +55,10 @@ struct ImageValue {
   std::vector<int64_t> dims;
 };
 
-// y = scale[c] * x + shift[c] per channel of a canonical image, not yet in the Graph: batch
-// normalisations and per-channel or scalar Add/Sub/Mul/Div with constants compose into one, which
-// becomes a single batch normalisation node (folded by the Graph into a convolution before it)
-// when something reads the value.
-struct Affine {
-  std::vector<float> scale, shift;
-  std::string label;
-};
-
 struct Value {
   bool isImage = false;
   HostTensor constant;
-  ImageValue image;  // with `affine`: its source
-  std::optional<Affine> affine;
+  ImageValue image;
 };
 
 // invalidModel unless 0 <= v <= kMaxElements.
@@ -151,14 +140,7 @@ class Importer {
   const Value& input(int k) const;
   const HostTensor& constantInput(int k, const std::string& role) const;
   const HostTensor& floatConstant(int k, const std::string& role) const;
-  const ImageValue& imageInput(int k) { return materialize(rawImageInput(k)); }
-  // The value itself, an affine still pending.
-  Value& rawImageInput(int k);
-  const ImageValue& materialize(Value& v);
-  // Applies y = scale * x + shift per channel to the canonical image value `x` (output k).
-  void setAffine(int k, Value& x, const std::vector<float>& scale, const std::vector<float>& shift);
-  // Tensors a convolution or fully-connected node made.
-  std::set<uint32_t> convolutionOutputs;
+  const ImageValue& imageInput(int k) const;
 
   // Outputs. An output the node leaves unnamed is dropped.
   bool outputUsed(int k) const;

@@ -112,7 +112,6 @@ void conv(Importer& im) {
                                                    uint32_t(wy.padEnd), uint32_t(wx.padEnd));
   GraphTensor out = im.graph().convolution(x.tensor, d, std::move(weights), std::move(bias),
                                            padding, im.nodeName());
-  im.convolutionOutputs.insert(out.id);
   im.setImage(0, out, im.dimsLike(x, im.graph().shape(out)));
 }
 
@@ -245,7 +244,6 @@ void gemm(Importer& im, bool matmul) {
                                                         u32(s.c, "channels"), u32(m, "outputs"));
   GraphTensor out =
       im.graph().fullyConnected(a.tensor, d, std::move(weights), std::move(bias), im.nodeName());
-  im.convolutionOutputs.insert(out.id);
   im.setImage(0, out, {a.dims[0], m});
 }
 

@@ -115,17 +115,17 @@ void arithmetic(Importer& im, const std::string& op) {
                               im.nodeName() + " (negated)");
     return im.setImage(0, out, dims);
   }
-  // One constant operand.
+  // One constant operand: an affine node (the Graph decides what it folds into).
   const bool imageFirst = imageA;
-  Value& xv = im.rawImageInput(imageFirst ? 0 : 1);
+  const ImageValue& x = im.imageInput(imageFirst ? 0 : 1);
   HostTensor k = im.constantInput(imageFirst ? 1 : 0, "constant operand");
-  if (legacy && imageFirst) k = reshaped(k, legacyBroadcastDims(im, xv.image.dims, k.dims));
+  if (legacy && imageFirst) k = reshaped(k, legacyBroadcastDims(im, x.dims, k.dims));
   if (!k.isFloat()) unsupported("arithmetic with a non-float constant (data type)");
   if (k.size() == 0) invalidModel("an empty constant operand");
-  const std::vector<int64_t> dims = broadcastShapes(xv.image.dims, k.dims);
-  if (dims != xv.image.dims)
-    unsupported("a constant operand that enlarges the image data " + dimsToString(xv.image.dims) +
-                " to " + dimsToString(dims));
+  const std::vector<int64_t> dims = broadcastShapes(x.dims, k.dims);
+  if (dims != x.dims)
+    unsupported("a constant operand that enlarges the image data " + dimsToString(x.dims) + " to " +
+                dimsToString(dims));
   if (op == "Div" && !imageFirst) unsupported("dividing a constant by image data");
   // y = scale * x + shift for the constant value v.
   auto affineOf = [&](float v) -> std::pair<float, float> {
@@ -135,30 +135,23 @@ void arithmetic(Importer& im, const std::string& op) {
     return {1.f / v, 0.f};
   };
   const bool scalar = std::all_of(k.f.begin(), k.f.end(), [&](float v) { return v == k.f[0]; });
-  const bool foldable = xv.affine || im.convolutionOutputs.count(xv.image.tensor.id);
-  if (scalar && (!foldable || !im.canonical(xv.image))) {
-    // A linear neuron: layout-free, and the Graph fuses it into the node before it.
-    const auto [a, b] = affineOf(k.f[0]);
-    const ImageValue& x = im.materialize(xv);
-    return im.setImage(0, im.neuron(x, NeuronDescriptor::of(NeuronType::linear, a, b)), x.dims);
-  }
-  // Per channel (or a scalar after a convolution): the constant is 1 everywhere but the channel
-  // axis, and joins the value's pending affine.
-  const Shape4 s = im.requireCanonical(xv.image);
-  std::vector<float> perChannel(size_t(s.c), k.f[0]);
+  std::vector<float> values = {k.f[0]};
   if (!scalar) {
+    // Per channel: the constant is 1 everywhere but the channel axis.
+    im.requireCanonical(x);
     std::vector<int64_t> kd = k.dims;
-    kd.insert(kd.begin(), xv.image.dims.size() - kd.size(), 1);
-    const size_t channelAxis = xv.image.dims.size() == 1 ? 0 : 1;
+    kd.insert(kd.begin(), x.dims.size() - kd.size(), 1);
+    const size_t channelAxis = x.dims.size() == 1 ? 0 : 1;
     for (size_t a = 0; a < kd.size(); ++a)
       if (a != channelAxis && kd[a] != 1)
         unsupported("a constant operand " + dimsToString(k.dims) + " that varies along axis " +
                     std::to_string(a) + " (only scalars and per-channel constants are supported)");
-    perChannel = k.f;
+    values = k.f;
   }
-  std::vector<float> scale(size_t(s.c)), shift(size_t(s.c));
-  for (size_t c = 0; c < scale.size(); ++c) std::tie(scale[c], shift[c]) = affineOf(perChannel[c]);
-  im.setAffine(0, xv, scale, shift);
+  std::vector<float> scale(values.size()), shift(values.size());
+  for (size_t c = 0; c < values.size(); ++c) std::tie(scale[c], shift[c]) = affineOf(values[c]);
+  im.setImage(0, im.graph().affine(x.tensor, std::move(scale), std::move(shift), im.nodeName()),
+              x.dims);
 }
 
 // Sum and Mean of any number of inputs: a chain of additions (two inputs may broadcast).

@@ -12,29 +12,25 @@ namespace vkcnn::detail::onnx_import {
 namespace {
 
 void batchNormalization(Importer& im) {
-  Value& xv = im.rawImageInput(0);
-  const Shape4 s = im.requireCanonical(xv.image);
+  const ImageValue& x = im.imageInput(0);
+  const Shape4 s = im.requireCanonical(x);
   if (im.opset() < 9 && im.attrInt("spatial", 1) == 0)
     unsupported("BatchNormalization with spatial = 0 (statistics per element)");
   if (im.attrInt("training_mode", 0) != 0) unsupported("BatchNormalization in training mode");
   for (int k = 1; k < im.outputCount(); ++k)
     if (im.outputUsed(k)) unsupported("BatchNormalization's training outputs (mean, variance)");
-  const std::vector<float>& gamma = im.floatConstant(1, "scale").f;
-  const std::vector<float>& beta = im.floatConstant(2, "B").f;
-  const std::vector<float>& mean = im.floatConstant(3, "mean").f;
-  const std::vector<float>& variance = im.floatConstant(4, "var").f;
-  const double epsilon = im.attrFloat("epsilon", 1e-5f);
-  for (const auto* v : {&gamma, &beta, &mean, &variance})
+  BatchNormalizationParameters p;
+  p.gamma = im.floatConstant(1, "scale").f;
+  p.beta = im.floatConstant(2, "B").f;
+  p.mean = im.floatConstant(3, "mean").f;
+  p.variance = im.floatConstant(4, "var").f;
+  p.epsilon = im.attrFloat("epsilon", 1e-5f);
+  for (const auto* v : {&p.gamma, &p.beta, &p.mean, &p.variance})
     if (int64_t(v->size()) != s.c)
       invalidModel("BatchNormalization parameters need " + std::to_string(s.c) +
                    " values, one has " + std::to_string(v->size()));
-  std::vector<float> scale(size_t(s.c)), shift(size_t(s.c));
-  for (size_t c = 0; c < scale.size(); ++c) {
-    const double sc = double(gamma[c]) / std::sqrt(double(variance[c]) + epsilon);
-    scale[c] = float(sc);
-    shift[c] = float(double(beta[c]) - sc * double(mean[c]));
-  }
-  im.setAffine(0, xv, scale, shift);
+  // A node of its own: the Graph folds it into a convolution before it.
+  im.setImage(0, im.graph().batchNormalization(x.tensor, p, im.nodeName()), x.dims);
 }
 
 void instanceNormalization(Importer& im) {

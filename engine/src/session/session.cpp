@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <new>
+#include <optional>
 #include <sstream>
 
 #include "vkcnn/error.h"
@@ -114,8 +115,19 @@ std::unique_ptr<detail::SessionState> load(const Context& context, std::span<con
   o.channelFormat = options.precision;
   o.optimize = options.optimize;
   o.label = options.label;
-  auto s =
-      std::make_unique<detail::SessionState>(context, importOnnxModelFromMemory(context, bytes, o));
+  std::optional<OnnxImport> import;
+  try {
+    import.emplace(importOnnxModelFromMemory(context, bytes, o));
+  } catch (const Error& e) {
+    // The importer names its own options; a Session's user sets them in SessionOptions.
+    std::string message = e.what();
+    if (message.rfind("vkcnn: ", 0) == 0) message.erase(0, 7);
+    const std::string from = "OnnxImportOptions::", to = "SessionOptions::";
+    for (size_t at; (at = message.find(from)) != std::string::npos;)
+      message.replace(at, from.size(), to);
+    throw Error(e.code(), message);
+  }
+  auto s = std::make_unique<detail::SessionState>(context, std::move(*import));
   s->precision = options.precision;
   s->label = options.label.empty() ? s->import.info.graphName : options.label;
   const auto& info = s->import.info;

@@ -572,6 +572,15 @@ void ContextImpl::queryCapabilities(bool adopted, bool matrixUnits,
   driver.pNext = &subgroup;
   VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
   props.pNext = &driver;
+  uint32_t count = 0;
+  vki_.vkEnumerateDeviceExtensionProperties(physicalDevice_, nullptr, &count, nullptr);
+  std::vector<VkExtensionProperties> extensions(count);
+  vki_.vkEnumerateDeviceExtensionProperties(physicalDevice_, nullptr, &count, extensions.data());
+  // A property of a supported extension may be queried without enabling it.
+  VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+  const bool smBuiltins = hasExtension(extensions, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME);
+  if (smBuiltins) subgroup.pNext = &sm;
   vki_.vkGetPhysicalDeviceProperties2(physicalDevice_, &props);
   const VkPhysicalDeviceLimits& limits = props.properties.limits;
   auto& c = capabilities_;
@@ -592,10 +601,7 @@ void ContextImpl::queryCapabilities(bool adopted, bool matrixUnits,
   c.shaderFloat16 = f12 && f12->shaderFloat16;
   c.storage16Bit = f11 && f11->storageBuffer16BitAccess;
   c.adopted = adopted;
-  uint32_t count = 0;
-  vki_.vkEnumerateDeviceExtensionProperties(physicalDevice_, nullptr, &count, nullptr);
-  std::vector<VkExtensionProperties> extensions(count);
-  vki_.vkEnumerateDeviceExtensionProperties(physicalDevice_, nullptr, &count, extensions.data());
+  c.multiprocessorCount = smBuiltins ? sm.shaderSMCount : 0;
   c.cooperativeMatrix = hasExtension(extensions, "VK_KHR_cooperative_matrix") ||
                         hasExtension(extensions, "VK_NV_cooperative_matrix");
   c.matrixUnits = matrixUnits && c.shaderFloat16 && c.storage16Bit;

@@ -1,0 +1,251 @@
+// TensorReduction, TensorSoftmax and TensorLayerNormalization: one workgroup per output position,
+// reducing over an inner index space.
+#include "kernels/tensor_encoding.h"
+#include "vkcnn/tensor_ops.h"
+
+namespace vkcnn {
+
+namespace {
+
+// Workgroups of one item each, checked against the flat dispatch's reach.
+void checkSources(detail::CommandBufferImpl& cb, const std::string& what, const Tensor& source,
+                  const Tensor& destination) {
+  cb.requireEncoding(what);
+  detail::checkUsable(cb, source, false, what + " source");
+  detail::checkUsable(cb, destination, true, what + " destination");
+  detail::requireDataType(destination, source.dataType(), "destination", what);
+  detail::requireNotInPlace(source, destination, what);
+}
+
+}  // namespace
+
+// ---- TensorReduction --------------------------------------------------------------------------
+
+const char* toString(TensorReductionOperation operation) {
+  switch (operation) {
+    case TensorReductionOperation::sum:
+      return "sum";
+    case TensorReductionOperation::mean:
+      return "mean";
+    case TensorReductionOperation::maximum:
+      return "maximum";
+    case TensorReductionOperation::minimum:
+      return "minimum";
+    case TensorReductionOperation::product:
+      return "product";
+    case TensorReductionOperation::l1:
+      return "l1";
+    case TensorReductionOperation::l2:
+      return "l2";
+    case TensorReductionOperation::logSumExp:
+      return "logSumExp";
+    case TensorReductionOperation::sumSquare:
+      return "sumSquare";
+    case TensorReductionOperation::logSum:
+      return "logSum";
+  }
+  return "unknown";
+}
+
+TensorReduction::TensorReduction(const Context& context, TensorReductionOperation operation,
+                                 std::vector<int32_t> axes, bool keepDimensions)
+    : TensorKernel(context, std::string("tensor reduce ") + toString(operation)),
+      operation_(operation),
+      axes_(std::move(axes)),
+      keepDimensions_(keepDimensions) {
+  if (uint32_t(operation) > uint32_t(TensorReductionOperation::logSum))
+    throw Error(
+        ErrorCode::invalidArgument,
+        "TensorReduction: operation " + std::to_string(uint32_t(operation)) + " does not exist");
+}
+
+std::vector<bool> TensorReduction::reduced(uint32_t rank, const std::string& what) const {
+  std::vector<bool> r(rank, axes_.empty());
+  for (int32_t axis : axes_) {
+    const uint32_t a = detail::resolveAxis(axis, rank, what);
+    if (r[a])
+      throw Error(ErrorCode::invalidArgument,
+                  what + ": axis " + std::to_string(axis) + " is listed twice");
+    r[a] = true;
+  }
+  return r;
+}
+
+std::vector<uint32_t> TensorReduction::destinationShape(const Tensor& source) const {
+  const std::string what = "TensorReduction '" + label + "'";
+  if (!source.valid()) throw Error(ErrorCode::invalidArgument, what + ": the source is empty");
+  const std::vector<bool> r = reduced(source.rank(), what);
+  std::vector<uint32_t> shape;
+  for (uint32_t i = 0; i < source.rank(); ++i)
+    if (!r[i])
+      shape.push_back(source.shape()[i]);
+    else if (keepDimensions_)
+      shape.push_back(1);
+  if (shape.empty()) shape.push_back(1);
+  return shape;
+}
+
+void TensorReduction::encode(CommandBuffer& commandBuffer, const Tensor& source,
+                             const Tensor& destination) {
+  const std::string what = "TensorReduction '" + label + "'";
+  detail::CommandBufferImpl& cb = *commandBuffer.impl();
+  checkSources(cb, what, source, destination);
+  detail::requireShape(destination, destinationShape(source), "destination", what);
+  const std::vector<bool> r = reduced(source.rank(), what);
+  detail::IndexSpace outer{{}, {{}, {}}}, inner{{}, {{}}};
+  uint32_t kept = 0;  // the destination axis of the next kept source axis
+  for (uint32_t i = 0; i < source.rank(); ++i) {
+    detail::IndexSpace& space = r[i] ? inner : outer;
+    space.shape.push_back(source.shape()[i]);
+    space.strides[0].push_back(source.strides()[i]);
+    if (!r[i]) space.strides[1].push_back(destination.strides()[keepDimensions_ ? i : kept++]);
+  }
+  outer.simplify();
+  inner.simplify();
+  detail::DispatchRecorder d(cb, detail::ShaderId::tensor_reduce,
+                             detail::variantFor(source.dataType()), what);
+  detail::shader::TensorParams p{};
+  p.args[0].offset = detail::bindTensor(d, cb, 1, source, false);
+  p.args[1].offset = detail::bindTensor(d, cb, 2, destination, true);
+  detail::setOuter(p, outer);
+  detail::setInner(p, inner);
+  p.op = int32_t(operation_);
+  d.bindParameters(0, &p, sizeof p);
+  detail::dispatchFlat(d, outer.count());
+  detail::markWritten(destination);
+  detail::consumeRead(source);
+}
+
+TemporaryTensor TensorReduction::encode(CommandBuffer& commandBuffer, const Tensor& source) {
+  TemporaryTensor t(commandBuffer,
+                    {destinationShape(source), source.dataType(), label + " output"});
+  encode(commandBuffer, source, t);
+  return t;
+}
+
+// ---- TensorSoftmax ----------------------------------------------------------------------------
+
+TensorSoftmax::TensorSoftmax(const Context& context, int32_t axis, bool logarithm)
+    : TensorKernel(context, logarithm ? "tensor log-softmax" : "tensor softmax"),
+      axis_(axis),
+      logarithm_(logarithm) {}
+
+void TensorSoftmax::encode(CommandBuffer& commandBuffer, const Tensor& source,
+                           const Tensor& destination) {
+  const std::string what = "TensorSoftmax '" + label + "'";
+  detail::CommandBufferImpl& cb = *commandBuffer.impl();
+  checkSources(cb, what, source, destination);
+  detail::requireShape(destination, source.shape(), "destination", what);
+  const uint32_t axis = detail::resolveAxis(axis_, source.rank(), what);
+  detail::IndexSpace outer{{}, {{}, {}}};
+  detail::IndexSpace inner{{source.shape()[axis]},
+                           {{source.strides()[axis]}, {destination.strides()[axis]}}};
+  for (uint32_t i = 0; i < source.rank(); ++i) {
+    if (i == axis) continue;
+    outer.shape.push_back(source.shape()[i]);
+    outer.strides[0].push_back(source.strides()[i]);
+    outer.strides[1].push_back(destination.strides()[i]);
+  }
+  outer.simplify();
+  detail::DispatchRecorder d(cb, detail::ShaderId::tensor_softmax,
+                             detail::variantFor(source.dataType()), what);
+  detail::shader::TensorParams p{};
+  p.args[0].offset = detail::bindTensor(d, cb, 1, source, false);
+  p.args[1].offset = detail::bindTensor(d, cb, 2, destination, true);
+  detail::setOuter(p, outer);
+  detail::setInner(p, inner);
+  p.op = logarithm_ ? 1 : 0;
+  d.bindParameters(0, &p, sizeof p);
+  detail::dispatchFlat(d, outer.count());
+  detail::markWritten(destination);
+  detail::consumeRead(source);
+}
+
+TemporaryTensor TensorSoftmax::encode(CommandBuffer& commandBuffer, const Tensor& source) {
+  if (!source.valid())
+    throw Error(ErrorCode::invalidArgument, "TensorSoftmax '" + label + "': the source is empty");
+  TemporaryTensor t(commandBuffer, {source.shape(), source.dataType(), label + " output"});
+  encode(commandBuffer, source, t);
+  return t;
+}
+
+// ---- TensorLayerNormalization -----------------------------------------------------------------
+
+TensorLayerNormalization::TensorLayerNormalization(const Context& context, int32_t axis,
+                                                   float epsilon)
+    : TensorKernel(context, "tensor layer normalization"), axis_(axis), epsilon_(epsilon) {
+  if (!(epsilon >= 0))
+    throw Error(ErrorCode::invalidArgument, "TensorLayerNormalization: epsilon " +
+                                                std::to_string(epsilon) + " is negative or NaN");
+}
+
+void TensorLayerNormalization::encode(CommandBuffer& commandBuffer, const Tensor& source,
+                                      const Tensor& scale, const Tensor& bias,
+                                      const Tensor& destination) {
+  const std::string what = "TensorLayerNormalization '" + label + "'";
+  detail::CommandBufferImpl& cb = *commandBuffer.impl();
+  checkSources(cb, what, source, destination);
+  detail::checkUsable(cb, scale, false, what + " scale");
+  if (bias.valid()) detail::checkUsable(cb, bias, false, what + " bias");
+  detail::requireDataType(scale, source.dataType(), "scale", what);
+  if (bias.valid()) detail::requireDataType(bias, source.dataType(), "bias", what);
+  detail::requireShape(destination, source.shape(), "destination", what);
+  detail::requireNotInPlace(scale, destination, what);
+  if (bias.valid()) detail::requireNotInPlace(bias, destination, what);
+  const uint32_t axis = detail::resolveAxis(axis_, source.rank(), what);
+  const std::vector<uint32_t> normalized(source.shape().begin() + axis, source.shape().end());
+  // Scale and bias must broadcast to the normalised shape without growing it.
+  auto checkParameter = [&](const Tensor& t, const char* role) {
+    if (broadcastShape(normalized, t.shape(), what + " " + role) != normalized)
+      throw Error(ErrorCode::invalidArgument, what + ": " + role + " " +
+                                                  detail::shapeText(t.shape()) +
+                                                  " does not broadcast to the normalised shape " +
+                                                  detail::shapeText(normalized));
+  };
+  checkParameter(scale, "scale");
+  if (bias.valid()) checkParameter(bias, "bias");
+  const Tensor& biasOrScale = bias.valid() ? bias : scale;
+  const std::vector<int64_t> scaleStrides = detail::broadcastStrides(scale, normalized);
+  const std::vector<int64_t> biasStrides = detail::broadcastStrides(biasOrScale, normalized);
+  detail::IndexSpace outer{{}, {{}, {}, {}, {}}};
+  detail::IndexSpace inner{{}, {{}, {}, {}, {}}};
+  for (uint32_t i = 0; i < source.rank(); ++i) {
+    detail::IndexSpace& space = i < axis ? outer : inner;
+    space.shape.push_back(source.shape()[i]);
+    space.strides[0].push_back(source.strides()[i]);
+    space.strides[1].push_back(i < axis ? 0 : scaleStrides[i - axis]);
+    space.strides[2].push_back(i < axis ? 0 : biasStrides[i - axis]);
+    space.strides[3].push_back(destination.strides()[i]);
+  }
+  outer.simplify();
+  inner.simplify();
+  detail::DispatchRecorder d(cb, detail::ShaderId::tensor_layer_norm,
+                             detail::variantFor(source.dataType()), what);
+  detail::shader::TensorParams p{};
+  p.args[0].offset = detail::bindTensor(d, cb, 1, source, false);
+  p.args[1].offset = detail::bindTensor(d, cb, 2, scale, false);
+  p.args[2].offset = detail::bindTensor(d, cb, 3, biasOrScale, false);
+  p.args[3].offset = detail::bindTensor(d, cb, 4, destination, true);
+  detail::setOuter(p, outer);
+  detail::setInner(p, inner);
+  p.a = epsilon_;
+  p.flags = bias.valid() ? 1 : 0;
+  d.bindParameters(0, &p, sizeof p);
+  detail::dispatchFlat(d, outer.count());
+  detail::markWritten(destination);
+  detail::consumeRead(source);
+  detail::consumeRead(scale);
+  if (bias.valid()) detail::consumeRead(bias);
+}
+
+TemporaryTensor TensorLayerNormalization::encode(CommandBuffer& commandBuffer, const Tensor& source,
+                                                 const Tensor& scale, const Tensor& bias) {
+  if (!source.valid())
+    throw Error(ErrorCode::invalidArgument,
+                "TensorLayerNormalization '" + label + "': the source is empty");
+  TemporaryTensor t(commandBuffer, {source.shape(), source.dataType(), label + " output"});
+  encode(commandBuffer, source, scale, bias, t);
+  return t;
+}
+
+}  // namespace vkcnn

@@ -1,0 +1,41 @@
+#version 450
+// ONNX LayerNormalization: each position of the axes before `axis` (outer index space) is
+// normalised over the axes from `axis` on (inner index space), then scaled and shifted:
+// y = (x - mean) / sqrt(variance + epsilon) * scale + bias. args: 0 source, 1 scale, 2 bias,
+// 3 destination; scale and bias broadcast over the normalised axes (stride 0 elsewhere).
+#extension GL_GOOGLE_include_directive : require
+
+layout(local_size_x = 128, local_size_y = 1, local_size_z = 1) in;
+
+#include "tensor.glsl"
+#include "tensor_reduce.glsl"
+
+layout(set = 0, binding = 1, std430) readonly buffer Source { TENSOR_T src[]; };
+layout(set = 0, binding = 2, std430) readonly buffer Scale { TENSOR_T scale[]; };
+layout(set = 0, binding = 3, std430) readonly buffer Bias { TENSOR_T bias[]; };
+layout(set = 0, binding = 4, std430) writeonly buffer Destination { TENSOR_T dst[]; };
+
+// a: epsilon; flags bit 0: a bias is bound.
+void main() {
+  int item = flatGroup();
+  if (item >= p.count) return;
+  int lid = int(gl_LocalInvocationIndex);
+  ivec4 base = outerOffsets(item);
+  float s = 0.0;
+  for (int j = lid; j < p.innerCount; j += VKCNN_GROUP_SIZE)
+    s += float(src[base.x + innerOffsets(j).x]);
+  float mean = groupReduce(s, VKCNN_COMBINE_SUM) / float(p.innerCount);
+  float v = 0.0;
+  for (int j = lid; j < p.innerCount; j += VKCNN_GROUP_SIZE) {
+    float d = float(src[base.x + innerOffsets(j).x]) - mean;
+    v += d * d;
+  }
+  float variance = groupReduce(v, VKCNN_COMBINE_SUM) / float(p.innerCount);
+  float inv = 1.0 / sqrt(variance + p.a);
+  for (int j = lid; j < p.innerCount; j += VKCNN_GROUP_SIZE) {
+    ivec4 off = innerOffsets(j);
+    float y = (float(src[base.x + off.x]) - mean) * inv * float(scale[base.y + off.y]);
+    if ((p.flags & 1) != 0) y += float(bias[base.z + off.z]);
+    dst[base.w + off.w] = TENSOR_T(toStorage(y));
+  }
+}
