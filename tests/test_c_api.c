@@ -277,7 +277,7 @@ int main(int argc, char** argv) {
   CHECK(strstr(vkcnn_last_error(), "vkcnn_image_create: context is NULL") != NULL);
   CHECK(image == NULL);
   CHECK(strcmp(vkcnn_status_name(VKCNN_ERROR_OUT_OF_MEMORY), "out of memory") == 0);
-  CHECK(vkcnn_version() == VKCNN_VERSION_NUMBER);
+  CHECK(vkcnn_version() == VKCNN_VERSION);
 
   uint32_t deviceCount = 0;
   REQUIRE_OK(vkcnn_enumerate_devices(NULL, &deviceCount));

@@ -2,10 +2,10 @@
 #include "vkcnn/version.h"
 
 extern "C" uint32_t vkcnn_version(void) {
-  return VKCNN_VERSION_NUMBER;
+  return VKCNN_VERSION;
 }
 extern "C" const char* vkcnn_version_string(void) {
-  return VKCNN_VERSION;
+  return VKCNN_VERSION_STRING;
 }
 
 namespace vkcnn {
@@ -14,7 +14,7 @@ Version version() {
   return {VKCNN_VERSION_MAJOR, VKCNN_VERSION_MINOR, VKCNN_VERSION_PATCH};
 }
 const char* versionString() {
-  return VKCNN_VERSION;
+  return VKCNN_VERSION_STRING;
 }
 
 }  // namespace vkcnn

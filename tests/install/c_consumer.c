@@ -14,8 +14,9 @@ static double ramp(int i) {
 
 int main(int argc, char** argv) {
   if (argc != 2) return 2;
-  if (vkcnn_version() != VKCNN_VERSION_NUMBER || strcmp(vkcnn_version_string(), VKCNN_VERSION)) {
-    fprintf(stderr, "c consumer: headers %s, library %s\n", VKCNN_VERSION, vkcnn_version_string());
+  if (vkcnn_version() != VKCNN_VERSION || strcmp(vkcnn_version_string(), VKCNN_VERSION_STRING)) {
+    fprintf(stderr, "c consumer: headers %s, library %s\n", VKCNN_VERSION_STRING,
+            vkcnn_version_string());
     return 1;
   }
   vkcnn_session_options options;

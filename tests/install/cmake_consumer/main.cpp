@@ -16,8 +16,8 @@ int main(int argc, char** argv) {
   if (vkEnumerateInstanceVersion(&loaderVersion) != VK_SUCCESS) return 1;
   if (vkcnn::version().major != VKCNN_VERSION_MAJOR ||
       vkcnn::version().minor != VKCNN_VERSION_MINOR ||
-      std::strcmp(vkcnn::versionString(), VKCNN_VERSION) != 0) {
-    std::fprintf(stderr, "consumer: headers %s, library %s\n", VKCNN_VERSION,
+      std::strcmp(vkcnn::versionString(), VKCNN_VERSION_STRING) != 0) {
+    std::fprintf(stderr, "consumer: headers %s, library %s\n", VKCNN_VERSION_STRING,
                  vkcnn::versionString());
     return 1;
   }
