@@ -13,6 +13,7 @@ packages=(
   zlib1g-dev dataset-fashion-mnist
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
   mesa-vulkan-drivers vulkan-validationlayers
+  python3 python3-dev pybind11-dev python3-numpy
 )
 
 missing=()

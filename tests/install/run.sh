@@ -5,10 +5,12 @@
 #   - libvkcnn needs no ONNX or protobuf library;
 #   - a C++17 CMake project through find_package(vkcnn COMPONENTS onnx) runs an ONNX model;
 #   - a C++ program through pkg-config (core only) with its own volk runs a kernel;
-#   - a C11 program through pkg-config uses vkcnn/vkcnn.h.
-# usage: run.sh BUILD_DIR SOURCE_DIR WORK_DIR LIBDIR CXX CC GENERATOR VOLK_C
+#   - a C11 program through pkg-config runs an ONNX model through the C API;
+#   - the installed Python module passes tests/python/test_vkcnn.py (when it was built).
+# usage: run.sh BUILD_DIR SOURCE_DIR WORK_DIR LIBDIR CXX CC GENERATOR VOLK_C [PYTHON PYTHON_DIR]
 set -euo pipefail
-build=$1 source=$2 work=$3 libdir=$4 cxx=$5 cc=$6 generator=$7 volk_c=$8
+build=$1 source=$2 work=$3 libdir=$4 cxx=$5 cc=$6 generator=$7 volk_c=$8 python=${9:-} python_dir=${10:-}
+model=$source/fuzz/corpus/onnx/gap_flatten_gemm.onnx
 here=$source/tests/install
 rm -rf "$work"
 mkdir -p "$work"
@@ -31,7 +33,7 @@ cmake -S "$here/cmake_consumer" -B "$work/cmake_consumer" -G "$generator" \
   -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
   >"$work/cmake_consumer.log"
 cmake --build "$work/cmake_consumer" >>"$work/cmake_consumer.log"
-"$work/cmake_consumer/consumer" "$source/fuzz/corpus/onnx/gap_flatten_gemm.onnx"
+"$work/cmake_consumer/consumer" "$model"
 
 export PKG_CONFIG_PATH=$prefix/$libdir/pkgconfig
 rpath=-Wl,-rpath,$prefix/$libdir
@@ -42,7 +44,17 @@ rpath=-Wl,-rpath,$prefix/$libdir
 "$work/volk_consumer"
 
 # shellcheck disable=SC2046
-"$cc" -std=c11 -pedantic -Wall -Wextra -Werror "$here/c_consumer.c" \
+"$cc" -std=c11 -pedantic -Wall -Wextra -Werror "$here/c_consumer.c" -lm \
   $(pkg-config --cflags --libs vkcnn_onnx) "$rpath" -o "$work/c_consumer"
-"$work/c_consumer"
+"$work/c_consumer" "$model"
+
+if [ -n "$python" ]; then
+  PYTHONPATH=$prefix/$python_dir "$python" -c 'import vkcnn, sys; sys.stdout.write(vkcnn.__file__ + "\n")'
+  if ! PYTHONPATH=$prefix/$python_dir "$python" "$source/tests/python/test_vkcnn.py" "$model" \
+    >"$work/python.log" 2>&1; then
+    cat "$work/python.log" >&2
+    exit 1
+  fi
+  echo "installed Python module: $(tail -1 "$work/python.log")"
+fi
 echo "install test: ok"

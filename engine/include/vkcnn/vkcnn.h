@@ -7,6 +7,7 @@
 #pragma once
 
 #include "vkcnn/version.h"
+#include "vkcnn/vkcnn_c.h"
 
 #ifdef __cplusplus
 #include "vkcnn/arithmetic.h"

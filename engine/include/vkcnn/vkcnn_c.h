@@ -1,0 +1,323 @@
+/* vkcnn's C API: what a game-engine plugin (Unity, Godot, Unreal), another language or an engine
+ * built without exceptions binds to. C11; included by vkcnn/vkcnn.h, or on its own.
+ *
+ * - Opaque handles (vkcnn_context, vkcnn_image, vkcnn_buffer, vkcnn_command_buffer,
+ *   vkcnn_session), each made by a _create/_wrap/_adopt function and released by its _destroy
+ *   (NULL is ignored). Handles share what they refer to: destroying a context while images made
+ *   on it live is allowed; the device goes when the last of them does.
+ * - Every function that can fail returns a vkcnn_status; VKCNN_SUCCESS is 0. Output parameters are
+ *   written only on success. vkcnn_last_error() is the message of this thread's last call that
+ *   returned a status (empty after a success), naming what was wrong and where.
+ * - No exception crosses this API; callbacks given to it must not unwind through it either.
+ * - Contexts, images, buffers and command buffers are in libvkcnn (pkg-config vkcnn,
+ *   vkcnn::vkcnn); sessions (ONNX models) in libvkcnn_onnx (pkg-config vkcnn_onnx, vkcnn::onnx).
+ * - Threads, lifetimes and semantics are those of the C++ types of the same names (context.h,
+ *   image.h, buffer.h, command_buffer.h, session.h).
+ *
+ * Options structs are filled with defaults by their _init function first; later versions add
+ * fields at their end only. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+#include <vulkan/vulkan_core.h>
+
+#include "vkcnn/export.h"
+#include "vkcnn/version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- status and errors ---- */
+
+typedef enum vkcnn_status {
+  VKCNN_SUCCESS = 0,
+  VKCNN_ERROR_INVALID_ARGUMENT = -1, /* a value, shape, name or NULL that does not fit */
+  VKCNN_ERROR_LIMIT_EXCEEDED = -2,   /* a device limit would be broken */
+  VKCNN_ERROR_UNSUPPORTED = -3,      /* the device or build lacks what was asked for */
+  VKCNN_ERROR_MISUSE = -4,           /* an object used outside its rules */
+  VKCNN_ERROR_OUT_OF_MEMORY = -5,    /* host or device memory, or the context's budget */
+  VKCNN_ERROR_DEVICE_LOST = -6,      /* sticky for the context */
+  VKCNN_ERROR_VULKAN = -7,           /* any other failing Vulkan call */
+  VKCNN_ERROR_IO = -8,               /* a file could not be read or written */
+  VKCNN_ERROR_INVALID_MODEL = -9,    /* a malformed model or weight file */
+  VKCNN_ERROR_INTERNAL = -100        /* anything else (a bug: please report the message) */
+} vkcnn_status;
+
+/* "success", "invalid argument", ... (static strings). */
+VKCNN_API const char* vkcnn_status_name(vkcnn_status status);
+/* This thread's last message (valid until this thread's next vkcnn call); "" after a success. */
+VKCNN_API const char* vkcnn_last_error(void);
+
+/* ---- devices ---- */
+
+typedef enum vkcnn_device_type {
+  VKCNN_DEVICE_TYPE_OTHER = 0,
+  VKCNN_DEVICE_TYPE_INTEGRATED_GPU = 1,
+  VKCNN_DEVICE_TYPE_DISCRETE_GPU = 2,
+  VKCNN_DEVICE_TYPE_VIRTUAL_GPU = 3,
+  VKCNN_DEVICE_TYPE_CPU = 4
+} vkcnn_device_type;
+
+typedef struct vkcnn_device_info {
+  uint32_t index;
+  char name[256];
+  vkcnn_device_type type;
+  uint32_t api_version;
+} vkcnn_device_info;
+
+/* Vulkan's two-call idiom: devices NULL sets *count; else up to *count entries are written and
+ * *count becomes the number written. */
+VKCNN_API vkcnn_status vkcnn_enumerate_devices(vkcnn_device_info* devices, uint32_t* count);
+
+/* ---- contexts ---- */
+
+typedef struct vkcnn_context_s* vkcnn_context;
+
+typedef enum vkcnn_log_severity {
+  VKCNN_LOG_VERBOSE = 0,
+  VKCNN_LOG_INFO = 1,
+  VKCNN_LOG_WARNING = 2,
+  VKCNN_LOG_ERROR = 3
+} vkcnn_log_severity;
+
+typedef void (*vkcnn_log_callback)(void* user_data, vkcnn_log_severity severity,
+                                   const char* message);
+/* ContextOptions::memoryCallbacks: return VK_SUCCESS with *memory set, or an error code. */
+typedef VkResult (*vkcnn_allocate_memory_callback)(void* user_data, VkDevice device,
+                                                   const VkMemoryAllocateInfo* info,
+                                                   VkDeviceMemory* memory);
+typedef void (*vkcnn_free_memory_callback)(void* user_data, VkDevice device, VkDeviceMemory memory,
+                                           VkDeviceSize size, uint32_t memory_type_index);
+
+typedef struct vkcnn_context_options {
+  const char* device;         /* index or name substring; NULL or "": VKCNN_DEVICE, else default */
+  int validation;             /* 1 on, 0 off, -1 (default): VKCNN_VALIDATION */
+  int matrix_units;           /* 1 on, 0 off, -1 (default): on unless VKCNN_NO_MATRIX_UNITS=1 */
+  int64_t fence_timeout_ms;   /* -1 (default): VKCNN_FENCE_TIMEOUT_MS, else 300000 */
+  uint64_t memory_block_size; /* 0 (default): sized to the device */
+  uint64_t memory_budget;     /* bytes; 0 (default): none */
+  vkcnn_allocate_memory_callback allocate_memory; /* both or neither */
+  vkcnn_free_memory_callback free_memory;
+  void* memory_user_data;
+  vkcnn_log_callback log; /* NULL: standard error */
+  void* log_user_data;
+} vkcnn_context_options;
+
+VKCNN_API void vkcnn_context_options_init(vkcnn_context_options* options);
+
+/* options may be NULL (defaults). */
+VKCNN_API vkcnn_status vkcnn_context_create(const vkcnn_context_options* options,
+                                            vkcnn_context* context);
+
+/* An application's own Vulkan objects (AdoptedDevice in context.h): vkcnn never destroys them. */
+typedef struct vkcnn_adopted_device {
+  PFN_vkGetInstanceProcAddr get_instance_proc_addr;
+  VkInstance instance;
+  VkPhysicalDevice physical_device;
+  VkDevice device;
+  uint32_t queue_family_index;
+  VkQueue queue;
+  const VkPhysicalDeviceVulkan11Features* enabled_vulkan11_features; /* may be NULL */
+  const VkPhysicalDeviceVulkan12Features* enabled_vulkan12_features; /* may be NULL */
+  int debug_utils_enabled;
+  int cooperative_matrix_nv_enabled;
+} vkcnn_adopted_device;
+
+VKCNN_API vkcnn_status vkcnn_context_adopt(const vkcnn_adopted_device* device,
+                                           const vkcnn_context_options* options,
+                                           vkcnn_context* context);
+VKCNN_API void vkcnn_context_destroy(vkcnn_context context);
+
+typedef struct vkcnn_device_capabilities {
+  char device_name[256];
+  char driver_name[256];
+  vkcnn_device_type device_type;
+  uint32_t vendor_id, device_id, api_version, driver_version;
+  int shader_float16, storage_16bit, matrix_units, validation_enabled, adopted;
+  uint32_t max_image_array_layers, max_image_dimension_2d;
+} vkcnn_device_capabilities;
+
+VKCNN_API vkcnn_status vkcnn_context_capabilities(vkcnn_context context,
+                                                  vkcnn_device_capabilities* capabilities);
+
+typedef struct vkcnn_vulkan_handles {
+  VkInstance instance;
+  VkPhysicalDevice physical_device;
+  VkDevice device;
+  uint32_t queue_family_index;
+  VkQueue queue;
+} vkcnn_vulkan_handles;
+
+VKCNN_API vkcnn_status vkcnn_context_vulkan_handles(vkcnn_context context,
+                                                    vkcnn_vulkan_handles* handles);
+
+typedef struct vkcnn_memory_statistics {
+  uint64_t device_bytes_allocated;      /* all VkDeviceMemory the context holds */
+  uint64_t peak_device_bytes_allocated; /* the most that has been */
+  uint64_t device_bytes_in_use;         /* handed out to images, buffers, pools */
+  uint64_t device_bytes_cached;         /* kept for reuse; trim frees it */
+  uint64_t memory_budget;               /* 0: none */
+  uint64_t memory_block_size;
+  uint32_t memory_objects;
+  uint32_t live_allocations;
+  uint32_t pipelines;
+} vkcnn_memory_statistics;
+
+VKCNN_API vkcnn_status vkcnn_context_memory_statistics(vkcnn_context context,
+                                                       vkcnn_memory_statistics* statistics);
+VKCNN_API vkcnn_status vkcnn_context_trim_temporary_memory(vkcnn_context context);
+VKCNN_API vkcnn_status vkcnn_context_wait_idle(vkcnn_context context);
+/* Validation messages (warning or error) seen so far; 0 for NULL. */
+VKCNN_API uint64_t vkcnn_context_validation_message_count(vkcnn_context context);
+
+/* ---- images ---- */
+
+typedef struct vkcnn_image_s* vkcnn_image;
+
+typedef enum vkcnn_channel_format {
+  VKCNN_CHANNEL_FORMAT_FLOAT16 = 0,
+  VKCNN_CHANNEL_FORMAT_FLOAT32 = 1,
+  VKCNN_CHANNEL_FORMAT_UNORM8 = 2
+} vkcnn_channel_format;
+
+typedef enum vkcnn_data_layout {
+  VKCNN_DATA_LAYOUT_CHW = 0, /* FeatureChannelsxHeightxWidth: channel planes */
+  VKCNN_DATA_LAYOUT_HWC = 1  /* HeightxWidthxFeatureChannels: interleaved */
+} vkcnn_data_layout;
+
+typedef struct vkcnn_image_descriptor {
+  uint32_t width, height, feature_channels, number_of_images; /* number_of_images 0 means 1 */
+  vkcnn_channel_format channel_format;
+  const char* label; /* may be NULL */
+} vkcnn_image_descriptor;
+
+VKCNN_API vkcnn_status vkcnn_image_create(vkcnn_context context,
+                                          const vkcnn_image_descriptor* descriptor,
+                                          vkcnn_image* image);
+/* Image::wrap: the application's VkImage, in `layout` whenever vkcnn uses it (GENERAL for images
+ * kernels write); vkcnn never destroys it. */
+VKCNN_API vkcnn_status vkcnn_image_wrap(vkcnn_context context, VkImage vk_image, VkFormat format,
+                                        uint32_t width, uint32_t height, uint32_t array_layers,
+                                        uint32_t feature_channels, VkImageUsageFlags usage,
+                                        VkImageLayout layout, const char* label,
+                                        vkcnn_image* image);
+VKCNN_API void vkcnn_image_destroy(vkcnn_image image);
+/* Its shape and format (label NULL). */
+VKCNN_API vkcnn_status vkcnn_image_descriptor_of(vkcnn_image image,
+                                                 vkcnn_image_descriptor* descriptor);
+VKCNN_API vkcnn_status vkcnn_image_vk_image(vkcnn_image image, VkImage* vk_image);
+/* float32 host data of image `image_index`, exactly width*height*feature_channels floats. */
+VKCNN_API vkcnn_status vkcnn_image_write_floats(vkcnn_image image, const float* data, size_t count,
+                                                vkcnn_data_layout layout, uint32_t image_index);
+VKCNN_API vkcnn_status vkcnn_image_read_floats(vkcnn_image image, float* data, size_t count,
+                                               vkcnn_data_layout layout, uint32_t image_index);
+
+/* ---- buffers ---- */
+
+typedef struct vkcnn_buffer_s* vkcnn_buffer;
+
+/* `shared`: host-mapped for life (vkcnn_buffer_contents); else device-local. Zero-filled. */
+VKCNN_API vkcnn_status vkcnn_buffer_create(vkcnn_context context, size_t size, int shared,
+                                           const char* label, vkcnn_buffer* buffer);
+/* Bytes [offset, +size) of the application's VkBuffer (STORAGE_BUFFER usage). */
+VKCNN_API vkcnn_status vkcnn_buffer_wrap(vkcnn_context context, VkBuffer vk_buffer,
+                                         VkDeviceSize offset, VkDeviceSize size,
+                                         VkBufferUsageFlags usage, const char* label,
+                                         vkcnn_buffer* buffer);
+VKCNN_API void vkcnn_buffer_destroy(vkcnn_buffer buffer);
+VKCNN_API vkcnn_status vkcnn_buffer_contents(vkcnn_buffer buffer, void** contents);
+VKCNN_API vkcnn_status vkcnn_buffer_write(vkcnn_buffer buffer, const void* data, size_t bytes,
+                                          size_t offset);
+VKCNN_API vkcnn_status vkcnn_buffer_read(vkcnn_buffer buffer, void* data, size_t bytes,
+                                         size_t offset);
+
+/* ---- command buffers ---- */
+
+typedef struct vkcnn_command_buffer_s* vkcnn_command_buffer;
+
+VKCNN_API vkcnn_status vkcnn_command_buffer_create(vkcnn_context context, const char* label,
+                                                   vkcnn_command_buffer* command_buffer);
+/* CommandBuffer::wrap: records into the application's VkCommandBuffer (in the recording state);
+ * call vkcnn_command_buffer_end_encoding before vkEndCommandBuffer, submit it yourself, and
+ * vkcnn_command_buffer_mark_completed once that submission finished. */
+VKCNN_API vkcnn_status vkcnn_command_buffer_wrap(vkcnn_context context,
+                                                 VkCommandBuffer vk_command_buffer,
+                                                 const char* label,
+                                                 vkcnn_command_buffer* command_buffer);
+VKCNN_API void vkcnn_command_buffer_destroy(vkcnn_command_buffer command_buffer);
+VKCNN_API vkcnn_status vkcnn_command_buffer_commit(vkcnn_command_buffer command_buffer);
+VKCNN_API vkcnn_status
+vkcnn_command_buffer_wait_until_completed(vkcnn_command_buffer command_buffer);
+VKCNN_API vkcnn_status vkcnn_command_buffer_end_encoding(vkcnn_command_buffer command_buffer);
+VKCNN_API vkcnn_status vkcnn_command_buffer_mark_completed(vkcnn_command_buffer command_buffer);
+
+/* ---- sessions (libvkcnn_onnx) ---- */
+
+typedef struct vkcnn_session_s* vkcnn_session;
+
+typedef struct vkcnn_input_shape {
+  const char* name;
+  const int64_t* dims;
+  uint32_t rank;
+} vkcnn_input_shape;
+
+typedef struct vkcnn_session_options {
+  vkcnn_channel_format precision;        /* FLOAT16 (default) or FLOAT32 */
+  uint32_t batch;                        /* 0 (default): the model's, or 1 where dynamic */
+  const vkcnn_input_shape* input_shapes; /* input_shape_count entries; may be NULL */
+  uint32_t input_shape_count;
+  int optimize;      /* 1 (default) */
+  const char* label; /* may be NULL */
+  /* For the context a session makes itself (a NULL context argument); NULL: defaults. */
+  const vkcnn_context_options* context_options;
+} vkcnn_session_options;
+
+VKCNN_API void vkcnn_session_options_init(vkcnn_session_options* options);
+/* context NULL: the session makes its own (vkcnn_session_context gives it). options may be NULL. */
+VKCNN_API vkcnn_status vkcnn_session_create(vkcnn_context context, const char* path,
+                                            const vkcnn_session_options* options,
+                                            vkcnn_session* session);
+VKCNN_API vkcnn_status vkcnn_session_create_from_memory(vkcnn_context context, const void* bytes,
+                                                        size_t size,
+                                                        const vkcnn_session_options* options,
+                                                        vkcnn_session* session);
+VKCNN_API void vkcnn_session_destroy(vkcnn_session session);
+/* A new handle to the session's context (destroy it too). */
+VKCNN_API vkcnn_status vkcnn_session_context(vkcnn_session session, vkcnn_context* context);
+
+/* One input or output; the pointers stay valid while the session lives. */
+typedef struct vkcnn_tensor_info {
+  const char* name;
+  const int64_t* shape; /* the ONNX shape of the whole batch */
+  uint32_t rank;
+  size_t element_count;
+  uint32_t width, height, feature_channels, number_of_images; /* its Images, per chunk */
+} vkcnn_tensor_info;
+
+VKCNN_API uint32_t vkcnn_session_input_count(vkcnn_session session);
+VKCNN_API uint32_t vkcnn_session_output_count(vkcnn_session session);
+VKCNN_API vkcnn_status vkcnn_session_input_info(vkcnn_session session, uint32_t index,
+                                                vkcnn_tensor_info* info);
+VKCNN_API vkcnn_status vkcnn_session_output_info(vkcnn_session session, uint32_t index,
+                                                 vkcnn_tensor_info* info);
+/* Host to host in one submission: inputs[i] holds input i's element_count floats (row-major),
+ * outputs[o] receives output o's; input_count and output_count must be the session's. */
+VKCNN_API vkcnn_status vkcnn_session_run(vkcnn_session session, const float* const* inputs,
+                                         uint32_t input_count, float* const* outputs,
+                                         uint32_t output_count);
+/* GPU-resident, into the caller's command buffer (committed by the caller): on images shaped as
+ * the infos say (one chunk), or on buffers holding float32 NCHW tensors of the whole batch. */
+VKCNN_API vkcnn_status vkcnn_session_encode_images(vkcnn_session session,
+                                                   vkcnn_command_buffer command_buffer,
+                                                   const vkcnn_image* inputs, uint32_t input_count,
+                                                   const vkcnn_image* outputs,
+                                                   uint32_t output_count);
+VKCNN_API vkcnn_status vkcnn_session_encode_buffers(
+    vkcnn_session session, vkcnn_command_buffer command_buffer, const vkcnn_buffer* inputs,
+    uint32_t input_count, const vkcnn_buffer* outputs, uint32_t output_count);
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,201 @@
+// The C API's session part (vkcnn/vkcnn_c.h, in libvkcnn_onnx): vkcnn::Session behind an opaque
+// handle, with the tensor infos kept in C form for the handle's life.
+#include <span>
+#include <vector>
+
+#include "c_api/c_api.h"
+#include "vkcnn/session.h"
+
+struct vkcnn_session_s {
+  vkcnn::Session session;
+  std::vector<vkcnn_tensor_info> inputs, outputs;
+
+  explicit vkcnn_session_s(vkcnn::Session s) : session(std::move(s)) {
+    auto describe = [](const vkcnn::SessionTensorInfo& t) {
+      vkcnn_tensor_info info{};
+      info.name = t.name.c_str();
+      info.shape = t.shape.data();
+      info.rank = uint32_t(t.shape.size());
+      info.element_count = t.elementCount;
+      info.width = t.width;
+      info.height = t.height;
+      info.feature_channels = t.featureChannels;
+      info.number_of_images = t.numberOfImages;
+      return info;
+    };
+    for (const vkcnn::SessionTensorInfo& t : session.inputs()) inputs.push_back(describe(t));
+    for (const vkcnn::SessionTensorInfo& t : session.outputs()) outputs.push_back(describe(t));
+  }
+};
+
+using namespace vkcnn;
+using namespace vkcnn::capi;
+
+namespace {
+
+SessionOptions sessionOptions(const vkcnn_session_options* options, const char* f) {
+  SessionOptions o;
+  if (!options) return o;
+  o.precision = channelFormatOf(options->precision, f);
+  o.batch = options->batch;
+  if (options->input_shape_count && !options->input_shapes)
+    badArgument(f, "input_shapes is NULL with input_shape_count " +
+                       std::to_string(options->input_shape_count));
+  for (uint32_t i = 0; i < options->input_shape_count; ++i) {
+    const vkcnn_input_shape& s = options->input_shapes[i];
+    if (!s.name) badArgument(f, "input_shapes[" + std::to_string(i) + "].name is NULL");
+    if (s.rank && !s.dims) badArgument(f, "input_shapes[" + std::to_string(i) + "].dims is NULL");
+    o.inputShapes[s.name] = std::vector<int64_t>(s.dims, s.dims + s.rank);
+  }
+  o.optimize = options->optimize != 0;
+  if (options->label) o.label = options->label;
+  o.context = contextOptions(options->context_options);
+  return o;
+}
+
+template <typename Handle, typename Value>
+std::vector<Value> unwrap(const Handle* handles, uint32_t count, const char* f, const char* what) {
+  if (count && !handles) badArgument(f, std::string(what) + " is NULL");
+  std::vector<Value> values;
+  for (uint32_t i = 0; i < count; ++i) {
+    if (!handles[i]) badArgument(f, std::string(what) + "[" + std::to_string(i) + "] is NULL");
+    if constexpr (std::is_same_v<Value, Image>)
+      values.push_back(handles[i]->image);
+    else
+      values.push_back(handles[i]->buffer);
+  }
+  return values;
+}
+
+void checkCount(uint32_t given, size_t expected, const char* f, const char* what) {
+  if (given != expected)
+    badArgument(f, std::string(what) + " " + std::to_string(given) + " is not the session's " +
+                       std::to_string(expected));
+}
+
+}  // namespace
+
+extern "C" {
+
+void vkcnn_session_options_init(vkcnn_session_options* options) {
+  if (!options) return;
+  *options = vkcnn_session_options{};
+  options->precision = VKCNN_CHANNEL_FORMAT_FLOAT16;
+  options->optimize = 1;
+}
+
+vkcnn_status vkcnn_session_create(vkcnn_context context, const char* path,
+                                  const vkcnn_session_options* options, vkcnn_session* session) {
+  return guarded([&] {
+    const char* f = "vkcnn_session_create";
+    const char* p = &need(path, f, "path");
+    vkcnn_session& out = need(session, f, "session");
+    const SessionOptions o = sessionOptions(options, f);
+    out = context ? new vkcnn_session_s(Session(context->context, p, o))
+                  : new vkcnn_session_s(Session(p, o));
+  });
+}
+
+vkcnn_status vkcnn_session_create_from_memory(vkcnn_context context, const void* bytes, size_t size,
+                                              const vkcnn_session_options* options,
+                                              vkcnn_session* session) {
+  return guarded([&] {
+    const char* f = "vkcnn_session_create_from_memory";
+    if (!bytes && size) badArgument(f, "bytes is NULL");
+    vkcnn_session& out = need(session, f, "session");
+    const SessionOptions o = sessionOptions(options, f);
+    const std::span<const uint8_t> data(static_cast<const uint8_t*>(bytes), size);
+    out = context ? new vkcnn_session_s(Session::fromMemory(context->context, data, o))
+                  : new vkcnn_session_s(Session::fromMemory(data, o));
+  });
+}
+
+void vkcnn_session_destroy(vkcnn_session session) {
+  delete session;
+}
+
+vkcnn_status vkcnn_session_context(vkcnn_session session, vkcnn_context* context) {
+  return guarded([&] {
+    const Session& s = need(session, "vkcnn_session_context", "session").session;
+    need(context, "vkcnn_session_context", "context") = new vkcnn_context_s{s.context()};
+  });
+}
+
+uint32_t vkcnn_session_input_count(vkcnn_session session) {
+  return session ? uint32_t(session->inputs.size()) : 0;
+}
+
+uint32_t vkcnn_session_output_count(vkcnn_session session) {
+  return session ? uint32_t(session->outputs.size()) : 0;
+}
+
+vkcnn_status vkcnn_session_input_info(vkcnn_session session, uint32_t index,
+                                      vkcnn_tensor_info* info) {
+  return guarded([&] {
+    const char* f = "vkcnn_session_input_info";
+    const vkcnn_session_s& s = need(session, f, "session");
+    if (index >= s.inputs.size())
+      badArgument(f, "input " + std::to_string(index) + " of " + std::to_string(s.inputs.size()));
+    need(info, f, "info") = s.inputs[index];
+  });
+}
+
+vkcnn_status vkcnn_session_output_info(vkcnn_session session, uint32_t index,
+                                       vkcnn_tensor_info* info) {
+  return guarded([&] {
+    const char* f = "vkcnn_session_output_info";
+    const vkcnn_session_s& s = need(session, f, "session");
+    if (index >= s.outputs.size())
+      badArgument(f, "output " + std::to_string(index) + " of " + std::to_string(s.outputs.size()));
+    need(info, f, "info") = s.outputs[index];
+  });
+}
+
+vkcnn_status vkcnn_session_run(vkcnn_session session, const float* const* inputs,
+                               uint32_t inputCount, float* const* outputs, uint32_t outputCount) {
+  return guarded([&] {
+    const char* f = "vkcnn_session_run";
+    vkcnn_session_s& s = need(session, f, "session");
+    checkCount(inputCount, s.inputs.size(), f, "input_count");
+    checkCount(outputCount, s.outputs.size(), f, "output_count");
+    if (inputCount && !inputs) badArgument(f, "inputs is NULL");
+    if (outputCount && !outputs) badArgument(f, "outputs is NULL");
+    std::vector<std::span<const float>> in;
+    std::vector<std::span<float>> out;
+    for (uint32_t i = 0; i < inputCount; ++i) {
+      if (!inputs[i]) badArgument(f, "inputs[" + std::to_string(i) + "] is NULL");
+      in.emplace_back(inputs[i], s.inputs[i].element_count);
+    }
+    for (uint32_t o = 0; o < outputCount; ++o) {
+      if (!outputs[o]) badArgument(f, "outputs[" + std::to_string(o) + "] is NULL");
+      out.emplace_back(outputs[o], s.outputs[o].element_count);
+    }
+    s.session.run(in, out);
+  });
+}
+
+vkcnn_status vkcnn_session_encode_images(vkcnn_session session, vkcnn_command_buffer commandBuffer,
+                                         const vkcnn_image* inputs, uint32_t inputCount,
+                                         const vkcnn_image* outputs, uint32_t outputCount) {
+  return guarded([&] {
+    const char* f = "vkcnn_session_encode_images";
+    vkcnn_session_s& s = need(session, f, "session");
+    CommandBuffer& cb = need(commandBuffer, f, "command_buffer").commandBuffer;
+    s.session.encode(cb, unwrap<vkcnn_image, Image>(inputs, inputCount, f, "inputs"),
+                     unwrap<vkcnn_image, Image>(outputs, outputCount, f, "outputs"));
+  });
+}
+
+vkcnn_status vkcnn_session_encode_buffers(vkcnn_session session, vkcnn_command_buffer commandBuffer,
+                                          const vkcnn_buffer* inputs, uint32_t inputCount,
+                                          const vkcnn_buffer* outputs, uint32_t outputCount) {
+  return guarded([&] {
+    const char* f = "vkcnn_session_encode_buffers";
+    vkcnn_session_s& s = need(session, f, "session");
+    CommandBuffer& cb = need(commandBuffer, f, "command_buffer").commandBuffer;
+    s.session.encode(cb, unwrap<vkcnn_buffer, Buffer>(inputs, inputCount, f, "inputs"),
+                     unwrap<vkcnn_buffer, Buffer>(outputs, outputCount, f, "outputs"));
+  });
+}
+
+}  // extern "C"
