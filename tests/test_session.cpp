@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <vkcnn/session.h>
+
 #include "onnx_model_builder.h"
 #include "test_support.h"
 

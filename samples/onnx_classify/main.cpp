@@ -6,6 +6,7 @@
 // model's input size as torchvision's presets do and normalised with ImageNet's mean and std; the
 // model's first output is taken as class scores (softmax applied here when they are not
 // probabilities already). --labels names the classes, one per line.
+#include <vkcnn/session.h>
 #include <vkcnn/vkcnn.h>
 
 #include <algorithm>
