@@ -500,6 +500,28 @@ TEST_CASE("cli: bench figures are sound: p90 >= median, exact integers, valid JS
   CHECK(jsonNumber(r.output, "relative_l2") == 0);
 }
 
+TEST_CASE("cli: bench --cold, and a batch split into chunks from one load") {
+  Result r = cli("bench " + kFashion + " --cold --iterations 2 --warmup 0 --json -");
+  CHECK_MESSAGE(r.status == 0, r.output);
+  CHECK(jsonNumber(r.output, "cold_no_cache_ms") > 0);
+  CHECK(jsonNumber(r.output, "cold_with_cache_ms") > 0);
+  // 600 channels take 150 array layers per image: a batch of 30 does not fit one Image.
+  OnnxModelBuilder b(13);
+  b.input("x", {-1, 3, 2, 2}, onnx::TensorProto::FLOAT, {"N"});
+  b.initializer("w", {600, 3, 1, 1}, randomFloats(1800, 9));
+  b.node("Conv", {"x", "w"}, {"y"});
+  b.output("y", 4);
+  const std::string model = save("wide.onnx", b);
+  r = cli("bench " + model + " --batch 30 --iterations 2 --warmup 0");
+  CHECK_MESSAGE(r.status == 0, r.output);
+  CHECK(std::regex_search(r.output, std::regex(R"(\(\d+ chunks of \d+ images: the device holds)")));
+  writeNpy(file("wide.npy"), {30, 3, 2, 2}, randomFloats(360, 10));
+  r = cli("run " + model + " --input " + file("wide.npy") + " --top 1 --output " +
+          file("wide_out.npy"));
+  CHECK_MESSAGE(r.status == 0, r.output);
+  CHECK(readNpyData(file("wide_out.npy")).size() == 30 * 600 * 4);
+}
+
 TEST_CASE("cli: bench --duration runs for a time and shows progress") {
   Result r = cli("bench " + kFashion + " --duration 1.2 --warmup 1 --json " + file("d.json"));
   CHECK_MESSAGE(r.status == 0, r.output);

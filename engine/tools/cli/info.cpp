@@ -28,7 +28,7 @@ int info(const std::vector<std::string>& rest) {
   const std::string cache = context.pipelineCacheFile();
   const MemoryStatistics memory = context.memoryStatistics();
   if (json.empty() || json != "-") {
-    std::printf("vkcnn %s\n", VKCNN_VERSION_STRING);
+    std::printf("vkcnn %s\n", vkcnn::versionString());
     std::printf("devices:\n");
     for (const auto& d : devices)
       std::printf("  %u: %s (%s, Vulkan %u.%u)\n", d.index, d.name.c_str(), toString(d.type),
@@ -71,7 +71,7 @@ int info(const std::vector<std::string>& rest) {
                   .str();
     list += "]";
     Json j;
-    j.add("version", VKCNN_VERSION_STRING)
+    j.add("version", vkcnn::versionString())
         .raw("devices", list)
         .add("device", c.deviceName)
         .add("device_type", toString(c.deviceType))

@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
     return args.empty() ? 2 : 0;
   }
   if (args[0] == "--version" || args[0] == "version") {
-    std::printf("vkcnn %s\n", VKCNN_VERSION_STRING);
+    std::printf("vkcnn %s\n", vkcnn::versionString());
     return 0;
   }
   const std::string command = args[0];
