@@ -306,3 +306,51 @@ TEST_CASE("tensor: each allocation of a tensor pipeline fails cleanly in turn") 
     CHECK(run() == reference);
   }
 }
+
+TEST_CASE("tensor: cast between float16 and float32, broadcast views") {
+  Context& ctx = test::context();
+  // Values beyond the float16 range saturate; the rest round to nearest even.
+  std::vector<float> data = test::randomFloats(3 * 7, 12, -4, 4);
+  data[0] = 1e6f;
+  data[1] = -7e4f;
+  Tensor source(ctx, {{3, 7}, TensorDataType::float32, "source"});
+  source.writeFloats(data);
+  for (TensorDataType to : kTypes) {
+    CAPTURE(name(to));
+    TensorCast cast(ctx, to);
+    Tensor half = poisoned({7, 3}, to);
+    Tensor back = poisoned({7, 3}, TensorDataType::float32);
+    test::runOnce([&](CommandBuffer& cb) {
+      TemporaryTensor t = cast.encode(cb, source.permute({1, 0}));
+      CHECK((t.dataType() == to));
+      TensorCopy(ctx).encode(cb, t, half);
+      // Back to float32 from the (maybe) float16 copy.
+      TensorCast(ctx, TensorDataType::float32).encode(cb, half, back);
+    });
+    std::vector<double> expected(21);
+    for (uint32_t i = 0; i < 7; ++i)
+      for (uint32_t j = 0; j < 3; ++j) expected[i * 3 + j] = stored(data[j * 7 + i], to);
+    CHECK(relativeError(half.readFloats(), expected) == 0);
+    CHECK(relativeError(back.readFloats(), expected) == 0);
+  }
+  // ONNX Expand through a broadcast view and a copy.
+  std::vector<double> x;
+  Tensor row = randomTensor({1, 5}, TensorDataType::float32, 13, x);
+  Tensor expanded = row.broadcast({2, 3, 5});
+  CHECK(expanded.hasOverlap());
+  Tensor out = poisoned({2, 3, 5}, TensorDataType::float32);
+  test::runOnce([&](CommandBuffer& cb) { TensorCopy(ctx).encode(cb, expanded, out); });
+  std::vector<double> expected;
+  for (int i = 0; i < 6; ++i) expected.insert(expected.end(), x.begin(), x.end());
+  CHECK(relativeError(out.readFloats(), expected) == 0);
+  CHECK(relativeError(expanded.readFloats(), expected) == 0);
+  VKCNN_CHECK_ERROR(row.broadcast({3, 4}), ErrorCode::invalidArgument, "cannot stretch");
+  VKCNN_CHECK_ERROR(row.broadcast({5}), ErrorCode::invalidArgument, "rank must be");
+  VKCNN_CHECK_ERROR(expanded.writeFloats(std::vector<float>(30)), ErrorCode::invalidArgument,
+                    "broadcast");
+  CommandBuffer cb(ctx);
+  VKCNN_CHECK_ERROR(TensorCopy(ctx).encode(cb, out, Tensor(ctx, {{1, 3, 5}}).broadcast({2, 3, 5})),
+                    ErrorCode::invalidArgument, "broadcast view");
+  cb.commit();
+  cb.waitUntilCompleted();
+}

@@ -69,6 +69,18 @@ class VKCNN_API TensorToImage : public TensorKernel {
   TemporaryImage encode(CommandBuffer& commandBuffer, const Tensor& source);
 };
 
+// ONNX Cast between float16 and float32 (a copy where both agree): the destination's data type
+// decides; float16 results round to nearest even, finite values beyond +-65504 saturate. The one
+// kernel whose operands may differ in type.
+class VKCNN_API TensorCast : public TensorKernel {
+ public:
+  explicit TensorCast(const Context& context, TensorDataType dataType = TensorDataType::float16);
+
+  TensorDataType dataType;  // of temporaries made by encode()
+  void encode(CommandBuffer& commandBuffer, const Tensor& source, const Tensor& destination);
+  TemporaryTensor encode(CommandBuffer& commandBuffer, const Tensor& source);
+};
+
 // ---- Copies and transposes --------------------------------------------------------------------
 
 // Copies a view into another of the same shape: materialises a slice or a permuted view, writes

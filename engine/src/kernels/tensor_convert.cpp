@@ -165,4 +165,42 @@ TemporaryImage TensorToImage::encode(CommandBuffer& commandBuffer, const Tensor&
   return image;
 }
 
+// ---- TensorCast -------------------------------------------------------------------------------
+
+TensorCast::TensorCast(const Context& context, TensorDataType type)
+    : TensorKernel(context, std::string("tensor cast to ") + toString(type)), dataType(type) {}
+
+void TensorCast::encode(CommandBuffer& commandBuffer, const Tensor& source,
+                        const Tensor& destination) {
+  const std::string what = "TensorCast '" + label + "'";
+  detail::CommandBufferImpl& cb = *commandBuffer.impl();
+  cb.requireEncoding(what);
+  detail::checkUsable(cb, source, false, what + " source");
+  detail::checkUsable(cb, destination, true, what + " destination");
+  detail::requireShape(destination, source.shape(), "destination", what);
+  detail::requireNotInPlace(source, destination, what);
+  detail::IndexSpace space{source.shape(), {source.strides(), destination.strides()}};
+  space.simplify();
+  const detail::ShaderId shader = source.dataType() == TensorDataType::float16
+                                      ? detail::ShaderId::tensor16_cast
+                                      : detail::ShaderId::tensor_cast;
+  detail::DispatchRecorder d(cb, shader, detail::variantFor(destination.dataType()), what);
+  detail::shader::TensorParams p{};
+  p.args[0].offset = detail::bindTensor(d, cb, 1, source, false);
+  p.args[1].offset = detail::bindTensor(d, cb, 2, destination, true);
+  detail::setOuter(p, space);
+  d.bindParameters(0, &p, sizeof p);
+  detail::dispatchFlat(d, (space.count() + 255) / 256);
+  detail::markWritten(destination);
+  detail::consumeRead(source);
+}
+
+TemporaryTensor TensorCast::encode(CommandBuffer& commandBuffer, const Tensor& source) {
+  if (!source.valid())
+    throw Error(ErrorCode::invalidArgument, "TensorCast '" + label + "': the source is empty");
+  TemporaryTensor t(commandBuffer, {source.shape(), dataType, label + " output"});
+  encode(commandBuffer, source, t);
+  return t;
+}
+
 }  // namespace vkcnn
