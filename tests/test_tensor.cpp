@@ -354,3 +354,54 @@ TEST_CASE("tensor: cast between float16 and float32, broadcast views") {
   cb.commit();
   cb.waitUntilCompleted();
 }
+
+TEST_CASE("tensor: a chain of temporary outputs, readCounts and pool reuse") {
+  Context& ctx = test::context();
+  for (TensorDataType type : kTypes) {
+    CAPTURE(name(type));
+    std::vector<double> x, y;
+    Tensor a = randomTensor({2, 3, 4}, type, 14, x, 0.5f, 1.5f);
+    Tensor bias = randomTensor({4}, type, 15, y);
+    Tensor indices(ctx, {{2}, TensorDataType::float32, "indices"});
+    indices.writeFloats(std::vector<float>{2, 0});
+    Tensor out = poisoned({2, 1}, type);
+    CommandBuffer cb(ctx);
+    std::vector<TemporaryTensor> made;
+    auto keep = [&](const Tensor& t) {
+      made.push_back(TemporaryTensor(t));
+      CHECK(made.back().readCount() == 1);
+      return t;
+    };
+    Tensor t = keep(TensorTranspose(ctx, {0, 2, 1}).encode(cb, a));  // [2, 4, 3]
+    t = keep(TensorUnary(ctx, TensorUnaryOperation::sqrt).encode(cb, t));
+    t = keep(TensorBinary(ctx, TensorBinaryOperation::add).encode(cb, t, bias.reshape({4, 1})));
+    t = keep(TensorSoftmax(ctx, 1).encode(cb, t));
+    auto parts = TensorSplit(ctx, 2, std::vector<uint32_t>{1, 2}).encode(cb, t);
+    for (auto& part : parts) keep(part);
+    t = keep(TensorConcat(ctx, 2).encode(cb, {parts[1], parts[0]}));  // columns 1, 2, 0
+    t = keep(TensorGather(ctx, 2).encode(cb, t, indices));            // columns 0, 1
+    t = keep(TensorSlice(ctx, {1}, {2}, {2}).encode(cb, t));          // column 1: [2, 4, 1]
+    t = keep(TensorReduction(ctx, TensorReductionOperation::maximum, {1, 2}, false).encode(cb, t));
+    TensorCopy(ctx).encode(cb, t.reshape({2, 1}), out);
+    for (const TemporaryTensor& m : made) CHECK(m.readCount() == 0);
+    cb.commit();
+    cb.waitUntilCompleted();
+    CHECK(cb.temporaryPoolStatistics().temporariesCreated == made.size());
+    CHECK(cb.temporaryPoolStatistics().reuses >= 4);
+    // The reference: max over rows j of softmax_j(sqrt(a[n][i][j]) + bias[j]) at column i = 1.
+    auto storedValue = [&](double v) { return stored(v, type); };
+    std::vector<double> expected(2);
+    for (uint32_t n = 0; n < 2; ++n) {
+      double m = -INFINITY, sum = 0, best = -INFINITY;
+      std::vector<double> z(4);
+      for (uint32_t j = 0; j < 4; ++j) {
+        z[j] = storedValue(storedValue(std::sqrt(x[(n * 3 + 1) * 4 + j])) + y[j]);
+        m = std::max(m, z[j]);
+      }
+      for (uint32_t j = 0; j < 4; ++j) sum += std::exp(z[j] - m);
+      for (uint32_t j = 0; j < 4; ++j) best = std::max(best, storedValue(std::exp(z[j] - m) / sum));
+      expected[n] = best;
+    }
+    CHECK(relativeError(out.readFloats(), expected) <= tolerance(type));
+  }
+}
