@@ -76,6 +76,10 @@ VKCNN_STRUCT(TensorParams) {
 #define VKCNN_TENSOR_BINARY_GREATER_OR_EQUAL 11
 #define VKCNN_TENSOR_BINARY_PRELU 13
 
+// TensorParams::flags bit of the kernels that reduce over an inner index space (reduce, softmax,
+// layer norm): one invocation per output position instead of one workgroup (a short inner space).
+#define VKCNN_TENSOR_SERIAL 2
+
 // Reductions (tensor_reduce.comp).
 #define VKCNN_TENSOR_REDUCE_SUM 0
 #define VKCNN_TENSOR_REDUCE_MEAN 1
