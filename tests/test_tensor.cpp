@@ -405,3 +405,51 @@ TEST_CASE("tensor: a chain of temporary outputs, readCounts and pool reuse") {
     CHECK(relativeError(out.readFloats(), expected) <= tolerance(type));
   }
 }
+
+TEST_CASE("tensor: conversions of channel windows at any offset (concatenation)") {
+  Context& ctx = test::context();
+  for (ChannelFormat format : {ChannelFormat::float32, ChannelFormat::float16}) {
+    CAPTURE(std::string(toString(format)));
+    test::Tensor host = test::randomTensor(2, 11, 3, 5, 16);
+    for (double& v : host.data) v = test::roundToHalf(double(float(v)));
+    Image image = test::makeImage(host, format, "concatenated");
+    // Channels [3, 9) of the image into an NHWC tensor, then into channels [5, 11) of a poisoned
+    // image: its channels [0, 5) stay NaN.
+    ImageToTensor toTensor(ctx, TensorLayout::NHWC);
+    toTensor.sourceFeatureChannelOffset = 3;
+    toTensor.featureChannels = 6;
+    CHECK(toTensor.destinationShape(image) == Shape{2, 3, 5, 6});
+    TensorToImage toImage(ctx, TensorLayout::NHWC);
+    toImage.destinationFeatureChannelOffset = 5;
+    Image back = test::makePoisoned(ctx, {5, 3, 11, 2, format, {}, "back"});
+    Tensor tensor = poisoned({2, 3, 5, 6}, TensorDataType::float32);
+    test::runOnce([&](CommandBuffer& cb) {
+      toTensor.encode(cb, image, tensor);
+      toImage.encode(cb, tensor, back);
+      TemporaryImage t = toImage.encode(cb, tensor);
+      CHECK(t.featureChannels() == 11);
+      t.decrementReadCount();
+    });
+    std::vector<double> expectedTensor;
+    for (uint32_t n = 0; n < 2; ++n)
+      for (uint32_t y = 0; y < 3; ++y)
+        for (uint32_t x = 0; x < 5; ++x)
+          for (uint32_t c = 0; c < 6; ++c) expectedTensor.push_back(host.at(n, 3 + c, y, x));
+    CHECK(relativeError(tensor.readFloats(), expectedTensor) == 0);
+    test::Tensor expected(2, 11, 3, 5, std::nan(""));
+    for (uint32_t n = 0; n < 2; ++n)
+      for (uint32_t c = 0; c < 6; ++c)
+        for (uint32_t y = 0; y < 3; ++y)
+          for (uint32_t x = 0; x < 5; ++x) expected.at(n, 5 + c, y, x) = host.at(n, 3 + c, y, x);
+    test::compare(test::download(back), expected, 0);
+    toTensor.featureChannels = 9;
+    VKCNN_CHECK_ERROR(toTensor.destinationShape(image), ErrorCode::invalidArgument,
+                      "exceed source");
+    toImage.destinationFeatureChannelOffset = 6;
+    CommandBuffer cb(ctx);
+    VKCNN_CHECK_ERROR(toImage.encode(cb, tensor, back), ErrorCode::invalidArgument,
+                      "or more channels");
+    cb.commit();
+    cb.waitUntilCompleted();
+  }
+}

@@ -41,28 +41,38 @@ class VKCNN_API TensorKernel {
 
 // ---- Image <-> Tensor -----------------------------------------------------------------------
 
-// Every image and channel of an Image into a rank-4 Tensor [N, C, H, W] (NCHW) or [N, H, W, C]
-// (NHWC); the destination may be any view of that shape (a permuted view gives any other order).
+// Every image of an Image, channels [sourceFeatureChannelOffset, +C), into a rank-4 Tensor
+// [N, C, H, W] (NCHW) or [N, H, W, C] (NHWC); C = featureChannels, 0: to the last channel (a
+// window of a concatenation's image at any offset). The destination may be any view of that shape
+// (a permuted view gives any other order).
 class VKCNN_API ImageToTensor : public TensorKernel {
  public:
   explicit ImageToTensor(const Context& context, TensorLayout dataLayout = TensorLayout::NCHW);
 
   TensorLayout dataLayout;
   TensorDataType dataType = TensorDataType::float32;  // of temporaries made by encode()
+  uint32_t sourceFeatureChannelOffset = 0;
+  uint32_t featureChannels = 0;
 
   std::vector<uint32_t> destinationShape(const Image& source) const;
   void encode(CommandBuffer& commandBuffer, const Image& source, const Tensor& destination);
   TemporaryTensor encode(CommandBuffer& commandBuffer, const Image& source);
+
+ private:
+  uint32_t windowChannels(const Image& source, const std::string& what) const;
 };
 
-// A rank-4 Tensor [N, C, H, W] or [N, H, W, C] into every image and channel of an Image of N
-// images of C channels, H x W. Padding channels end as zero.
+// A rank-4 Tensor [N, C, H, W] or [N, H, W, C] into channels [destinationFeatureChannelOffset,
+// +C) of every image of an Image of N images, H x W (concatenation at any offset); the other
+// channels keep their contents and padding channels end as zero. A temporary destination has
+// destinationFeatureChannelOffset + C channels.
 class VKCNN_API TensorToImage : public TensorKernel {
  public:
   explicit TensorToImage(const Context& context, TensorLayout dataLayout = TensorLayout::NCHW);
 
   TensorLayout dataLayout;
   ChannelFormat channelFormat = ChannelFormat::float16;  // of temporaries made by encode()
+  uint32_t destinationFeatureChannelOffset = 0;
 
   ImageDescriptor destinationImageDescriptor(const Tensor& source) const;
   void encode(CommandBuffer& commandBuffer, const Tensor& source, const Image& destination);
