@@ -92,6 +92,11 @@ VKCNN_STRUCT(TensorParams) {
 #define VKCNN_TENSOR_REDUCE_SUM_SQUARE 8
 #define VKCNN_TENSOR_REDUCE_LOG_SUM 9
 
+// Resize along one axis (tensor_resize.comp): the interpolation in op.
+#define VKCNN_TENSOR_RESIZE_NEAREST 0
+#define VKCNN_TENSOR_RESIZE_LINEAR 1
+#define VKCNN_TENSOR_RESIZE_CUBIC 2
+
 // Image <-> tensor conversion (tensor_image.glsl): args[0] is the tensor, strides over
 // (n, c, y, x) whatever order the tensor keeps them in.
 

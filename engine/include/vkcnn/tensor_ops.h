@@ -191,6 +191,53 @@ class VKCNN_API TensorGather : public TensorKernel {
   int32_t axis_;
 };
 
+// ---- Resize -----------------------------------------------------------------------------------
+
+enum class TensorInterpolation : uint32_t { nearest = 0, linear = 1, cubic = 2 };
+
+// ONNX Resize's coordinate_transformation_mode.
+enum class TensorCoordinateTransformation : uint32_t {
+  halfPixel = 0,
+  halfPixelSymmetric = 1,
+  pytorchHalfPixel = 2,
+  alignCorners = 3,
+  asymmetric = 4,
+  tfCropAndResize = 5,
+  tfHalfPixelForNN = 6,
+};
+
+// ONNX Resize (opsets 10-19 without antialias) on any axes: per axis an output extent (`sizes`)
+// or a scale (`scales`, output floor(extent * scale), or floor(extent * (end - start) * scale)
+// with tfCropAndResize's roi). Interpolation is separable: one pass per resized axis, as the ONNX
+// reference computes it. Nearest uses nearestMode (NearestMode of vkcnn/resize.h, default
+// roundPreferFloor); cubic the coefficient A and excludeOutside; tfCropAndResize the roi (starts,
+// then ends, one per axis, in [0, 1]) and extrapolationValue outside it.
+struct TensorResizeDescriptor {
+  TensorInterpolation interpolation = TensorInterpolation::nearest;
+  TensorCoordinateTransformation coordinateTransformation =
+      TensorCoordinateTransformation::halfPixel;
+  uint32_t nearestMode = 0;  // 0 round_prefer_floor, 1 round_prefer_ceil, 2 floor, 3 ceil
+  float cubicCoefficient = -0.75f;
+  bool excludeOutside = false;
+  float extrapolationValue = 0;
+  std::vector<uint32_t> sizes;  // one per axis, or empty: from scales
+  std::vector<float> scales;    // one per axis, or empty: output / input
+  std::vector<float> roi;       // tfCropAndResize: 2 * rank values (empty: 0 and 1)
+};
+
+class VKCNN_API TensorResize : public TensorKernel {
+ public:
+  TensorResize(const Context& context, const TensorResizeDescriptor& descriptor);
+
+  const TensorResizeDescriptor& descriptor() const { return descriptor_; }
+  std::vector<uint32_t> destinationShape(const Tensor& source) const;
+  void encode(CommandBuffer& commandBuffer, const Tensor& source, const Tensor& destination);
+  TemporaryTensor encode(CommandBuffer& commandBuffer, const Tensor& source);
+
+ private:
+  TensorResizeDescriptor descriptor_;
+};
+
 // ---- Matrix products ----------------------------------------------------------------------------
 
 // numpy matmul (ONNX MatMul): A [..., M, K] times B [..., K, N] with the batch axes broadcast; a
