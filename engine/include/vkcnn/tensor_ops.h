@@ -191,6 +191,31 @@ class VKCNN_API TensorGather : public TensorKernel {
   int32_t axis_;
 };
 
+// ---- Pad ----------------------------------------------------------------------------------------
+
+enum class TensorPaddingMode : uint32_t { constant = 0, reflect = 1, edge = 2, wrap = 3 };
+
+// ONNX Pad on any axes: pads = [begin of each listed axis..., end of each...] (axes empty: every
+// axis, in order); a negative pad crops. reflect mirrors without repeating the edge (numpy's
+// reflect, repeatedly for pads longer than the axis), edge repeats it, wrap tiles the axis.
+class VKCNN_API TensorPad : public TensorKernel {
+ public:
+  TensorPad(const Context& context, TensorPaddingMode mode, std::vector<int64_t> pads,
+            float value = 0, std::vector<int32_t> axes = {});
+
+  std::vector<uint32_t> destinationShape(const Tensor& source) const;
+  void encode(CommandBuffer& commandBuffer, const Tensor& source, const Tensor& destination);
+  TemporaryTensor encode(CommandBuffer& commandBuffer, const Tensor& source);
+
+ private:
+  // Pads before each axis of `source` (and its output extents).
+  std::vector<int64_t> before(const Tensor& source, std::vector<uint32_t>& shape) const;
+  TensorPaddingMode mode_;
+  std::vector<int64_t> pads_;
+  float value_;
+  std::vector<int32_t> axes_;
+};
+
 // ---- Resize -----------------------------------------------------------------------------------
 
 enum class TensorInterpolation : uint32_t { nearest = 0, linear = 1, cubic = 2 };
