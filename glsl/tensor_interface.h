@@ -76,6 +76,10 @@ VKCNN_STRUCT(TensorParams) {
 #define VKCNN_TENSOR_BINARY_GREATER_OR_EQUAL 11
 #define VKCNN_TENSOR_BINARY_PRELU 13
 
+// TensorParams::flags bit of the kernels that reduce over an inner index space (reduce, softmax,
+// layer norm): one invocation per output position instead of one workgroup (a short inner space).
+#define VKCNN_TENSOR_SERIAL 2
+
 // Reductions (tensor_reduce.comp).
 #define VKCNN_TENSOR_REDUCE_SUM 0
 #define VKCNN_TENSOR_REDUCE_MEAN 1
@@ -87,6 +91,11 @@ VKCNN_STRUCT(TensorParams) {
 #define VKCNN_TENSOR_REDUCE_LOG_SUM_EXP 7
 #define VKCNN_TENSOR_REDUCE_SUM_SQUARE 8
 #define VKCNN_TENSOR_REDUCE_LOG_SUM 9
+
+// Resize along one axis (tensor_resize.comp): the interpolation in op.
+#define VKCNN_TENSOR_RESIZE_NEAREST 0
+#define VKCNN_TENSOR_RESIZE_LINEAR 1
+#define VKCNN_TENSOR_RESIZE_CUBIC 2
 
 // Image <-> tensor conversion (tensor_image.glsl): args[0] is the tensor, strides over
 // (n, c, y, x) whatever order the tensor keeps them in.

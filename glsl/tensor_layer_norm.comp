@@ -15,24 +15,29 @@ layout(set = 0, binding = 2, std430) readonly buffer Scale { TENSOR_T scale[]; }
 layout(set = 0, binding = 3, std430) readonly buffer Bias { TENSOR_T bias[]; };
 layout(set = 0, binding = 4, std430) writeonly buffer Destination { TENSOR_T dst[]; };
 
-// a: epsilon; flags bit 0: a bias is bound.
+// a: epsilon; flags bit 0: a bias is bound; VKCNN_TENSOR_SERIAL: one invocation per position
+// (few normalised elements), else one workgroup.
 void main() {
-  int item = flatGroup();
-  if (item >= p.count) return;
-  int lid = int(gl_LocalInvocationIndex);
+  bool serial = (p.flags & VKCNN_TENSOR_SERIAL) != 0;
+  int item = serial ? flatIndex(VKCNN_GROUP_SIZE) : flatGroup();
+  if (item >= p.count) return;  // serial, or the whole workgroup before any barrier
+  int lid = serial ? 0 : int(gl_LocalInvocationIndex);
+  int step = serial ? 1 : VKCNN_GROUP_SIZE;
   ivec4 base = outerOffsets(item);
   float s = 0.0;
-  for (int j = lid; j < p.innerCount; j += VKCNN_GROUP_SIZE)
+  for (int j = lid; j < p.innerCount; j += step)
     s += float(src[base.x + innerOffsets(j).x]);
-  float mean = groupReduce(s, VKCNN_COMBINE_SUM) / float(p.innerCount);
+  if (!serial) s = groupReduce(s, VKCNN_COMBINE_SUM);
+  float mean = s / float(p.innerCount);
   float v = 0.0;
-  for (int j = lid; j < p.innerCount; j += VKCNN_GROUP_SIZE) {
+  for (int j = lid; j < p.innerCount; j += step) {
     float d = float(src[base.x + innerOffsets(j).x]) - mean;
     v += d * d;
   }
-  float variance = groupReduce(v, VKCNN_COMBINE_SUM) / float(p.innerCount);
+  if (!serial) v = groupReduce(v, VKCNN_COMBINE_SUM);
+  float variance = v / float(p.innerCount);
   float inv = 1.0 / sqrt(variance + p.a);
-  for (int j = lid; j < p.innerCount; j += VKCNN_GROUP_SIZE) {
+  for (int j = lid; j < p.innerCount; j += step) {
     ivec4 off = innerOffsets(j);
     float y = (float(src[base.x + off.x]) - mean) * inv * float(scale[base.y + off.y]);
     if ((p.flags & 1) != 0) y += float(bias[base.z + off.z]);

@@ -25,7 +25,36 @@ int modeOf(int op) {
   return VKCNN_COMBINE_SUM;
 }
 
+float finish(float r, int base, bool serial) {
+  if (p.op == VKCNN_TENSOR_REDUCE_LOG_SUM_EXP) {
+    float m = isinf(r) ? 0.0 : r;
+    float s = 0.0;
+    int first = serial ? 0 : int(gl_LocalInvocationIndex);
+    int step = serial ? 1 : VKCNN_GROUP_SIZE;
+    for (int j = first; j < p.innerCount; j += step)
+      s += exp(float(src[base + innerOffsets(j).x]) - m);
+    if (!serial) s = groupReduce(s, VKCNN_COMBINE_SUM);
+    return m + log(s);
+  }
+  if (p.op == VKCNN_TENSOR_REDUCE_MEAN) return r / float(p.innerCount);
+  if (p.op == VKCNN_TENSOR_REDUCE_L2) return sqrt(r);
+  if (p.op == VKCNN_TENSOR_REDUCE_LOG_SUM) return log(r);
+  return r;
+}
+
 void main() {
+  if ((p.flags & VKCNN_TENSOR_SERIAL) != 0) {
+    // Few reduced elements: one invocation per output element.
+    int item = flatIndex(VKCNN_GROUP_SIZE);
+    if (item >= p.count) return;
+    ivec4 o = outerOffsets(item);
+    int mode = modeOf(p.op);
+    float acc = identityOf(mode);
+    for (int j = 0; j < p.innerCount; ++j)
+      acc = combine(acc, mapped(float(src[o.x + innerOffsets(j).x])), mode);
+    dst[o.y] = TENSOR_T(toStorage(finish(acc, o.x, true)));
+    return;
+  }
   int item = flatGroup();
   if (item >= p.count) return;  // the whole workgroup, before any barrier
   int lid = int(gl_LocalInvocationIndex);
@@ -34,19 +63,6 @@ void main() {
   float acc = identityOf(mode);
   for (int j = lid; j < p.innerCount; j += VKCNN_GROUP_SIZE)
     acc = combine(acc, mapped(float(src[base + innerOffsets(j).x])), mode);
-  float r = groupReduce(acc, mode);
-  if (p.op == VKCNN_TENSOR_REDUCE_LOG_SUM_EXP) {
-    float m = isinf(r) ? 0.0 : r;
-    float s = 0.0;
-    for (int j = lid; j < p.innerCount; j += VKCNN_GROUP_SIZE)
-      s += exp(float(src[base + innerOffsets(j).x]) - m);
-    r = m + log(groupReduce(s, VKCNN_COMBINE_SUM));
-  } else if (p.op == VKCNN_TENSOR_REDUCE_MEAN) {
-    r /= float(p.innerCount);
-  } else if (p.op == VKCNN_TENSOR_REDUCE_L2) {
-    r = sqrt(r);
-  } else if (p.op == VKCNN_TENSOR_REDUCE_LOG_SUM) {
-    r = log(r);
-  }
+  float r = finish(groupReduce(acc, mode), base, false);
   if (lid == 0) dst[outerOffsets(item).y] = TENSOR_T(toStorage(r));
 }

@@ -306,3 +306,150 @@ TEST_CASE("tensor: each allocation of a tensor pipeline fails cleanly in turn") 
     CHECK(run() == reference);
   }
 }
+
+TEST_CASE("tensor: cast between float16 and float32, broadcast views") {
+  Context& ctx = test::context();
+  // Values beyond the float16 range saturate; the rest round to nearest even.
+  std::vector<float> data = test::randomFloats(3 * 7, 12, -4, 4);
+  data[0] = 1e6f;
+  data[1] = -7e4f;
+  Tensor source(ctx, {{3, 7}, TensorDataType::float32, "source"});
+  source.writeFloats(data);
+  for (TensorDataType to : kTypes) {
+    CAPTURE(name(to));
+    TensorCast cast(ctx, to);
+    Tensor half = poisoned({7, 3}, to);
+    Tensor back = poisoned({7, 3}, TensorDataType::float32);
+    test::runOnce([&](CommandBuffer& cb) {
+      TemporaryTensor t = cast.encode(cb, source.permute({1, 0}));
+      CHECK((t.dataType() == to));
+      TensorCopy(ctx).encode(cb, t, half);
+      // Back to float32 from the (maybe) float16 copy.
+      TensorCast(ctx, TensorDataType::float32).encode(cb, half, back);
+    });
+    std::vector<double> expected(21);
+    for (uint32_t i = 0; i < 7; ++i)
+      for (uint32_t j = 0; j < 3; ++j) expected[i * 3 + j] = stored(data[j * 7 + i], to);
+    CHECK(relativeError(half.readFloats(), expected) == 0);
+    CHECK(relativeError(back.readFloats(), expected) == 0);
+  }
+  // ONNX Expand through a broadcast view and a copy.
+  std::vector<double> x;
+  Tensor row = randomTensor({1, 5}, TensorDataType::float32, 13, x);
+  Tensor expanded = row.broadcast({2, 3, 5});
+  CHECK(expanded.hasOverlap());
+  Tensor out = poisoned({2, 3, 5}, TensorDataType::float32);
+  test::runOnce([&](CommandBuffer& cb) { TensorCopy(ctx).encode(cb, expanded, out); });
+  std::vector<double> expected;
+  for (int i = 0; i < 6; ++i) expected.insert(expected.end(), x.begin(), x.end());
+  CHECK(relativeError(out.readFloats(), expected) == 0);
+  CHECK(relativeError(expanded.readFloats(), expected) == 0);
+  VKCNN_CHECK_ERROR(row.broadcast({3, 4}), ErrorCode::invalidArgument, "cannot stretch");
+  VKCNN_CHECK_ERROR(row.broadcast({5}), ErrorCode::invalidArgument, "rank must be");
+  VKCNN_CHECK_ERROR(expanded.writeFloats(std::vector<float>(30)), ErrorCode::invalidArgument,
+                    "broadcast");
+  CommandBuffer cb(ctx);
+  VKCNN_CHECK_ERROR(TensorCopy(ctx).encode(cb, out, Tensor(ctx, {{1, 3, 5}}).broadcast({2, 3, 5})),
+                    ErrorCode::invalidArgument, "broadcast view");
+  cb.commit();
+  cb.waitUntilCompleted();
+}
+
+TEST_CASE("tensor: a chain of temporary outputs, readCounts and pool reuse") {
+  Context& ctx = test::context();
+  for (TensorDataType type : kTypes) {
+    CAPTURE(name(type));
+    std::vector<double> x, y;
+    Tensor a = randomTensor({2, 3, 4}, type, 14, x, 0.5f, 1.5f);
+    Tensor bias = randomTensor({4}, type, 15, y);
+    Tensor indices(ctx, {{2}, TensorDataType::float32, "indices"});
+    indices.writeFloats(std::vector<float>{2, 0});
+    Tensor out = poisoned({2, 1}, type);
+    CommandBuffer cb(ctx);
+    std::vector<TemporaryTensor> made;
+    auto keep = [&](const Tensor& t) {
+      made.push_back(TemporaryTensor(t));
+      CHECK(made.back().readCount() == 1);
+      return t;
+    };
+    Tensor t = keep(TensorTranspose(ctx, {0, 2, 1}).encode(cb, a));  // [2, 4, 3]
+    t = keep(TensorUnary(ctx, TensorUnaryOperation::sqrt).encode(cb, t));
+    t = keep(TensorBinary(ctx, TensorBinaryOperation::add).encode(cb, t, bias.reshape({4, 1})));
+    t = keep(TensorSoftmax(ctx, 1).encode(cb, t));
+    auto parts = TensorSplit(ctx, 2, std::vector<uint32_t>{1, 2}).encode(cb, t);
+    for (auto& part : parts) keep(part);
+    t = keep(TensorConcat(ctx, 2).encode(cb, {parts[1], parts[0]}));  // columns 1, 2, 0
+    t = keep(TensorGather(ctx, 2).encode(cb, t, indices));            // columns 0, 1
+    t = keep(TensorSlice(ctx, {1}, {2}, {2}).encode(cb, t));          // column 1: [2, 4, 1]
+    t = keep(TensorReduction(ctx, TensorReductionOperation::maximum, {1, 2}, false).encode(cb, t));
+    TensorCopy(ctx).encode(cb, t.reshape({2, 1}), out);
+    for (const TemporaryTensor& m : made) CHECK(m.readCount() == 0);
+    cb.commit();
+    cb.waitUntilCompleted();
+    CHECK(cb.temporaryPoolStatistics().temporariesCreated == made.size());
+    CHECK(cb.temporaryPoolStatistics().reuses >= 4);
+    // The reference: max over rows j of softmax_j(sqrt(a[n][i][j]) + bias[j]) at column i = 1.
+    auto storedValue = [&](double v) { return stored(v, type); };
+    std::vector<double> expected(2);
+    for (uint32_t n = 0; n < 2; ++n) {
+      double m = -INFINITY, sum = 0, best = -INFINITY;
+      std::vector<double> z(4);
+      for (uint32_t j = 0; j < 4; ++j) {
+        z[j] = storedValue(storedValue(std::sqrt(x[(n * 3 + 1) * 4 + j])) + y[j]);
+        m = std::max(m, z[j]);
+      }
+      for (uint32_t j = 0; j < 4; ++j) sum += std::exp(z[j] - m);
+      for (uint32_t j = 0; j < 4; ++j) best = std::max(best, storedValue(std::exp(z[j] - m) / sum));
+      expected[n] = best;
+    }
+    CHECK(relativeError(out.readFloats(), expected) <= tolerance(type));
+  }
+}
+
+TEST_CASE("tensor: conversions of channel windows at any offset (concatenation)") {
+  Context& ctx = test::context();
+  for (ChannelFormat format : {ChannelFormat::float32, ChannelFormat::float16}) {
+    CAPTURE(std::string(toString(format)));
+    test::Tensor host = test::randomTensor(2, 11, 3, 5, 16);
+    for (double& v : host.data) v = test::roundToHalf(double(float(v)));
+    Image image = test::makeImage(host, format, "concatenated");
+    // Channels [3, 9) of the image into an NHWC tensor, then into channels [5, 11) of a poisoned
+    // image: its channels [0, 5) stay NaN.
+    ImageToTensor toTensor(ctx, TensorLayout::NHWC);
+    toTensor.sourceFeatureChannelOffset = 3;
+    toTensor.featureChannels = 6;
+    CHECK(toTensor.destinationShape(image) == Shape{2, 3, 5, 6});
+    TensorToImage toImage(ctx, TensorLayout::NHWC);
+    toImage.destinationFeatureChannelOffset = 5;
+    Image back = test::makePoisoned(ctx, {5, 3, 11, 2, format, {}, "back"});
+    Tensor tensor = poisoned({2, 3, 5, 6}, TensorDataType::float32);
+    test::runOnce([&](CommandBuffer& cb) {
+      toTensor.encode(cb, image, tensor);
+      toImage.encode(cb, tensor, back);
+      TemporaryImage t = toImage.encode(cb, tensor);
+      CHECK(t.featureChannels() == 11);
+      t.decrementReadCount();
+    });
+    std::vector<double> expectedTensor;
+    for (uint32_t n = 0; n < 2; ++n)
+      for (uint32_t y = 0; y < 3; ++y)
+        for (uint32_t x = 0; x < 5; ++x)
+          for (uint32_t c = 0; c < 6; ++c) expectedTensor.push_back(host.at(n, 3 + c, y, x));
+    CHECK(relativeError(tensor.readFloats(), expectedTensor) == 0);
+    test::Tensor expected(2, 11, 3, 5, std::nan(""));
+    for (uint32_t n = 0; n < 2; ++n)
+      for (uint32_t c = 0; c < 6; ++c)
+        for (uint32_t y = 0; y < 3; ++y)
+          for (uint32_t x = 0; x < 5; ++x) expected.at(n, 5 + c, y, x) = host.at(n, 3 + c, y, x);
+    test::compare(test::download(back), expected, 0);
+    toTensor.featureChannels = 9;
+    VKCNN_CHECK_ERROR(toTensor.destinationShape(image), ErrorCode::invalidArgument,
+                      "exceed source");
+    toImage.destinationFeatureChannelOffset = 6;
+    CommandBuffer cb(ctx);
+    VKCNN_CHECK_ERROR(toImage.encode(cb, tensor, back), ErrorCode::invalidArgument,
+                      "or more channels");
+    cb.commit();
+    cb.waitUntilCompleted();
+  }
+}

@@ -86,6 +86,11 @@ class VKCNN_API Tensor {
   Tensor reshape(const std::vector<int64_t>& shape) const;
   Tensor permute(const std::vector<uint32_t>& perm) const;
   Tensor slice(int32_t axis, int64_t start, int64_t end, int64_t step = 1) const;
+  // numpy broadcast to `shape` (ONNX Expand): extent-1 axes stretch with stride 0, new axes are
+  // added in front. Such a view is read-only: kernels and writeFloats refuse to write it.
+  Tensor broadcast(const std::vector<uint32_t>& shape) const;
+  // Whether two elements of the view share storage (a broadcast view).
+  bool hasOverlap() const;
 
   // Host transfers of the whole view in row-major order, converted from/to float32 (float16
   // storage rounds to nearest even; finite values beyond +-65504 saturate). They wait for the

@@ -41,32 +41,54 @@ class VKCNN_API TensorKernel {
 
 // ---- Image <-> Tensor -----------------------------------------------------------------------
 
-// Every image and channel of an Image into a rank-4 Tensor [N, C, H, W] (NCHW) or [N, H, W, C]
-// (NHWC); the destination may be any view of that shape (a permuted view gives any other order).
+// Every image of an Image, channels [sourceFeatureChannelOffset, +C), into a rank-4 Tensor
+// [N, C, H, W] (NCHW) or [N, H, W, C] (NHWC); C = featureChannels, 0: to the last channel (a
+// window of a concatenation's image at any offset). The destination may be any view of that shape
+// (a permuted view gives any other order).
 class VKCNN_API ImageToTensor : public TensorKernel {
  public:
   explicit ImageToTensor(const Context& context, TensorLayout dataLayout = TensorLayout::NCHW);
 
   TensorLayout dataLayout;
   TensorDataType dataType = TensorDataType::float32;  // of temporaries made by encode()
+  uint32_t sourceFeatureChannelOffset = 0;
+  uint32_t featureChannels = 0;
 
   std::vector<uint32_t> destinationShape(const Image& source) const;
   void encode(CommandBuffer& commandBuffer, const Image& source, const Tensor& destination);
   TemporaryTensor encode(CommandBuffer& commandBuffer, const Image& source);
+
+ private:
+  uint32_t windowChannels(const Image& source, const std::string& what) const;
 };
 
-// A rank-4 Tensor [N, C, H, W] or [N, H, W, C] into every image and channel of an Image of N
-// images of C channels, H x W. Padding channels end as zero.
+// A rank-4 Tensor [N, C, H, W] or [N, H, W, C] into channels [destinationFeatureChannelOffset,
+// +C) of every image of an Image of N images, H x W (concatenation at any offset); the other
+// channels keep their contents and padding channels end as zero. A temporary destination has
+// destinationFeatureChannelOffset + C channels.
 class VKCNN_API TensorToImage : public TensorKernel {
  public:
   explicit TensorToImage(const Context& context, TensorLayout dataLayout = TensorLayout::NCHW);
 
   TensorLayout dataLayout;
   ChannelFormat channelFormat = ChannelFormat::float16;  // of temporaries made by encode()
+  uint32_t destinationFeatureChannelOffset = 0;
 
   ImageDescriptor destinationImageDescriptor(const Tensor& source) const;
   void encode(CommandBuffer& commandBuffer, const Tensor& source, const Image& destination);
   TemporaryImage encode(CommandBuffer& commandBuffer, const Tensor& source);
+};
+
+// ONNX Cast between float16 and float32 (a copy where both agree): the destination's data type
+// decides; float16 results round to nearest even, finite values beyond +-65504 saturate. The one
+// kernel whose operands may differ in type.
+class VKCNN_API TensorCast : public TensorKernel {
+ public:
+  explicit TensorCast(const Context& context, TensorDataType dataType = TensorDataType::float16);
+
+  TensorDataType dataType;  // of temporaries made by encode()
+  void encode(CommandBuffer& commandBuffer, const Tensor& source, const Tensor& destination);
+  TemporaryTensor encode(CommandBuffer& commandBuffer, const Tensor& source);
 };
 
 // ---- Copies and transposes --------------------------------------------------------------------
@@ -167,6 +189,78 @@ class VKCNN_API TensorGather : public TensorKernel {
 
  private:
   int32_t axis_;
+};
+
+// ---- Pad ----------------------------------------------------------------------------------------
+
+enum class TensorPaddingMode : uint32_t { constant = 0, reflect = 1, edge = 2, wrap = 3 };
+
+// ONNX Pad on any axes: pads = [begin of each listed axis..., end of each...] (axes empty: every
+// axis, in order); a negative pad crops. reflect mirrors without repeating the edge (numpy's
+// reflect, repeatedly for pads longer than the axis), edge repeats it, wrap tiles the axis.
+class VKCNN_API TensorPad : public TensorKernel {
+ public:
+  TensorPad(const Context& context, TensorPaddingMode mode, std::vector<int64_t> pads,
+            float value = 0, std::vector<int32_t> axes = {});
+
+  std::vector<uint32_t> destinationShape(const Tensor& source) const;
+  void encode(CommandBuffer& commandBuffer, const Tensor& source, const Tensor& destination);
+  TemporaryTensor encode(CommandBuffer& commandBuffer, const Tensor& source);
+
+ private:
+  // Pads before each axis of `source` (and its output extents).
+  std::vector<int64_t> before(const Tensor& source, std::vector<uint32_t>& shape) const;
+  TensorPaddingMode mode_;
+  std::vector<int64_t> pads_;
+  float value_;
+  std::vector<int32_t> axes_;
+};
+
+// ---- Resize -----------------------------------------------------------------------------------
+
+enum class TensorInterpolation : uint32_t { nearest = 0, linear = 1, cubic = 2 };
+
+// ONNX Resize's coordinate_transformation_mode.
+enum class TensorCoordinateTransformation : uint32_t {
+  halfPixel = 0,
+  halfPixelSymmetric = 1,
+  pytorchHalfPixel = 2,
+  alignCorners = 3,
+  asymmetric = 4,
+  tfCropAndResize = 5,
+  tfHalfPixelForNN = 6,
+};
+
+// ONNX Resize (opsets 10-19 without antialias) on any axes: per axis an output extent (`sizes`)
+// or a scale (`scales`, output floor(extent * scale), or floor(extent * (end - start) * scale)
+// with tfCropAndResize's roi). Interpolation is separable: one pass per resized axis, as the ONNX
+// reference computes it. Nearest uses nearestMode (NearestMode of vkcnn/resize.h, default
+// roundPreferFloor); cubic the coefficient A and excludeOutside; tfCropAndResize the roi (starts,
+// then ends, one per axis, in [0, 1]) and extrapolationValue outside it.
+struct TensorResizeDescriptor {
+  TensorInterpolation interpolation = TensorInterpolation::nearest;
+  TensorCoordinateTransformation coordinateTransformation =
+      TensorCoordinateTransformation::halfPixel;
+  uint32_t nearestMode = 0;  // 0 round_prefer_floor, 1 round_prefer_ceil, 2 floor, 3 ceil
+  float cubicCoefficient = -0.75f;
+  bool excludeOutside = false;
+  float extrapolationValue = 0;
+  std::vector<uint32_t> sizes;  // one per axis, or empty: from scales
+  std::vector<float> scales;    // one per axis, or empty: output / input
+  std::vector<float> roi;       // tfCropAndResize: 2 * rank values (empty: 0 and 1)
+};
+
+class VKCNN_API TensorResize : public TensorKernel {
+ public:
+  TensorResize(const Context& context, const TensorResizeDescriptor& descriptor);
+
+  const TensorResizeDescriptor& descriptor() const { return descriptor_; }
+  std::vector<uint32_t> destinationShape(const Tensor& source) const;
+  void encode(CommandBuffer& commandBuffer, const Tensor& source, const Tensor& destination);
+  TemporaryTensor encode(CommandBuffer& commandBuffer, const Tensor& source);
+
+ private:
+  TensorResizeDescriptor descriptor_;
 };
 
 // ---- Matrix products ----------------------------------------------------------------------------

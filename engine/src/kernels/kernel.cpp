@@ -290,6 +290,13 @@ void DispatchRecorder::bindParameters(uint32_t binding, const void* data, size_t
   bufferInfos_.push_back({r.buffer, r.offset, r.size});
 }
 
+void DispatchRecorder::bindParameterTable(uint32_t binding, const void* data, size_t size) {
+  expect(binding, BindingType::storageBuffer);
+  const ParameterArena::Range r = commandBuffer_.parameters.upload(commandBuffer_, data, size);
+  writes_.push_back({binding, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, bufferInfos_.size()});
+  bufferInfos_.push_back({r.buffer, r.offset, r.size});
+}
+
 void DispatchRecorder::dispatchGroups(const void* push, size_t pushSize, uint32_t gx, uint32_t gy,
                                       uint32_t gz) {
   if (pushSize != module_->pushConstantSize)

@@ -133,6 +133,9 @@ class DispatchRecorder {
   // Binds `size` bytes of host-written parameters as a uniform buffer (the command buffer's
   // ParameterArena holds them).
   void bindParameters(uint32_t binding, const void* data, size_t size);
+  // The same for a larger table the shader reads as a storage buffer (only the host writes it, so
+  // it takes no part in hazard tracking).
+  void bindParameterTable(uint32_t binding, const void* data, size_t size);
   // A bound temporary buffer (TemporaryTensor) sits in pool memory an earlier temporary used:
   // the dispatch waits for everything before it, as for an aliased temporary image.
   void requireAliasingBarrier() { aliased_ = true; }

@@ -11,9 +11,8 @@ TensorKernel::~TensorKernel() = default;
 
 namespace {
 
-std::vector<uint32_t> imageTensorShape(const Image& image, TensorLayout layout) {
-  const uint32_t n = image.numberOfImages(), c = image.featureChannels(), h = image.height(),
-                 w = image.width();
+std::vector<uint32_t> imageTensorShape(const Image& image, uint32_t c, TensorLayout layout) {
+  const uint32_t n = image.numberOfImages(), h = image.height(), w = image.width();
   if (layout == TensorLayout::NHWC) return {n, h, w, c};
   return {n, c, h, w};
 }
@@ -32,13 +31,14 @@ void checkLayout(TensorLayout layout, const std::string& what) {
 }
 
 // The parameters both directions share: image geometry, the tensor's strides and offset.
-detail::shader::TensorParams conversionParams(const Image& image, const Tensor& tensor,
-                                              TensorLayout layout, int32_t offset) {
+detail::shader::TensorParams conversionParams(const Image& image, uint32_t channels,
+                                              const Tensor& tensor, TensorLayout layout,
+                                              int32_t offset) {
   detail::shader::TensorParams p{};
   p.i0 = int32_t(image.width());
   p.i1 = int32_t(image.height());
   p.i2 = int32_t(image.numberOfImages());
-  p.innerCount = int32_t(image.featureChannels());
+  p.innerCount = int32_t(channels);
   const std::vector<int64_t> s = nchwStrides(tensor, layout);
   for (int j = 0; j < 4; ++j) p.args[0].strides[0][j] = int32_t(s[size_t(j)]);
   p.args[0].offset = offset;
@@ -58,7 +58,23 @@ std::vector<uint32_t> ImageToTensor::destinationShape(const Image& source) const
   checkLayout(dataLayout, what);
   if (!source.valid())
     throw Error(ErrorCode::invalidArgument, what + ": the source Image is empty");
-  return imageTensorShape(source, dataLayout);
+  return imageTensorShape(source, windowChannels(source, what), dataLayout);
+}
+
+uint32_t ImageToTensor::windowChannels(const Image& source, const std::string& what) const {
+  const uint32_t total = source.featureChannels();
+  if (sourceFeatureChannelOffset >= total)
+    throw Error(ErrorCode::invalidArgument, what + ": sourceFeatureChannelOffset " +
+                                                std::to_string(sourceFeatureChannelOffset) +
+                                                " is not below source '" + source.label() +
+                                                "' featureChannels " + std::to_string(total));
+  const uint32_t c = featureChannels ? featureChannels : total - sourceFeatureChannelOffset;
+  if (uint64_t(sourceFeatureChannelOffset) + c > total)
+    throw Error(ErrorCode::invalidArgument,
+                what + ": channels [" + std::to_string(sourceFeatureChannelOffset) + ", " +
+                    std::to_string(uint64_t(sourceFeatureChannelOffset) + c) + ") exceed source '" +
+                    source.label() + "' with " + std::to_string(total) + " feature channels");
+  return c;
 }
 
 void ImageToTensor::encode(CommandBuffer& commandBuffer, const Image& source,
@@ -70,13 +86,14 @@ void ImageToTensor::encode(CommandBuffer& commandBuffer, const Image& source,
   detail::checkUsable(cb, source, false, what + " source");
   detail::checkUsable(cb, destination, true, what + " destination");
   detail::requireShape(destination, shape, "destination", what);
+  const uint32_t channels = windowChannels(source, what);
   detail::DispatchRecorder d(cb, detail::ShaderId::image_to_tensor,
                              detail::variantFor(destination.dataType()), what);
   const auto view =
-      d.bindSource(1, source, 0, source.numberOfImages(), 0, source.featureChannels());
+      d.bindSource(1, source, 0, source.numberOfImages(), sourceFeatureChannelOffset, channels);
   const int32_t offset = detail::bindTensor(d, cb, 2, destination, true);
-  auto p = conversionParams(source, destination, dataLayout, offset);
-  p.i3 = int32_t(detail::touchedSlices(uint32_t(view.channelShift), source.featureChannels()));
+  auto p = conversionParams(source, channels, destination, dataLayout, offset);
+  p.i3 = int32_t(detail::touchedSlices(uint32_t(view.channelShift), channels));
   p.op = view.channelShift;
   p.flags = view.layersPerImage;
   d.bindParameters(0, &p, sizeof p);
@@ -115,6 +132,11 @@ ImageDescriptor TensorToImage::destinationImageDescriptor(const Tensor& source) 
   } else {
     d.featureChannels = s[1], d.height = s[2], d.width = s[3];
   }
+  if (uint64_t(d.featureChannels) + destinationFeatureChannelOffset > UINT32_MAX)
+    throw Error(ErrorCode::invalidArgument, what + ": destinationFeatureChannelOffset " +
+                                                std::to_string(destinationFeatureChannelOffset) +
+                                                " is too large");
+  d.featureChannels += destinationFeatureChannelOffset;
   d.channelFormat = channelFormat;
   d.label = label + " output";
   return d;
@@ -129,7 +151,7 @@ void TensorToImage::encode(CommandBuffer& commandBuffer, const Tensor& source,
   const ImageDescriptor expected = destinationImageDescriptor(source);
   detail::checkUsable(cb, destination, true, what + " destination");
   if (destination.width() != expected.width || destination.height() != expected.height ||
-      destination.featureChannels() != expected.featureChannels ||
+      destination.featureChannels() < expected.featureChannels ||
       destination.numberOfImages() != expected.numberOfImages)
     throw Error(ErrorCode::invalidArgument,
                 what + ": destination '" + destination.label() + "' is " +
@@ -137,19 +159,22 @@ void TensorToImage::encode(CommandBuffer& commandBuffer, const Tensor& source,
                     std::to_string(destination.height()) + "x" +
                     std::to_string(destination.featureChannels()) + ", " +
                     std::to_string(destination.numberOfImages()) + " images; source " +
-                    detail::shapeText(source.shape()) + " (" + toString(dataLayout) + ") needs " +
+                    detail::shapeText(source.shape()) + " (" + toString(dataLayout) +
+                    ") at destinationFeatureChannelOffset " +
+                    std::to_string(destinationFeatureChannelOffset) + " needs " +
                     std::to_string(expected.width) + "x" + std::to_string(expected.height) + "x" +
-                    std::to_string(expected.featureChannels) + ", " +
+                    std::to_string(expected.featureChannels) + " (or more channels), " +
                     std::to_string(expected.numberOfImages) + " images");
   const detail::ShaderId shader = source.dataType() == TensorDataType::float16
                                       ? detail::ShaderId::tensor16_to_image
                                       : detail::ShaderId::tensor_to_image;
   detail::DispatchRecorder d(cb, shader, detail::variantFor(destination), what);
+  const uint32_t channels = expected.featureChannels - destinationFeatureChannelOffset;
   const int32_t offset = detail::bindTensor(d, cb, 1, source, false);
-  const auto view = d.bindDestination(2, destination, 0, destination.numberOfImages(), 0,
-                                      destination.featureChannels());
-  auto p = conversionParams(destination, source, dataLayout, offset);
-  p.i3 = int32_t(detail::touchedSlices(uint32_t(view.channelShift), destination.featureChannels()));
+  const auto view = d.bindDestination(2, destination, 0, destination.numberOfImages(),
+                                      destinationFeatureChannelOffset, channels);
+  auto p = conversionParams(destination, channels, source, dataLayout, offset);
+  p.i3 = int32_t(detail::touchedSlices(uint32_t(view.channelShift), channels));
   p.i4 = view.channelShift;
   p.i5 = view.layersPerImage;
   p.flags = view.paddingFrom;
@@ -163,6 +188,44 @@ TemporaryImage TensorToImage::encode(CommandBuffer& commandBuffer, const Tensor&
   TemporaryImage image(commandBuffer, destinationImageDescriptor(source));
   encode(commandBuffer, source, image);
   return image;
+}
+
+// ---- TensorCast -------------------------------------------------------------------------------
+
+TensorCast::TensorCast(const Context& context, TensorDataType type)
+    : TensorKernel(context, std::string("tensor cast to ") + toString(type)), dataType(type) {}
+
+void TensorCast::encode(CommandBuffer& commandBuffer, const Tensor& source,
+                        const Tensor& destination) {
+  const std::string what = "TensorCast '" + label + "'";
+  detail::CommandBufferImpl& cb = *commandBuffer.impl();
+  cb.requireEncoding(what);
+  detail::checkUsable(cb, source, false, what + " source");
+  detail::checkUsable(cb, destination, true, what + " destination");
+  detail::requireShape(destination, source.shape(), "destination", what);
+  detail::requireNotInPlace(source, destination, what);
+  detail::IndexSpace space{source.shape(), {source.strides(), destination.strides()}};
+  space.simplify();
+  const detail::ShaderId shader = source.dataType() == TensorDataType::float16
+                                      ? detail::ShaderId::tensor16_cast
+                                      : detail::ShaderId::tensor_cast;
+  detail::DispatchRecorder d(cb, shader, detail::variantFor(destination.dataType()), what);
+  detail::shader::TensorParams p{};
+  p.args[0].offset = detail::bindTensor(d, cb, 1, source, false);
+  p.args[1].offset = detail::bindTensor(d, cb, 2, destination, true);
+  detail::setOuter(p, space);
+  d.bindParameters(0, &p, sizeof p);
+  detail::dispatchFlat(d, (space.count() + 255) / 256);
+  detail::markWritten(destination);
+  detail::consumeRead(source);
+}
+
+TemporaryTensor TensorCast::encode(CommandBuffer& commandBuffer, const Tensor& source) {
+  if (!source.valid())
+    throw Error(ErrorCode::invalidArgument, "TensorCast '" + label + "': the source is empty");
+  TemporaryTensor t(commandBuffer, {source.shape(), dataType, label + " output"});
+  encode(commandBuffer, source, t);
+  return t;
 }
 
 }  // namespace vkcnn

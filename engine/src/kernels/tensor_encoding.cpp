@@ -25,6 +25,10 @@ void checkUsable(const CommandBufferImpl& cb, const Tensor& tensor, bool write,
                  const std::string& what) {
   if (!tensor.valid()) throw Error(ErrorCode::invalidArgument, what + ": a Tensor handle is empty");
   const TensorStorage& s = *tensor.storage();
+  if (write && tensor.hasOverlap())
+    throw Error(ErrorCode::invalidArgument,
+                what + ": destination " + s.describe() + " " + shapeText(tensor.shape()) +
+                    " is a broadcast view (elements share storage); kernels cannot write it");
   if (s.context != cb.context)
     throw Error(ErrorCode::invalidArgument,
                 what + ": " + s.describe() + " belongs to another Context than command buffer '" +

@@ -17,6 +17,19 @@ void checkSources(detail::CommandBufferImpl& cb, const std::string& what, const 
   detail::requireNotInPlace(source, destination, what);
 }
 
+// The workgroup of 128 invocations per output position that the shaders use by default wastes
+// most of itself on a short inner space (a softmax over 21 classes of 8732 anchors): there each
+// invocation takes a whole position (VKCNN_TENSOR_SERIAL).
+constexpr uint64_t kSerialInnerCount = 32;
+
+void dispatchReducing(detail::DispatchRecorder& d, detail::shader::TensorParams& p, uint64_t outer,
+                      uint64_t inner) {
+  const bool serial = inner <= kSerialInnerCount;
+  if (serial) p.flags |= VKCNN_TENSOR_SERIAL;
+  d.bindParameters(0, &p, sizeof p);
+  detail::dispatchFlat(d, serial ? (outer + 127) / 128 : outer);
+}
+
 }  // namespace
 
 // ---- TensorReduction --------------------------------------------------------------------------
@@ -110,8 +123,7 @@ void TensorReduction::encode(CommandBuffer& commandBuffer, const Tensor& source,
   detail::setOuter(p, outer);
   detail::setInner(p, inner);
   p.op = int32_t(operation_);
-  d.bindParameters(0, &p, sizeof p);
-  detail::dispatchFlat(d, outer.count());
+  dispatchReducing(d, p, outer.count(), inner.count());
   detail::markWritten(destination);
   detail::consumeRead(source);
 }
@@ -155,8 +167,7 @@ void TensorSoftmax::encode(CommandBuffer& commandBuffer, const Tensor& source,
   detail::setOuter(p, outer);
   detail::setInner(p, inner);
   p.op = logarithm_ ? 1 : 0;
-  d.bindParameters(0, &p, sizeof p);
-  detail::dispatchFlat(d, outer.count());
+  dispatchReducing(d, p, outer.count(), inner.count());
   detail::markWritten(destination);
   detail::consumeRead(source);
 }
@@ -230,8 +241,7 @@ void TensorLayerNormalization::encode(CommandBuffer& commandBuffer, const Tensor
   detail::setInner(p, inner);
   p.a = epsilon_;
   p.flags = bias.valid() ? 1 : 0;
-  d.bindParameters(0, &p, sizeof p);
-  detail::dispatchFlat(d, outer.count());
+  dispatchReducing(d, p, outer.count(), inner.count());
   detail::markWritten(destination);
   detail::consumeRead(source);
   detail::consumeRead(scale);

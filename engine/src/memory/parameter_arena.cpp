@@ -32,14 +32,16 @@ ParameterArena::Range ParameterArena::upload(CommandBufferImpl& cb, const void* 
   VkPhysicalDeviceProperties properties;
   ctx.vki().vkGetPhysicalDeviceProperties(ctx.physicalDevice(), &properties);
   const VkDeviceSize alignment =
-      std::max<VkDeviceSize>(properties.limits.minUniformBufferOffsetAlignment, 16);
+      std::max<VkDeviceSize>(std::max(properties.limits.minUniformBufferOffsetAlignment,
+                                      properties.limits.minStorageBufferOffsetAlignment),
+                             16);
   VkDeviceSize offset = (used_ + alignment - 1) / alignment * alignment;
   if (!current_ || offset + size > current_->size) {
     auto chunk = std::make_shared<Chunk>(cb.context);
     chunk->size = std::max(kChunkSize, size);
     VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
     info.size = chunk->size;
-    info.usage = VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT;
+    info.usage = VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT | VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
     info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
     ctx.check(ctx.vk().vkCreateBuffer(ctx.device(), &info, nullptr, &chunk->buffer),
               "vkCreateBuffer (kernel parameters)");

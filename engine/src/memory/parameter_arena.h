@@ -1,6 +1,7 @@
 // Per-dispatch parameter blocks too large for push constants (a tensor kernel's shapes and
-// strides for up to 8 axes and 4 operands), written by the host while a CommandBuffer records
-// and read by its dispatches as uniform buffers. Chunks of host-visible coherent memory are kept
+// strides for up to 8 axes and 4 operands; a resize's per-position source coordinates), written
+// by the host while a CommandBuffer records and read by its dispatches as uniform or storage
+// buffers. Chunks of host-visible coherent memory are kept
 // alive like the other objects a recording refers to (until it completes, or for good in a
 // reusable one), so no submission waits on them.
 #pragma once

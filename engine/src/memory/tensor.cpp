@@ -350,6 +350,38 @@ Tensor Tensor::slice(int32_t axis, int64_t start, int64_t end, int64_t step) con
   return Tensor(storage_, shape, strides, uint64_t(offset));
 }
 
+Tensor Tensor::broadcast(const std::vector<uint32_t>& shape) const {
+  const TensorStorage& s = checked(storage_, "broadcast");
+  const std::string what = "broadcast of " + s.describe() + " " + detail::shapeString(shape_) +
+                           " to " + detail::shapeString(shape);
+  if (shape.size() < rank() || shape.size() > kMaxTensorRank)
+    throw Error(ErrorCode::invalidArgument, what + ": the rank must be from " +
+                                                std::to_string(rank()) + " to " +
+                                                std::to_string(kMaxTensorRank));
+  const size_t lead = shape.size() - rank();
+  std::vector<int64_t> strides(shape.size(), 0);
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (!shape[i])
+      throw Error(ErrorCode::invalidArgument, what + ": axis " + std::to_string(i) + " is 0");
+    if (i < lead) continue;
+    const uint32_t own = shape_[i - lead];
+    if (own != shape[i] && own != 1)
+      throw Error(ErrorCode::invalidArgument, what + ": axis " + std::to_string(i) + " of extent " +
+                                                  std::to_string(own) + " cannot stretch to " +
+                                                  std::to_string(shape[i]));
+    strides[i] = own == 1 ? 0 : strides_[i - lead];
+  }
+  return Tensor(storage_, shape, strides, offset_);
+}
+
+bool Tensor::hasOverlap() const {
+  // Views come from reshape, permute, slice and broadcast: only a zero stride makes elements
+  // share storage.
+  for (size_t i = 0; i < shape_.size(); ++i)
+    if (shape_[i] > 1 && strides_[i] == 0) return true;
+  return false;
+}
+
 namespace {
 
 // Storage element index of every element of the view, in row-major order.
@@ -385,6 +417,10 @@ void checkHostAccess(const TensorStorage& s, const char* what) {
 void Tensor::writeFloats(std::span<const float> data) {
   const TensorStorage& s = checked(storage_, "writeFloats");
   checkHostAccess(s, "writeFloats to");
+  if (hasOverlap())
+    throw Error(ErrorCode::invalidArgument, "writeFloats to " + s.describe() +
+                                                ": the view is a broadcast (elements share "
+                                                "storage); write the tensor it came from");
   if (data.size() != elementCount())
     throw Error(ErrorCode::invalidArgument, "writeFloats to " + s.describe() + " " +
                                                 detail::shapeString(shape_) + ": " +
