@@ -283,6 +283,13 @@ uint32_t DispatchRecorder::bindStorageBuffer(uint32_t binding, VkBuffer buffer, 
   return uint32_t((offset - start) / 4);
 }
 
+void DispatchRecorder::bindParameters(uint32_t binding, const void* data, size_t size) {
+  expect(binding, BindingType::uniformBuffer);
+  const ParameterArena::Range r = commandBuffer_.parameters.upload(commandBuffer_, data, size);
+  writes_.push_back({binding, VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, bufferInfos_.size()});
+  bufferInfos_.push_back({r.buffer, r.offset, r.size});
+}
+
 void DispatchRecorder::dispatchGroups(const void* push, size_t pushSize, uint32_t gx, uint32_t gy,
                                       uint32_t gz) {
   if (pushSize != module_->pushConstantSize)
@@ -319,7 +326,7 @@ void DispatchRecorder::dispatchGroups(const void* push, size_t pushSize, uint32_
     write.dstBinding = w.binding;
     write.descriptorCount = 1;
     write.descriptorType = w.type;
-    if (w.type == VK_DESCRIPTOR_TYPE_STORAGE_BUFFER)
+    if (w.type == VK_DESCRIPTOR_TYPE_STORAGE_BUFFER || w.type == VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER)
       write.pBufferInfo = &bufferInfos_[w.infoIndex];
     else
       write.pImageInfo = &imageInfos_[w.infoIndex];

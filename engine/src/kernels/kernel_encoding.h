@@ -128,6 +128,13 @@ class DispatchRecorder {
   void dispatchGroups(const void* push, size_t pushSize, uint32_t groupsX, uint32_t groupsY,
                       uint32_t groupsZ);
 
+  // Binds `size` bytes of host-written parameters as a uniform buffer (the command buffer's
+  // ParameterArena holds them).
+  void bindParameters(uint32_t binding, const void* data, size_t size);
+  // A bound temporary buffer (TemporaryTensor) sits in pool memory an earlier temporary used:
+  // the dispatch waits for everything before it, as for an aliased temporary image.
+  void requireAliasingBarrier() { aliased_ = true; }
+
  private:
   const ShaderBinding& expect(uint32_t binding, BindingType type) const;
 

@@ -115,7 +115,7 @@ VkDescriptorSet CommandBufferImpl::allocateDescriptorSet(VkDescriptorSetLayout l
       {VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, 512},
       {VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, 256},
       {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 512},
-      {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, 64},
+      {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, 256},
   };
   VkDescriptorPoolCreateInfo poolInfo{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
   poolInfo.maxSets = 256;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "memory/parameter_arena.h"
 #include "memory/temporary_pool.h"
 #include "vkcnn/command_buffer.h"
 #include "vkcnn/context.h"
@@ -80,6 +81,7 @@ class CommandBufferImpl : public std::enable_shared_from_this<CommandBufferImpl>
   VkCommandBuffer commandBuffer = VK_NULL_HANDLE;
   bool wrapped = false;
   TemporaryPool temporaries;
+  ParameterArena parameters;  // tensor kernels' shapes and strides
   EncodingStatistics statistics;
 
  private:

@@ -404,7 +404,8 @@ void ContextImpl::createOwned(const ContextOptions& options) {
     bool numeric = std::all_of(wanted.begin(), wanted.end(), ::isdigit);
     auto it = candidates.end();
     if (numeric) {
-      size_t index = std::stoul(wanted);
+      // An index too long for any device count matches none (std::stoul would throw).
+      const size_t index = wanted.size() <= 9 ? std::stoul(wanted) : SIZE_MAX;
       if (index < candidates.size()) it = candidates.begin() + long(index);
     } else {
       it = std::find_if(candidates.begin(), candidates.end(), [&](auto& c) {

@@ -1,0 +1,101 @@
+// Parameters of the tensor kernels (glsl/tensor_*.comp), shared by GLSL and C++. They travel in a
+// uniform buffer (std140): every member group is 16 bytes wide, so C++ and std140 agree.
+//
+// A kernel walks an index space of `rank` axes of extents `shape` (row-major, flattened to
+// `count` items); operand k's element for index (i0, .., ir-1) is at
+// args[k].offset + sum(i_j * args[k].strides[j]) of its buffer. Kernels with a second, inner
+// index space (the reduced axes of a reduction, K of a matrix product) describe it the same way in
+// innerRank / innerShape / innerStrides.
+#ifndef VKCNN_TENSOR_INTERFACE_H
+#define VKCNN_TENSOR_INTERFACE_H
+
+#ifdef __cplusplus
+#include <cstdint>
+namespace vkcnn::detail::shader {
+using int_t = int32_t;
+using float_t = float;
+struct IVec4 {
+  int32_t v[4];
+  int32_t& operator[](int i) { return v[i]; }
+};
+#define VKCNN_IVEC4 IVec4
+#define VKCNN_STRUCT(name) struct name
+#else
+#define int_t int
+#define float_t float
+#define VKCNN_IVEC4 ivec4
+#define VKCNN_STRUCT(name) struct name
+#endif
+
+#define VKCNN_TENSOR_MAX_RANK 8
+#define VKCNN_TENSOR_MAX_ARGS 4
+
+// One operand: strides over the outer and the inner index space, and its first element.
+VKCNN_STRUCT(TensorArg) {
+  VKCNN_IVEC4 strides[2];
+  VKCNN_IVEC4 innerStrides[2];
+  int_t offset, pad0, pad1, pad2;
+};
+
+VKCNN_STRUCT(TensorParams) {
+  int_t rank, count, op, flags;
+  float_t a, b, c, d;
+  int_t innerRank, innerCount, i0, i1;  // i0.. i5: kernel-specific integers
+  int_t i2, i3, i4, i5;
+  VKCNN_IVEC4 shape[2];
+  VKCNN_IVEC4 innerShape[2];
+  TensorArg args[VKCNN_TENSOR_MAX_ARGS];
+};
+
+// Unary operations (tensor_unary.comp); the neuron set comes first as op = 0 with the neuron's
+// type in i0.
+#define VKCNN_TENSOR_UNARY_NEURON 0
+#define VKCNN_TENSOR_UNARY_ERF 1
+#define VKCNN_TENSOR_UNARY_SQRT 2
+#define VKCNN_TENSOR_UNARY_RECIPROCAL 3
+#define VKCNN_TENSOR_UNARY_NEGATE 4
+#define VKCNN_TENSOR_UNARY_EXP 5
+#define VKCNN_TENSOR_UNARY_LOG 6
+#define VKCNN_TENSOR_UNARY_ABS 7
+#define VKCNN_TENSOR_UNARY_FLOOR 8
+#define VKCNN_TENSOR_UNARY_CEIL 9
+#define VKCNN_TENSOR_UNARY_COPY 10
+
+// Binary operations (tensor_binary.comp).
+#define VKCNN_TENSOR_BINARY_ADD 0
+#define VKCNN_TENSOR_BINARY_SUB 1
+#define VKCNN_TENSOR_BINARY_MUL 2
+#define VKCNN_TENSOR_BINARY_DIV 3
+#define VKCNN_TENSOR_BINARY_POW 4
+#define VKCNN_TENSOR_BINARY_MAX 5
+#define VKCNN_TENSOR_BINARY_MIN 6
+#define VKCNN_TENSOR_BINARY_EQUAL 7
+#define VKCNN_TENSOR_BINARY_LESS 8
+#define VKCNN_TENSOR_BINARY_GREATER 9
+#define VKCNN_TENSOR_BINARY_LESS_OR_EQUAL 10
+#define VKCNN_TENSOR_BINARY_GREATER_OR_EQUAL 11
+#define VKCNN_TENSOR_BINARY_PRELU 13
+
+// Reductions (tensor_reduce.comp).
+#define VKCNN_TENSOR_REDUCE_SUM 0
+#define VKCNN_TENSOR_REDUCE_MEAN 1
+#define VKCNN_TENSOR_REDUCE_MAX 2
+#define VKCNN_TENSOR_REDUCE_MIN 3
+#define VKCNN_TENSOR_REDUCE_PROD 4
+#define VKCNN_TENSOR_REDUCE_L1 5
+#define VKCNN_TENSOR_REDUCE_L2 6
+#define VKCNN_TENSOR_REDUCE_LOG_SUM_EXP 7
+#define VKCNN_TENSOR_REDUCE_SUM_SQUARE 8
+#define VKCNN_TENSOR_REDUCE_LOG_SUM 9
+
+// Image <-> tensor conversion (tensor_image.glsl): args[0] is the tensor, strides over
+// (n, c, y, x) whatever order the tensor keeps them in.
+
+#ifdef __cplusplus
+}  // namespace vkcnn::detail::shader
+#endif
+#undef int_t
+#undef float_t
+#undef VKCNN_IVEC4
+
+#endif
