@@ -1,6 +1,13 @@
-// Graph: a network as kernels connected by named tensors (MPSNNGraph). Build it once, encode it
-// many times. Every intermediate result is a TemporaryImage whose readCount is its number of
+// Graph: a network as kernels connected by named values (MPSNNGraph). Build it once, encode it
+// many times. Every intermediate result is a temporary whose readCount is its number of
 // consumers, so memory is recycled while the network runs.
+//
+// Two kinds of value: Images (the image layout: channels in 4-channel layers; the batch comes
+// from the inputs at encode time) and Tensors (vkcnn/tensor.h: row-major, any rank, the batch
+// included, so a graph holding them is encoded at GraphOptions::numberOfImages). A value lives as
+// an Image where the layout allows and as a Tensor otherwise; where the two meet, the Graph
+// inserts one conversion per value (GraphStatistics::conversions). Inputs and outputs are
+// Images; temporaries of both kinds come from the command buffer's one pool.
 //
 // compile() (called by the first encode if not before) rewrites the network first; it is the one
 // place where nodes are fused (the ONNX importer emits plain nodes):
@@ -42,6 +49,11 @@ namespace detail {
 struct GraphState;
 }
 
+// Tensor kernel operations (vkcnn/tensor_ops.h, which this header leaves out: the name Tensor
+// would clash with applications' own).
+enum class TensorUnaryOperation : uint32_t;
+enum class TensorBinaryOperation : uint32_t;
+
 // A value flowing between nodes; `id` indexes the graph's tensors.
 struct GraphTensor {
   uint32_t id = UINT32_MAX;
@@ -57,6 +69,9 @@ struct TensorShape {
 struct GraphOptions {
   ChannelFormat channelFormat = ChannelFormat::float16;  // of every intermediate and output
   bool optimize = true;                                  // the rewrites listed above
+  // The batch of a graph with Tensor values, which hold the batch axis (0: a graph of Images
+  // only, encoded at any batch). Encoding such a graph takes inputs of this many images.
+  uint32_t numberOfImages = 0;
   std::string label = "graph";
 };
 
@@ -67,6 +82,8 @@ struct GraphStatistics {
            removedIdentities = 0, removedUnused = 0;
   // Affines folded into a convolution or composed with the affine or batch normalisation before.
   uint32_t foldedAffines = 0;
+  // Image <-> Tensor conversions (kernels) where Image and Tensor values meet.
+  uint32_t conversions = 0;
   // Element-wise adds folded into the convolution producing one of their inputs, which adds the
   // other (Convolution::encodeWithResidual) and applies the add's neuron.
   uint32_t fusedResiduals = 0;
@@ -111,6 +128,43 @@ class VKCNN_API Graph {
   GraphTensor unary(GraphTensor x, std::shared_ptr<UnaryKernel> kernel,
                     const std::string& name = {});
 
+  // ---- Tensor values ----
+  // Values that leave the image layout live as Tensors (row-major, the batch included). An Image
+  // given to these is converted once to a Tensor [N, C, H, W]; a Tensor given to the Image nodes
+  // above must be [N, C, H, W] with N = GraphOptions::numberOfImages and is converted back. Both
+  // conversions are counted in GraphStatistics::conversions; Graph outputs are Images.
+  // A constant Tensor (weights of a broadcast operand, a mask); copied.
+  GraphTensor constant(std::vector<uint32_t> shape, std::vector<float> values,
+                       const std::string& name = {});
+  // The same elements in row-major order under another shape: a view, no kernel.
+  GraphTensor reshape(GraphTensor x, std::vector<uint32_t> shape, const std::string& name = {});
+  // ONNX Transpose: output axis i is input axis perm[i].
+  GraphTensor transpose(GraphTensor x, std::vector<uint32_t> perm, const std::string& name = {});
+  GraphTensor tensorUnary(GraphTensor x, TensorUnaryOperation operation,
+                          const std::string& name = {});
+  GraphTensor tensorNeuron(GraphTensor x, const NeuronDescriptor& neuron,
+                           const std::string& name = {});
+  // Numpy broadcasting at any rank.
+  GraphTensor tensorBinary(GraphTensor a, GraphTensor b, TensorBinaryOperation operation,
+                           const std::string& name = {});
+  GraphTensor where(GraphTensor condition, GraphTensor x, GraphTensor y,
+                    const std::string& name = {});
+  // ONNX Slice: per listed axis, elements start, start + step, ... before end (negative indices
+  // count from the end and are clamped; a negative step walks backwards).
+  GraphTensor slice(GraphTensor x, std::vector<int32_t> axes, std::vector<int64_t> starts,
+                    std::vector<int64_t> ends, std::vector<int64_t> steps,
+                    const std::string& name = {});
+  // Concatenation along any axis (inputs of one rank, equal elsewhere).
+  GraphTensor concat(const std::vector<GraphTensor>& inputs, uint32_t axis,
+                     const std::string& name = {});
+  // The value as a Tensor / as an Image (the conversions the nodes above insert; idempotent).
+  GraphTensor toTensor(GraphTensor value);
+  GraphTensor toImage(GraphTensor value);
+  bool isTensor(GraphTensor value) const;
+  // A Tensor value's shape (empty for an Image).
+  std::vector<uint32_t> tensorShape(GraphTensor value) const;
+
+  // An Image value's shape.
   TensorShape shape(GraphTensor tensor) const;
   const std::vector<std::string>& inputNames() const;
   const std::vector<std::string>& outputNames() const;

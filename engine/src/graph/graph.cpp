@@ -10,6 +10,7 @@
 
 #include "kernels/kernel_encoding.h"
 #include "vkcnn/error.h"
+#include "vkcnn/tensor_ops.h"
 
 namespace vkcnn {
 namespace detail {
@@ -57,9 +58,38 @@ struct IdentityNode {};
 struct KernelNode {
   std::shared_ptr<UnaryKernel> kernel;
 };
+// Tensor values: conversions at the boundaries between Images and Tensors ([N, C, H, W]), and
+// the Tensor kernels.
+struct ToTensorNode {};
+struct ToImageNode {};
+struct ConstantNode {
+  std::vector<float> values;
+  Tensor tensor;  // lower()
+};
+struct TransposeNode {
+  std::vector<uint32_t> perm;
+};
+struct TensorUnaryNode {
+  TensorUnaryOperation operation = TensorUnaryOperation::neuron;
+  NeuronDescriptor neuron;
+};
+struct TensorBinaryNode {
+  TensorBinaryOperation operation = TensorBinaryOperation::add;
+};
+struct WhereNode {};
+struct SliceNode {
+  std::vector<int32_t> axes;
+  std::vector<int64_t> starts, ends, steps;
+};
+struct TensorConcatNode {
+  uint32_t axis = 0;
+};
 
-using NodeParameters = std::variant<ConvolutionNode, BatchNormalizationNode, AffineNode, NeuronNode,
-                                    ArithmeticNode, ConcatNode, IdentityNode, KernelNode>;
+using NodeParameters =
+    std::variant<ConvolutionNode, BatchNormalizationNode, AffineNode, NeuronNode, ArithmeticNode,
+                 ConcatNode, IdentityNode, KernelNode, ToTensorNode, ToImageNode, ConstantNode,
+                 TransposeNode, TensorUnaryNode, TensorBinaryNode, WhereNode, SliceNode,
+                 TensorConcatNode>;
 
 struct GraphNode {
   std::string name;
@@ -72,6 +102,7 @@ struct GraphNode {
   std::shared_ptr<UnaryKernel> unary;
   std::shared_ptr<BinaryKernel> binary;
   std::shared_ptr<Neuron> copy;  // concat: copies the inputs no producer writes in place
+  std::shared_ptr<TensorKernel> tensorKernel;
 
   template <class T>
   T* as() {
@@ -95,6 +126,15 @@ const char* kindName(const NodeParameters& p) {
     const char* operator()(const ConcatNode&) const { return "concat"; }
     const char* operator()(const IdentityNode&) const { return "identity"; }
     const char* operator()(const KernelNode&) const { return "kernel"; }
+    const char* operator()(const ToTensorNode&) const { return "image to tensor"; }
+    const char* operator()(const ToImageNode&) const { return "tensor to image"; }
+    const char* operator()(const ConstantNode&) const { return "constant"; }
+    const char* operator()(const TransposeNode&) const { return "transpose"; }
+    const char* operator()(const TensorUnaryNode&) const { return "tensor unary"; }
+    const char* operator()(const TensorBinaryNode&) const { return "tensor binary"; }
+    const char* operator()(const WhereNode&) const { return "where"; }
+    const char* operator()(const SliceNode&) const { return "slice"; }
+    const char* operator()(const TensorConcatNode&) const { return "tensor concat"; }
   };
   return std::visit(Names{}, p);
 }
@@ -154,6 +194,10 @@ struct GraphTensorInfo {
   // A concatenation's output: the slots [firstSlot, +slotCount) of the root concatenation
   // `family` (a node index) that it covers.
   uint32_t family = kNone, firstSlot = 0, slotCount = 0;
+  // Non-empty: a Tensor value of this shape (the batch included; `shape` is unused). A reshape is
+  // a view: stored in its source's root (`storedIn`), written by the root's producer.
+  std::vector<uint32_t> tensorShape;
+  bool isTensor() const { return !tensorShape.empty(); }
 };
 
 struct GraphState {
@@ -187,6 +231,86 @@ struct GraphState {
     if (compiled)
       throw Error(ErrorCode::misuse,
                   what(node) + ": the graph is compiled; nodes can no longer be added");
+  }
+
+  // A node whose output is a Tensor of `shape`.
+  GraphTensor addTensorNode(GraphNode node, std::vector<uint32_t> shape) {
+    if (shape.empty() || shape.size() > kMaxTensorRank)
+      throw Error(ErrorCode::invalidArgument, what(node.name) + ": a tensor of rank " +
+                                                  std::to_string(shape.size()) + " (1 to " +
+                                                  std::to_string(kMaxTensorRank) + ")");
+    uint64_t count = 1;
+    for (uint32_t d : shape) {
+      if (d == 0)
+        throw Error(ErrorCode::invalidArgument, what(node.name) + ": its output would be empty");
+      count *= d;
+      if (count > uint64_t(INT32_MAX))
+        throw Error(ErrorCode::limitExceeded,
+                    what(node.name) + ": its output has more than 2^31 - 1 elements");
+    }
+    GraphTensorInfo info;
+    info.tensorShape = std::move(shape);
+    info.name = node.name;
+    info.producer = uint32_t(nodes.size());
+    node.output = uint32_t(tensors.size());
+    tensors.push_back(info);
+    nodes.push_back(std::move(node));
+    statistics.nodes++;
+    return GraphTensor{nodes.back().output};
+  }
+
+  // A value as a Tensor ([N, C, H, W] for an Image: one conversion per Image, shared by its
+  // readers) or as an Image (a Tensor of rank 4 whose first axis is the batch).
+  GraphTensor asTensor(GraphTensor t, const std::string& node) {
+    const GraphTensorInfo& info = tensor(t, node);
+    if (info.isTensor()) return t;
+    if (auto it = tensorOf.find(t.id); it != tensorOf.end()) return GraphTensor{it->second};
+    requireBatch(node);
+    GraphNode n;
+    n.name = info.name + " (as tensor)";
+    n.inputs = {t.id};
+    n.parameters = ToTensorNode{};
+    const TensorShape sh = info.shape;
+    GraphTensor out = addTensorNode(
+        std::move(n), {options.numberOfImages, sh.featureChannels, sh.height, sh.width});
+    tensorOf[t.id] = out.id;
+    imageOf[out.id] = t.id;  // and back, for free
+    return out;
+  }
+  GraphTensor asImage(GraphTensor t, const std::string& node) {
+    const GraphTensorInfo& info = tensor(t, node);
+    if (!info.isTensor()) return t;
+    if (auto it = imageOf.find(t.id); it != imageOf.end()) return GraphTensor{it->second};
+    const std::vector<uint32_t> shape = info.tensorShape;
+    requireBatch(node);
+    if (shape.size() != 4 || shape[0] != options.numberOfImages)
+      throw Error(ErrorCode::invalidArgument,
+                  what(node) + ": the tensor '" + info.name + "' " + shapeText(shape) +
+                      " is not an image [N, C, H, W] of " + std::to_string(options.numberOfImages) +
+                      " images; reshape it first");
+    GraphNode n;
+    n.name = info.name + " (as image)";
+    n.inputs = {t.id};
+    n.parameters = ToImageNode{};
+    GraphTensor out = addNode(std::move(n), {shape[3], shape[2], shape[1]});
+    imageOf[t.id] = out.id;
+    tensorOf[out.id] = t.id;
+    return out;
+  }
+  void requireBatch(const std::string& node) const {
+    if (!options.numberOfImages)
+      throw Error(ErrorCode::invalidArgument,
+                  what(node) + ": Tensor values hold the batch; set GraphOptions::numberOfImages");
+  }
+  static std::string shapeText(const std::vector<uint32_t>& shape) {
+    std::string text = "[";
+    for (size_t k = 0; k < shape.size(); ++k) text += (k ? ", " : "") + std::to_string(shape[k]);
+    return text + "]";
+  }
+  std::map<uint32_t, uint32_t> tensorOf, imageOf;  // conversions made so far
+  bool hasTensors() const {
+    return std::any_of(tensors.begin(), tensors.end(),
+                       [](const GraphTensorInfo& t) { return t.isTensor(); });
   }
 
   GraphTensor addNode(GraphNode node, TensorShape shape) {
@@ -247,10 +371,12 @@ struct GraphState {
   }
 
   // The images kernels write: the roots of the live nodes' outputs, once each.
-  std::vector<uint32_t> producedImages() const {
+  std::vector<uint32_t> producedImages(bool tensorValues = false) const {
     std::vector<uint32_t> roots;
     for (const GraphNode& n : nodes)
-      if (!n.removed) roots.push_back(rootOf(n.output));
+      if (!n.removed && tensors[rootOf(n.output)].isTensor() == tensorValues &&
+          !n.as<ConstantNode>())
+        roots.push_back(rootOf(n.output));
     std::sort(roots.begin(), roots.end());
     roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
     return roots;
@@ -416,8 +542,7 @@ void GraphState::removeUnused() {
     // Any node: a fused residual's writer may come after its reader in build order.
     for (uint32_t c = 0; c < nodes.size() && !used; ++c)
       if (c != i && !nodes[c].removed)
-        used = std::find(nodes[c].inputs.begin(), nodes[c].inputs.end(), n.output) !=
-               nodes[c].inputs.end();
+        for (uint32_t t : nodes[c].inputs) used = used || rootOf(t) == n.output;  // or a view
     if (!used) {
       n.removed = true;
       statistics.removedUnused++;
@@ -491,9 +616,9 @@ void GraphState::planConcatenations(bool share) {
     for (size_t k = 0; k < R.inputs.size() && share; ++k) {
       const uint32_t t = R.inputs[k];
       const uint32_t p = tensors[t].producer;
-      if (p == kNone || nodes[p].removed || nodes[p].as<ConcatNode>() || isOutput(t) ||
-          offsets(r)[k] % 4 != 0 || tensors[t].storedIn != kNone ||
-          std::count(R.inputs.begin(), R.inputs.end(), t) != 1)
+      if (p == kNone || nodes[p].removed || nodes[p].as<ConcatNode>() ||
+          nodes[p].as<ToImageNode>() || isOutput(t) || offsets(r)[k] % 4 != 0 ||
+          tensors[t].storedIn != kNone || std::count(R.inputs.begin(), R.inputs.end(), t) != 1)
         continue;
       tensors[t].storedIn = R.output;
       tensors[t].channelOffset = offsets(r)[k];
@@ -524,6 +649,9 @@ void GraphState::planConcatenations(bool share) {
 }
 
 void GraphState::lower() {
+  const TensorDataType dataType = options.channelFormat == ChannelFormat::float16
+                                      ? TensorDataType::float16
+                                      : TensorDataType::float32;
   for (GraphNode& n : nodes) {
     if (n.removed) continue;
     const uint32_t channels = tensors[n.output].shape.featureChannels;
@@ -567,14 +695,45 @@ void GraphState::lower() {
       n.binary = std::make_shared<Arithmetic>(context, arithmetic->operation, arithmetic->neuron);
     } else if (n.as<ConcatNode>()) {
       n.copy = std::make_shared<Neuron>(context, NeuronDescriptor{});
-    } else {
-      n.unary = n.as<KernelNode>()->kernel;
+    } else if (const auto* kernel = n.as<KernelNode>()) {
+      n.unary = kernel->kernel;
+    } else if (n.as<ToTensorNode>()) {
+      auto k = std::make_shared<ImageToTensor>(context, TensorLayout::NCHW);
+      k->dataType = dataType;
+      n.tensorKernel = k;
+      statistics.conversions++;
+    } else if (n.as<ToImageNode>()) {
+      auto k = std::make_shared<TensorToImage>(context, TensorLayout::NCHW);
+      k->channelFormat = options.channelFormat;
+      n.tensorKernel = k;
+      statistics.conversions++;
+    } else if (auto* constant = n.as<ConstantNode>()) {
+      TensorDescriptor d{tensors[n.output].tensorShape, dataType, n.name};
+      constant->tensor = Tensor(context, d);
+      constant->tensor.writeFloats(constant->values);
+      continue;  // no kernel
+    } else if (const auto* transpose = n.as<TransposeNode>()) {
+      n.tensorKernel = std::make_shared<TensorTranspose>(context, transpose->perm);
+    } else if (const auto* unary = n.as<TensorUnaryNode>()) {
+      n.tensorKernel = unary->operation == TensorUnaryOperation::neuron
+                           ? std::make_shared<TensorUnary>(context, unary->neuron)
+                           : std::make_shared<TensorUnary>(context, unary->operation);
+    } else if (const auto* binary = n.as<TensorBinaryNode>()) {
+      n.tensorKernel = std::make_shared<TensorBinary>(context, binary->operation);
+    } else if (n.as<WhereNode>()) {
+      n.tensorKernel = std::make_shared<TensorWhere>(context);
+    } else {  // slice, tensor concat: copies
+      n.tensorKernel = std::make_shared<TensorCopy>(context);
     }
+    if (n.tensorKernel) n.tensorKernel->label = n.name;
     if (n.unary) n.unary->label = n.name;
     if (n.binary) n.binary->label = n.name;
     if (n.copy) n.copy->label = n.name;
     const auto* concat = n.as<ConcatNode>();
-    statistics.kernels += concat ? uint32_t(concat->copies.size()) : 1;
+    const auto* tensorConcat = n.as<TensorConcatNode>();
+    statistics.kernels += concat         ? uint32_t(concat->copies.size())
+                          : tensorConcat ? uint32_t(n.inputs.size())
+                                         : 1;
   }
 }
 
@@ -624,6 +783,10 @@ void GraphState::schedule() {
         reads.push_back(c.tensor);
         rootReads[rootOf(c.tensor)]++;
       }
+    } else if (n.tensorKernel) {
+      // Tensor kernels read each source once, the same one twice too.
+      reads = n.inputs;
+      for (uint32_t t : reads) rootReads[rootOf(t)]++;
     } else {
       reads = n.inputs;
       // A kernel reading one image through both sources reads it once.
@@ -663,10 +826,48 @@ void GraphState::schedule() {
   }
 }
 
+// One Tensor kernel (or a conversion) of a node; `imageView` and `tensorView` give an input's
+// Image or Tensor.
+template <class ImageView, class TensorView>
+void encodeTensorNode(CommandBuffer& cb, const GraphNode& n, std::vector<Image>& images,
+                      std::vector<Tensor>& values, ImageView& imageView, TensorView& tensorView) {
+  if (n.as<ConstantNode>()) return;  // uploaded at compile()
+  auto in = [&](size_t k) -> const Tensor& { return tensorView(n.inputs[k]); };
+  const Tensor& out = values[n.output];
+  if (n.as<ToTensorNode>()) {
+    static_cast<ImageToTensor&>(*n.tensorKernel).encode(cb, imageView(images, n.inputs[0]), out);
+  } else if (n.as<ToImageNode>()) {
+    static_cast<TensorToImage&>(*n.tensorKernel).encode(cb, in(0), imageView(images, n.output));
+  } else if (n.as<TransposeNode>()) {
+    static_cast<TensorTranspose&>(*n.tensorKernel).encode(cb, in(0), out);
+  } else if (n.as<TensorUnaryNode>()) {
+    static_cast<TensorUnary&>(*n.tensorKernel).encode(cb, in(0), out);
+  } else if (n.as<TensorBinaryNode>()) {
+    static_cast<TensorBinary&>(*n.tensorKernel).encode(cb, in(0), in(1), out);
+  } else if (n.as<WhereNode>()) {
+    static_cast<TensorWhere&>(*n.tensorKernel).encode(cb, in(0), in(1), in(2), out);
+  } else if (const auto* slice = n.as<SliceNode>()) {
+    Tensor source = in(0);
+    for (size_t k = 0; k < slice->axes.size(); ++k)
+      source = source.slice(slice->axes[k], slice->starts[k], slice->ends[k], slice->steps[k]);
+    static_cast<TensorCopy&>(*n.tensorKernel).encode(cb, source, out);
+  } else if (const auto* concat = n.as<TensorConcatNode>()) {
+    int64_t offset = 0;
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      const Tensor& part = in(k);
+      const int64_t extent = part.shape()[concat->axis];
+      static_cast<TensorCopy&>(*n.tensorKernel)
+          .encode(cb, part, out.slice(int32_t(concat->axis), offset, offset + extent));
+      offset += extent;
+    }
+  }
+}
+
 }  // namespace detail
 
-using detail::GraphNode;
 using detail::ConcatNode;
+using detail::encodeTensorNode;
+using detail::GraphNode;
 using detail::kNone;
 
 Graph::Graph(const Context& context, const GraphOptions& options)
@@ -693,7 +894,7 @@ GraphTensor Graph::input(const std::string& name, TensorShape shape) {
 void Graph::output(GraphTensor tensor, const std::string& name) {
   auto& s = *state_;
   s.requireBuilding(name);
-  s.tensor(tensor, name);
+  tensor = s.asImage(tensor, name);
   s.outputs.push_back(tensor.id);
   s.outputNames.push_back(name);
 }
@@ -705,6 +906,7 @@ GraphTensor Graph::convolution(GraphTensor x, const ConvolutionDescriptor& d,
   GraphNode n;
   n.name = s.nodeName(name, "convolution");
   s.requireBuilding(n.name);
+  x = s.asImage(x, n.name);
   const TensorShape in = s.tensor(x, n.name).shape;
   if (in.featureChannels != d.inputFeatureChannels)
     throw Error(ErrorCode::invalidArgument, s.what(n.name) + ": the convolution takes " +
@@ -730,6 +932,7 @@ GraphTensor Graph::fullyConnected(GraphTensor x, const ConvolutionDescriptor& d,
   GraphNode n;
   n.name = s.nodeName(name, "fully-connected");
   s.requireBuilding(n.name);
+  x = s.asImage(x, n.name);
   const TensorShape in = s.tensor(x, n.name).shape;
   if (in.featureChannels != d.inputFeatureChannels || in.width != d.kernelWidth ||
       in.height != d.kernelHeight)
@@ -750,6 +953,7 @@ GraphTensor Graph::batchNormalization(GraphTensor x, const BatchNormalizationPar
   GraphNode n;
   n.name = s.nodeName(name, "batch normalization");
   s.requireBuilding(n.name);
+  x = s.asImage(x, n.name);
   const TensorShape in = s.tensor(x, n.name).shape;
   auto sized = [&](const std::vector<float>& v, bool optional) {
     return (optional && v.empty()) || v.size() == in.featureChannels;
@@ -780,6 +984,7 @@ GraphTensor Graph::affine(GraphTensor x, std::vector<float> scale, std::vector<f
   GraphNode n;
   n.name = s.nodeName(name, "affine");
   s.requireBuilding(n.name);
+  x = s.asImage(x, n.name);
   const TensorShape in = s.tensor(x, n.name).shape;
   if (scale.size() != shift.size() || (scale.size() != 1 && scale.size() != in.featureChannels))
     throw Error(ErrorCode::invalidArgument, s.what(n.name) + ": " + std::to_string(scale.size()) +
@@ -797,6 +1002,7 @@ GraphTensor Graph::neuron(GraphTensor x, const NeuronDescriptor& neuron, const s
   GraphNode n;
   n.name = s.nodeName(name, "neuron");
   s.requireBuilding(n.name);
+  x = s.asImage(x, n.name);
   const TensorShape in = s.tensor(x, n.name).shape;
   n.inputs = {x.id};
   n.parameters = detail::NeuronNode{neuron};
@@ -809,6 +1015,8 @@ GraphTensor Graph::arithmetic(GraphTensor a, GraphTensor b, ArithmeticOperation 
   GraphNode n;
   n.name = s.nodeName(name, "arithmetic");
   s.requireBuilding(n.name);
+  a = s.asImage(a, n.name);
+  b = s.asImage(b, n.name);
   const TensorShape sa = s.tensor(a, n.name).shape, sb = s.tensor(b, n.name).shape;
   const bool spatialOk =
       (sb.width == sa.width && sb.height == sa.height) || (sb.width == 1 && sb.height == 1);
@@ -830,10 +1038,11 @@ GraphTensor Graph::concat(const std::vector<GraphTensor>& inputs, const std::str
   n.name = s.nodeName(name, "concat");
   s.requireBuilding(n.name);
   if (inputs.empty()) throw Error(ErrorCode::invalidArgument, s.what(n.name) + ": no inputs");
-  TensorShape out = s.tensor(inputs[0], n.name).shape;
+  TensorShape out = s.tensor(s.asImage(inputs[0], n.name), n.name).shape;
   out.featureChannels = 0;
   detail::ConcatNode concat;
   for (GraphTensor t : inputs) {
+    t = s.asImage(t, n.name);
     const TensorShape in = s.tensor(t, n.name).shape;
     if (in.width != out.width || in.height != out.height)
       throw Error(ErrorCode::invalidArgument,
@@ -854,6 +1063,7 @@ GraphTensor Graph::identity(GraphTensor x, const std::string& name) {
   n.name = s.nodeName(name, "identity");
   n.parameters = detail::IdentityNode{};
   s.requireBuilding(n.name);
+  x = s.asImage(x, n.name);
   const TensorShape in = s.tensor(x, n.name).shape;
   n.inputs = {x.id};
   return s.addNode(std::move(n), in);
@@ -866,6 +1076,7 @@ GraphTensor Graph::unary(GraphTensor x, std::shared_ptr<UnaryKernel> kernel,
   n.name = s.nodeName(name.empty() && kernel ? kernel->label : name, "kernel");
   s.requireBuilding(n.name);
   if (!kernel) throw Error(ErrorCode::invalidArgument, s.what(n.name) + ": the kernel is null");
+  x = s.asImage(x, n.name);
   const TensorShape in = s.tensor(x, n.name).shape;
   // The kernel reads its source channel window (a channel split or slice reads part of it).
   const uint32_t first = kernel->sourceFeatureChannelOffset;
@@ -880,6 +1091,223 @@ GraphTensor Graph::unary(GraphTensor x, std::shared_ptr<UnaryKernel> kernel,
   n.inputs = {x.id};
   n.parameters = detail::KernelNode{std::move(kernel)};
   return s.addNode(std::move(n), out);
+}
+
+GraphTensor Graph::constant(std::vector<uint32_t> shape, std::vector<float> values,
+                            const std::string& name) {
+  auto& s = *state_;
+  GraphNode n;
+  n.name = s.nodeName(name, "constant");
+  s.requireBuilding(n.name);
+  uint64_t count = 1;
+  for (uint32_t d : shape) count *= d;
+  if (values.size() != count)
+    throw Error(ErrorCode::invalidArgument, s.what(n.name) + ": " + std::to_string(values.size()) +
+                                                " values for shape " +
+                                                detail::GraphState::shapeText(shape));
+  n.parameters = detail::ConstantNode{std::move(values), {}};
+  return s.addTensorNode(std::move(n), std::move(shape));
+}
+
+GraphTensor Graph::reshape(GraphTensor x, std::vector<uint32_t> shape, const std::string& name) {
+  auto& s = *state_;
+  const std::string label = s.nodeName(name, "reshape");
+  s.requireBuilding(label);
+  x = s.asTensor(x, label);
+  const detail::GraphTensorInfo& in = s.tensors[x.id];
+  uint64_t count = 1, inCount = 1;
+  for (uint32_t d : shape) count *= d;
+  for (uint32_t d : in.tensorShape) inCount *= d;
+  if (shape.empty() || shape.size() > kMaxTensorRank || count != inCount)
+    throw Error(ErrorCode::invalidArgument,
+                s.what(label) + ": " + detail::GraphState::shapeText(in.tensorShape) +
+                    " cannot become " + detail::GraphState::shapeText(shape));
+  detail::GraphTensorInfo view;
+  view.tensorShape = std::move(shape);
+  view.name = label;
+  view.producer = in.producer;
+  view.storedIn = s.rootOf(x.id);
+  s.tensors.push_back(view);
+  return GraphTensor{uint32_t(s.tensors.size() - 1)};
+}
+
+GraphTensor Graph::transpose(GraphTensor x, std::vector<uint32_t> perm, const std::string& name) {
+  auto& s = *state_;
+  GraphNode n;
+  n.name = s.nodeName(name, "transpose");
+  s.requireBuilding(n.name);
+  x = s.asTensor(x, n.name);
+  const std::vector<uint32_t> in = s.tensors[x.id].tensorShape;
+  std::vector<bool> seen(in.size(), false);
+  bool valid = perm.size() == in.size();
+  std::vector<uint32_t> out;
+  for (uint32_t p : perm) {
+    valid = valid && p < in.size() && !seen[p];
+    if (!valid) break;
+    seen[p] = true;
+    out.push_back(in[p]);
+  }
+  if (!valid)
+    throw Error(ErrorCode::invalidArgument,
+                s.what(n.name) + ": perm " + detail::GraphState::shapeText(perm) +
+                    " is not a permutation of the " + std::to_string(in.size()) + " axes");
+  n.inputs = {x.id};
+  n.parameters = detail::TransposeNode{std::move(perm)};
+  return s.addTensorNode(std::move(n), std::move(out));
+}
+
+GraphTensor Graph::tensorUnary(GraphTensor x, TensorUnaryOperation operation,
+                               const std::string& name) {
+  auto& s = *state_;
+  GraphNode n;
+  n.name = s.nodeName(name, "tensor unary");
+  s.requireBuilding(n.name);
+  x = s.asTensor(x, n.name);
+  n.inputs = {x.id};
+  n.parameters = detail::TensorUnaryNode{operation, {}};
+  return s.addTensorNode(std::move(n), s.tensors[x.id].tensorShape);
+}
+
+GraphTensor Graph::tensorNeuron(GraphTensor x, const NeuronDescriptor& neuron,
+                                const std::string& name) {
+  auto& s = *state_;
+  GraphNode n;
+  n.name = s.nodeName(name, "tensor neuron");
+  s.requireBuilding(n.name);
+  if (neuron.type == NeuronType::prelu)
+    throw Error(ErrorCode::invalidArgument,
+                s.what(n.name) + ": PReLU on a tensor is tensorBinary(prelu) with its slopes");
+  x = s.asTensor(x, n.name);
+  n.inputs = {x.id};
+  n.parameters = detail::TensorUnaryNode{TensorUnaryOperation::neuron, neuron};
+  return s.addTensorNode(std::move(n), s.tensors[x.id].tensorShape);
+}
+
+GraphTensor Graph::tensorBinary(GraphTensor a, GraphTensor b, TensorBinaryOperation operation,
+                                const std::string& name) {
+  auto& s = *state_;
+  GraphNode n;
+  n.name = s.nodeName(name, "tensor binary");
+  s.requireBuilding(n.name);
+  a = s.asTensor(a, n.name);
+  b = s.asTensor(b, n.name);
+  std::vector<uint32_t> out =
+      broadcastShape(s.tensors[a.id].tensorShape, s.tensors[b.id].tensorShape, s.what(n.name));
+  n.inputs = {a.id, b.id};
+  n.parameters = detail::TensorBinaryNode{operation};
+  return s.addTensorNode(std::move(n), std::move(out));
+}
+
+GraphTensor Graph::where(GraphTensor condition, GraphTensor x, GraphTensor y,
+                         const std::string& name) {
+  auto& s = *state_;
+  GraphNode n;
+  n.name = s.nodeName(name, "where");
+  s.requireBuilding(n.name);
+  condition = s.asTensor(condition, n.name);
+  x = s.asTensor(x, n.name);
+  y = s.asTensor(y, n.name);
+  std::vector<uint32_t> out =
+      broadcastShape(broadcastShape(s.tensors[condition.id].tensorShape,
+                                    s.tensors[x.id].tensorShape, s.what(n.name)),
+                     s.tensors[y.id].tensorShape, s.what(n.name));
+  n.inputs = {condition.id, x.id, y.id};
+  n.parameters = detail::WhereNode{};
+  return s.addTensorNode(std::move(n), std::move(out));
+}
+
+GraphTensor Graph::slice(GraphTensor x, std::vector<int32_t> axes, std::vector<int64_t> starts,
+                         std::vector<int64_t> ends, std::vector<int64_t> steps,
+                         const std::string& name) {
+  auto& s = *state_;
+  GraphNode n;
+  n.name = s.nodeName(name, "slice");
+  s.requireBuilding(n.name);
+  x = s.asTensor(x, n.name);
+  if (starts.size() != axes.size() || ends.size() != axes.size() || steps.size() != axes.size())
+    throw Error(ErrorCode::invalidArgument,
+                s.what(n.name) + ": axes, starts, ends and steps differ in length");
+  // The output shape from a host-side view of the same shape (Tensor::slice does the clamping).
+  const std::vector<uint32_t>& in = s.tensors[x.id].tensorShape;
+  std::vector<uint32_t> out = in;
+  for (size_t k = 0; k < axes.size(); ++k) {
+    const int32_t rank = int32_t(in.size());
+    const int32_t axis = axes[k] < 0 ? axes[k] + rank : axes[k];
+    if (axis < 0 || axis >= rank)
+      throw Error(ErrorCode::invalidArgument, s.what(n.name) + ": axis " + std::to_string(axes[k]) +
+                                                  " of a rank-" + std::to_string(rank) + " tensor");
+    const int64_t dim = in[size_t(axis)], step = steps[k];
+    if (step == 0) throw Error(ErrorCode::invalidArgument, s.what(n.name) + ": a step of 0");
+    // As Tensor::slice clamps (ONNX Slice).
+    auto resolve = [&](int64_t v) {
+      if (v < 0) v = v < -dim ? (step > 0 ? 0 : -1) : v + dim;
+      if (step > 0) return std::clamp<int64_t>(v, 0, dim);
+      return std::clamp<int64_t>(v, -1, dim - 1);
+    };
+    const int64_t first = resolve(starts[k]), last = resolve(ends[k]);
+    const int64_t count = step > 0 ? (last > first ? (last - first + step - 1) / step : 0)
+                                   : (first > last ? (first - last - step - 1) / -step : 0);
+    if (count <= 0)
+      throw Error(ErrorCode::invalidArgument,
+                  s.what(n.name) + ": the slice of axis " + std::to_string(axis) + " is empty");
+    out[size_t(axis)] = uint32_t(count);
+    axes[k] = axis;
+  }
+  n.inputs = {x.id};
+  n.parameters =
+      detail::SliceNode{std::move(axes), std::move(starts), std::move(ends), std::move(steps)};
+  return s.addTensorNode(std::move(n), std::move(out));
+}
+
+GraphTensor Graph::concat(const std::vector<GraphTensor>& inputs, uint32_t axis,
+                          const std::string& name) {
+  auto& s = *state_;
+  GraphNode n;
+  n.name = s.nodeName(name, "tensor concat");
+  s.requireBuilding(n.name);
+  if (inputs.empty()) throw Error(ErrorCode::invalidArgument, s.what(n.name) + ": no inputs");
+  std::vector<uint32_t> out;
+  for (GraphTensor t : inputs) {
+    t = s.asTensor(t, n.name);
+    const std::vector<uint32_t>& in = s.tensors[t.id].tensorShape;
+    if (out.empty()) {
+      if (axis >= in.size())
+        throw Error(ErrorCode::invalidArgument, s.what(n.name) + ": axis " + std::to_string(axis) +
+                                                    " of a rank-" + std::to_string(in.size()) +
+                                                    " tensor");
+      out = in;
+    } else {
+      bool fits = in.size() == out.size();
+      for (size_t k = 0; fits && k < in.size(); ++k) fits = k == axis || in[k] == out[k];
+      if (!fits)
+        throw Error(ErrorCode::invalidArgument,
+                    s.what(n.name) + ": " + detail::GraphState::shapeText(in) +
+                        " does not concatenate with " + detail::GraphState::shapeText(out) +
+                        " along axis " + std::to_string(axis));
+      out[axis] += in[axis];
+    }
+    n.inputs.push_back(t.id);
+  }
+  n.parameters = detail::TensorConcatNode{axis};
+  return s.addTensorNode(std::move(n), std::move(out));
+}
+
+GraphTensor Graph::toTensor(GraphTensor value) {
+  state_->requireBuilding("toTensor");
+  return state_->asTensor(value, "toTensor");
+}
+
+GraphTensor Graph::toImage(GraphTensor value) {
+  state_->requireBuilding("toImage");
+  return state_->asImage(value, "toImage");
+}
+
+bool Graph::isTensor(GraphTensor value) const {
+  return state_->tensor(value, "isTensor").isTensor();
+}
+
+std::vector<uint32_t> Graph::tensorShape(GraphTensor value) const {
+  return state_->tensor(value, "tensorShape").tensorShape;
 }
 
 TensorShape Graph::shape(GraphTensor tensor) const {
@@ -928,6 +1356,11 @@ uint64_t Graph::intermediateTensorBytes(uint32_t numberOfImages) const {
     total += uint64_t(t.width) * t.height * ((t.featureChannels + 3) / 4) * 4 *
              bytesPerChannel(s.options.channelFormat) * numberOfImages;
   }
+  for (uint32_t root : s.producedImages(true)) {  // Tensors: their own batch
+    uint64_t count = 1;
+    for (uint32_t d : s.tensors[root].tensorShape) count *= d;
+    total += count * bytesPerChannel(s.options.channelFormat);
+  }
   return total;
 }
 
@@ -955,8 +1388,11 @@ std::vector<std::string> Graph::describe() const {
     }
     if (neuron && neuron->type != NeuronType::none) line << " + " << toString(neuron->type);
     const auto& out = s.tensors[n.output];
-    line << ") -> " << out.shape.width << "x" << out.shape.height << "x"
-         << out.shape.featureChannels;
+    if (out.isTensor())
+      line << ") -> tensor " << detail::GraphState::shapeText(out.tensorShape);
+    else
+      line << ") -> " << out.shape.width << "x" << out.shape.height << "x"
+           << out.shape.featureChannels;
     if (out.storedIn != kNone)
       line << " at channel " << out.channelOffset << " of '" << s.tensors[out.storedIn].name << "'";
     lines.push_back(line.str());
@@ -1049,6 +1485,29 @@ void Graph::encodeBatch(CommandBuffer& commandBuffer, const std::vector<std::vec
                          : root.subImage({channel, channels});
     return chunkImages[t];
   };
+  // Tensor values: one chunk of GraphOptions::numberOfImages images.
+  if (s.hasTensors()) {
+    if (images.size() != 1)
+      throw Error(ErrorCode::invalidArgument,
+                  what +
+                      " holds Tensor values, which take the whole batch: encode it in one "
+                      "chunk");
+    if (batches[0] != s.options.numberOfImages)
+      throw Error(ErrorCode::invalidArgument, what + " holds Tensor values of a batch of " +
+                                                  std::to_string(s.options.numberOfImages) +
+                                                  " images; " + std::to_string(batches[0]) +
+                                                  " given");
+  }
+  std::vector<Tensor> values(s.tensors.size());  // the chunk's Tensor values
+  auto tensorView = [&](uint32_t t) -> const Tensor& {
+    if (values[t].valid()) return values[t];
+    const std::vector<uint32_t>& shape = s.tensors[t].tensorShape;
+    values[t] = values[s.rootOf(t)].reshape(std::vector<int64_t>(shape.begin(), shape.end()));
+    return values[t];
+  };
+  const TensorDataType dataType = s.options.channelFormat == ChannelFormat::float16
+                                      ? TensorDataType::float16
+                                      : TensorDataType::float32;
   // Level by level, all chunks together: a level's kernels of every chunk share one barrier.
   for (const std::vector<uint32_t>& level : s.levels) {
     // The level's new images first, laid out in one barrier; memory the level's reads give back
@@ -1057,6 +1516,18 @@ void Graph::encodeBatch(CommandBuffer& commandBuffer, const std::vector<std::vec
     for (size_t chunk = 0; chunk < images.size(); ++chunk)
       for (uint32_t i : level) {
         const uint32_t root = s.rootOf(s.nodes[i].output);
+        if (const auto* constant = s.nodes[i].as<detail::ConstantNode>()) {
+          values[root] = constant->tensor;
+          continue;
+        }
+        if (s.tensors[root].isTensor()) {
+          if (values[root].valid()) continue;
+          TemporaryTensor temporary(commandBuffer,
+                                    {s.tensors[root].tensorShape, dataType, s.tensors[root].name});
+          temporary.setReadCount(std::max(s.rootReads[root], 1u));
+          values[root] = temporary;
+          continue;
+        }
         if (images[chunk][root].valid()) continue;
         const TensorShape& shape = s.tensors[root].shape;
         ImageDescriptor d{shape.width, shape.height, shape.featureChannels, batches[chunk],
@@ -1071,6 +1542,10 @@ void Graph::encodeBatch(CommandBuffer& commandBuffer, const std::vector<std::vec
     for (std::vector<Image>& chunkImages : images)
       for (uint32_t i : level) {
         const GraphNode& n = s.nodes[i];
+        if (n.tensorKernel || n.as<detail::ConstantNode>()) {
+          encodeTensorNode(commandBuffer, n, chunkImages, values, view, tensorView);
+          continue;
+        }
         uint32_t offset = 0;
         const Image out = chunkImages[s.rootOf(n.output, &offset)];
         if (const auto* concat = n.as<ConcatNode>()) {
