@@ -23,8 +23,8 @@ struct MatrixTile {
   const char* name;  // what VKCNN_CONVOLUTION_TILE and the profile call it
   uint32_t warpsM, warpsN, fragmentsM, fragmentsN, kSteps;
   // The selector's cost model (convolution.cpp), fitted to the H100's per-shape table
-  // (bench/NOTES.md, 2026-11-24): workgroups a multiprocessor runs at once, and the time of one
-  // round of them through one stage, in nanoseconds.
+  // (bench/NOTES.md, 2026-11-24, run 4): workgroups a multiprocessor runs at once, and the time
+  // of one round of them through one stage, in nanoseconds.
   uint32_t residentPerMultiprocessor;
   uint32_t nanosecondsPerStage;
 
@@ -42,11 +42,14 @@ struct MatrixTile {
 
 // 128x64, 64x128 with 4 warps (of 64x32 / 32x64) and 128x128 with 4 warps of 64x64 were measured
 // too and lost on every shape (NOTES.md); they are not kept. A tile whose nanosecondsPerStage is
-// 0 is not fitted yet: only VKCNN_CONVOLUTION_TILE picks it.
+// 0 would not be fitted yet: only VKCNN_CONVOLUTION_TILE would pick it.
 inline constexpr MatrixTile kMatrixTiles[] = {
-    {"128x128", 2, 4, 4, 2, 2, 1, 9830},   {"64x64", 2, 2, 2, 2, 2, 6, 7660},
-    {"64x64k64", 2, 2, 2, 2, 4, 2, 10570}, {"32x64", 1, 2, 2, 2, 2, 4, 5040},
-    {"128x64w8", 4, 2, 2, 2, 2, 2, 0},     {"64x128w8", 2, 4, 2, 2, 2, 2, 0},
+    {"128x128", 2, 4, 4, 2, 2, 1, 8846},
+    {"64x64", 2, 2, 2, 2, 2, 4, 5424},
+    {"64x64k64", 2, 2, 2, 2, 4, 2, 9952},
+    {"32x64", 1, 2, 2, 2, 2, 4, 4276},
+    {"128x64w8", 4, 2, 2, 2, 2, 2, 6336},
+    {"64x128w8", 2, 4, 2, 2, 2, 2, 4781},
 };
 
 static_assert(VKCNN_MATRIX_COLUMN_ALIGN % 128 == 0 && VKCNN_MATRIX_ROW_ALIGN % 64 == 0);
