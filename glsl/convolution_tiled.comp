@@ -32,6 +32,7 @@ layout(constant_id = 2) const int FRAG_M = 4;
 layout(constant_id = 3) const int FRAG_N = 2;
 layout(constant_id = 4) const int K_STEPS = 2;
 layout(local_size_x_id = 5) in;  // 32 * WARPS_M * WARPS_N
+layout(constant_id = 6) const int PREFETCH = 1;  // chunks in flight in registers: 1 or 2
 
 // The host picks this shader only for destinations and sources that start at a layer.
 #define VKCNN_ALIGNED_DESTINATION
@@ -102,70 +103,96 @@ void main() {
     [[unroll]] for (int j = 0; j < FRAG_N; ++j)
       acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
 
-  // The next chunk waits in registers as fetched (texels as vec4, weights as uvec4): nothing
-  // reads them until STORE, after the matrix steps, so their latency hides behind those. Packing
-  // the texels at fetch time instead would wait for them right there.
-  vec4 xa[A_LOADS];
-  bvec4 lanes;
-  uvec4 rb[B_LOADS];
-  // Chunk `chunk` of this invocation's texels and weights (zero past the end).
-#define FETCH(chunk)                                                                               \
+  // The chunks ahead wait in registers as fetched (texels as vec4, weights as uvec4): nothing
+  // reads them until STORE, after the matrix steps, so their latency hides behind those (packing
+  // the texels at fetch time would wait for them right there). PREFETCH 2 keeps two chunks in
+  // flight, in two register sets used in turn, for twice the time to hide.
+  vec4 xa0[A_LOADS], xa1[A_LOADS];
+  bvec4 lanes0, lanes1;
+  uvec4 rb0[B_LOADS], rb1[B_LOADS];
+  // Chunk `chunk` of this invocation's texels and weights into register set R (zero past the end).
+#define FETCH(R, chunk)                                                                            \
   {                                                                                                \
     const int gs = (chunk) * SLOTS + slot;                                                         \
     const int tap = gs / S, s = gs - tap * S;                                                      \
     const int ky = tap / cp.kernelWidth, kx = tap - ky * cp.kernelWidth;                           \
     const ivec2 d = ivec2(kx * cp.dilationX, ky * cp.dilationY);                                   \
-    lanes = lessThan(ivec4(4 * s) + ivec4(0, 1, 2, 3),                                             \
-                     ivec4(gs < slots ? cp.inputChannelsPerGroup : 0));                            \
+    lanes##R = lessThan(ivec4(4 * s) + ivec4(0, 1, 2, 3),                                          \
+                        ivec4(gs < slots ? cp.inputChannelsPerGroup : 0));                         \
     [[unroll]] for (int l = 0; l < A_LOADS; ++l) {                                                 \
       const ivec2 p = origin[l] + d;                                                               \
-      xa[l] = vec4(0.0);                                                                           \
+      xa##R[l] = vec4(0.0);                                                                        \
       if (all(greaterThanEqual(p, ivec2(0))) && all(lessThan(p, size)) && gs < slots)              \
-        xa[l] = texelFetch(uSource, ivec3(p, layer[l] + s), 0);                                    \
+        xa##R[l] = texelFetch(uSource, ivec3(p, layer[l] + s), 0);                                 \
     }                                                                                              \
     [[unroll]] for (int l = 0; l < B_LOADS; ++l) {                                                 \
       const int e = t + l * THREADS, k = (chunk) * K_CHUNK + e / B_VECS;                           \
-      rb[l] = uvec4(0);                                                                            \
-      if (k < rowsOfWeights) rb[l] = weights[(k * columns + n0) / 8 + e % B_VECS];                 \
+      rb##R[l] = uvec4(0);                                                                         \
+      if (k < rowsOfWeights) rb##R[l] = weights[(k * columns + n0) / 8 + e % B_VECS];              \
     }                                                                                              \
   }
-  // Into shared stage `stage`: channels past the window (another layer's data, or padding) as
-  // zero, whatever they hold.
-#define STORE(stage)                                                                               \
+  // Register set R into shared stage `stage`: channels past the window (another layer's data, or
+  // padding) as zero, whatever they hold.
+#define STORE(R, stage)                                                                            \
   {                                                                                                \
     [[unroll]] for (int l = 0; l < A_LOADS; ++l) {                                                 \
-      const vec4 x = mix(vec4(0.0), xa[l], lanes);                                                 \
+      const vec4 x = mix(vec4(0.0), xa##R[l], lanes##R);                                           \
       aS[(stage) * A_STAGE + (t / SLOTS + l * ROW_STEP) * A_ROW + slot] =                          \
           uvec2(packHalf2x16(x.xy), packHalf2x16(x.zw));                                           \
     }                                                                                              \
     [[unroll]] for (int l = 0; l < B_LOADS; ++l) {                                                 \
       const int e = t + l * THREADS;                                                               \
-      bS[(stage) * B_STAGE + (e / B_VECS) * B_ROW + e % B_VECS] = rb[l];                           \
+      bS[(stage) * B_STAGE + (e / B_VECS) * B_ROW + e % B_VECS] = rb##R[l];                        \
+    }                                                                                              \
+  }
+#define COMPUTE(stage)                                                                             \
+  {                                                                                                \
+    [[unroll]] for (int step = 0; step < K_STEPS; ++step) {                                        \
+      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[FRAG_M], fb[FRAG_N];                             \
+      [[unroll]] for (int i = 0; i < FRAG_M; ++i)                                                  \
+        coopMatLoadNV(fa[i], aS,                                                                   \
+                      uint((stage) * A_STAGE + (wm * FRAG_M + i) * 16 * A_ROW + step * 4),         \
+                      uint(A_ROW), false);                                                         \
+      [[unroll]] for (int j = 0; j < FRAG_N; ++j)                                                  \
+        coopMatLoadNV(fb[j], bS,                                                                   \
+                      uint((stage) * B_STAGE + step * 16 * B_ROW + (wn * FRAG_N + j) * 2),         \
+                      uint(B_ROW), false);                                                         \
+      [[unroll]] for (int i = 0; i < FRAG_M; ++i)                                                  \
+        [[unroll]] for (int j = 0; j < FRAG_N; ++j)                                                \
+          acc[i][j] = coopMatMulAddNV(fa[i], fb[j], acc[i][j]);                                    \
     }                                                                                              \
   }
 
-  FETCH(0)
-  STORE(0)
-  barrier();
-  for (int chunk = 0; chunk < chunks; ++chunk) {
-    const int stage = chunk & 1;
-    // Past the last chunk this fetches nothing and stores zeros nobody reads: no branch, so
-    // nothing stands between the fetch and the matrix steps.
-    FETCH(chunk + 1)
-    [[unroll]] for (int step = 0; step < K_STEPS; ++step) {
-      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[FRAG_M], fb[FRAG_N];
-      [[unroll]] for (int i = 0; i < FRAG_M; ++i)
-        coopMatLoadNV(fa[i], aS, uint(stage * A_STAGE + (wm * FRAG_M + i) * 16 * A_ROW + step * 4),
-                      uint(A_ROW), false);
-      [[unroll]] for (int j = 0; j < FRAG_N; ++j)
-        coopMatLoadNV(fb[j], bS, uint(stage * B_STAGE + step * 16 * B_ROW + (wn * FRAG_N + j) * 2),
-                      uint(B_ROW), false);
-      [[unroll]] for (int i = 0; i < FRAG_M; ++i)
-        [[unroll]] for (int j = 0; j < FRAG_N; ++j)
-          acc[i][j] = coopMatMulAddNV(fa[i], fb[j], acc[i][j]);
-    }
-    STORE(stage ^ 1)
+  // Past the last chunk FETCH fetches nothing and STORE stores zeros nobody reads: no branch, so
+  // nothing stands between the fetch and the matrix steps.
+  if (PREFETCH == 2) {
+    FETCH(0, 0)
+    STORE(0, 0)
+    FETCH(1, 1)
     barrier();
+    for (int chunk = 0; chunk < chunks; chunk += 2) {
+      FETCH(0, chunk + 2)
+      COMPUTE(0)
+      STORE(1, 1)
+      barrier();
+      if (chunk + 1 < chunks) {
+        FETCH(1, chunk + 3)
+        COMPUTE(1)
+        STORE(0, 0)
+        barrier();
+      }
+    }
+  } else {
+    FETCH(0, 0)
+    STORE(0, 0)
+    barrier();
+    for (int chunk = 0; chunk < chunks; ++chunk) {
+      const int stage = chunk & 1;
+      FETCH(0, chunk + 1)
+      COMPUTE(stage)
+      STORE(0, stage ^ 1)
+      barrier();
+    }
   }
 
   // Epilogue, one fragment at a time through this warp's 16 x 16 floats: each lane takes two

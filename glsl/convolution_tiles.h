@@ -2,8 +2,9 @@
 // (bench/gemm_ceiling.comp): the one table both shaders' specialization constants come from. A
 // tile is WARPS_M x WARPS_N warps (32 invocations each), each holding FRAG_M x FRAG_N fragments
 // of 16 x 16 outputs, and reduces K_STEPS 16-deep steps per shared-memory stage; the shaders keep
-// two stages. Constant ids: 0 WARPS_M, 1 WARPS_N, 2 FRAG_M, 3 FRAG_N, 4 K_STEPS, 5 the workgroup
-// size (32 x WARPS_M x WARPS_N).
+// two stages, and convolution_tiled.comp fetches PREFETCH chunks ahead into registers. Constant
+// ids: 0 WARPS_M, 1 WARPS_N, 2 FRAG_M, 3 FRAG_N, 4 K_STEPS, 5 the workgroup size
+// (32 x WARPS_M x WARPS_N), 6 PREFETCH (the GEMM ceiling has no 6).
 //
 // The float16 weight matrix of the matrix-unit shaders has its columns (output channels) padded
 // with zeros to a multiple of VKCNN_MATRIX_COLUMN_ALIGN, which every tile's width divides, and its
@@ -23,10 +24,11 @@ struct MatrixTile {
   const char* name;  // what VKCNN_CONVOLUTION_TILE and the profile call it
   uint32_t warpsM, warpsN, fragmentsM, fragmentsN, kSteps;
   // The selector's cost model (convolution.cpp), fitted to the H100's per-shape table
-  // (bench/NOTES.md, 2026-11-24): workgroups a multiprocessor runs at once, and the time of one
-  // round of them through one stage, in nanoseconds.
+  // (bench/NOTES.md, 2026-11-24, run 4): workgroups a multiprocessor runs at once, and the time
+  // of one round of them through one stage, in nanoseconds.
   uint32_t residentPerMultiprocessor;
   uint32_t nanosecondsPerStage;
+  uint32_t prefetch = 1;  // chunks in flight in registers (1 or 2)
 
   constexpr uint32_t rows() const { return warpsM * fragmentsM * 16; }
   constexpr uint32_t columns() const { return warpsN * fragmentsN * 16; }
@@ -42,11 +44,13 @@ struct MatrixTile {
 
 // 128x64, 64x128 with 4 warps (of 64x32 / 32x64) and 128x128 with 4 warps of 64x64 were measured
 // too and lost on every shape (NOTES.md); they are not kept. A tile whose nanosecondsPerStage is
-// 0 is not fitted yet: only VKCNN_CONVOLUTION_TILE picks it.
+// 0 would not be fitted yet: only VKCNN_CONVOLUTION_TILE would pick it.
 inline constexpr MatrixTile kMatrixTiles[] = {
-    {"128x128", 2, 4, 4, 2, 2, 1, 9830},   {"64x64", 2, 2, 2, 2, 2, 6, 7660},
-    {"64x64k64", 2, 2, 2, 2, 4, 2, 10570}, {"32x64", 1, 2, 2, 2, 2, 4, 5040},
-    {"128x64w8", 4, 2, 2, 2, 2, 2, 0},     {"64x128w8", 2, 4, 2, 2, 2, 2, 0},
+    {"128x128", 2, 4, 4, 2, 2, 1, 8846},    {"64x64", 2, 2, 2, 2, 2, 4, 5424},
+    {"64x64k64", 2, 2, 2, 2, 4, 2, 9952},   {"32x64", 1, 2, 2, 2, 2, 4, 4276},
+    {"128x64w8", 4, 2, 2, 2, 2, 2, 6336},   {"64x128w8", 2, 4, 2, 2, 2, 2, 4781},
+    {"128x128p2", 2, 4, 4, 2, 2, 1, 0, 2},  {"64x64p2", 2, 2, 2, 2, 2, 4, 0, 2},
+    {"64x128w8p2", 2, 4, 2, 2, 2, 2, 0, 2},
 };
 
 static_assert(VKCNN_MATRIX_COLUMN_ALIGN % 128 == 0 && VKCNN_MATRIX_ROW_ALIGN % 64 == 0);

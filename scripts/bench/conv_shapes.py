@@ -13,6 +13,7 @@ vkcnn: time x occurrences), OUT/conv_shapes.json (everything) and a summary on s
   python3 scripts/bench/conv_shapes.py --bench .device-build/bin/vkcnn-bench-conv --out DIR
       [--batches 1,32] [--formats fp16,fp32] [--networks a,b] [--tiles auto,legacy,128x128,...]
 
+--from-json PATH re-renders the tables of a saved conv_shapes.json (no GPU or PyTorch needed).
 --tiles times float16 once per configuration (VKCNN_CONVOLUTION_TILE forces one; "auto" is the
 selector's own choice) and reports the best of them per shape beside the first one's.
 """
@@ -135,10 +136,61 @@ def run_torch(keys, batch, fmt, iterations):
     return results
 
 
+def write_table(out, tag, rows, tiles):
+    """OUT/conv_<tag>.md from one run's rows (sorted in place); returns a summary line."""
+    fmt, batch = tag.split("_b")
+    rows.sort(key=lambda r: -(r["vk"] or 0) * r["count"])
+    lines = [f"# vkcnn vs PyTorch F.conv2d, {fmt}, batch {batch}", "",
+             "Sorted by the time the networks spend in each shape in vkcnn "
+             "(median ms x occurrences). ratio = cuDNN ms / vkcnn ms (> 1: vkcnn "
+             "faster). TFLOP/s counts 2 x MACs.", "",
+             "| shape | uses | GFLOP | vkcnn ms | TFLOP/s | config | cuDNN ms | TFLOP/s "
+             "| ratio | best forced | ratio |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    tot_vk = tot_th = tot_best = 0.0
+    per_net = {}
+
+    def f(v, fmt_="{:.4f}"):
+        return fmt_.format(v) if v else "-"
+    for r in rows:
+        vkms, thms, best = r["vk"], r["torch"], r["vk_best"]
+        tot_vk += (vkms or 0) * r["count"]
+        tot_th += (thms or 0) * r["count"]
+        tot_best += (best or 0) * r["count"]
+        for entry in r["nets"].split(","):
+            net, uses = entry.split(":")
+            n = per_net.setdefault(net, [0.0, 0.0])
+            n[0] += (vkms or 0) * int(uses)
+            n[1] += (thms or 0) * int(uses)
+        tf = r["gflop"] / vkms if vkms else None
+        tt = r["gflop"] / thms if thms else None
+        ratio = thms / vkms if vkms and thms else None
+        bratio = thms / best if best and thms else None
+        lines.append(
+            f"| {r['desc']} | {r['count']} | {r['gflop']:.3f} | {f(vkms)} | "
+            f"{f(tf, '{:.1f}')} | {r['cfg_' + tiles[0]].split(' (')[-1].rstrip(')')} | "
+            f"{f(thms)} | {f(tt, '{:.1f}')} | {f(ratio, '{:.2f}')} | "
+            f"{r['best_tile'] or '-'} {f(best)} | {f(bratio, '{:.2f}')} |")
+    lines += ["", f"Sum over all uses: vkcnn {tot_vk:.3f} ms, best forced {tot_best:.3f} "
+              f"ms, cuDNN {tot_th:.3f} ms.", "",
+              "Per network (its convolutions' time x uses; cuDNN timed per call, so at batch 1 "
+              "its launch cost is in every call):", "",
+              "| network | vkcnn ms | cuDNN ms | ratio |", "|---|---|---|---|"]
+    for net, (v, t) in sorted(per_net.items(), key=lambda x: -x[1][0]):
+        lines.append(f"| {net} | {v:.3f} | {t:.3f} | {f(t / v if v and t else None, '{:.2f}')} |")
+    with open(os.path.join(out, f"conv_{tag}.md"), "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+    top = [r for r in rows[:10] if r["vk"] and r["torch"]]
+    return (f"{tag}: sum vkcnn {tot_vk:.3f} ms (best forced {tot_best:.3f}), cuDNN "
+            f"{tot_th:.3f} ms; top-10 ratios " +
+            " ".join(f"{r['torch'] / r['vk']:.2f}" for r in top))
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--bench", required=True)
+    ap.add_argument("--bench")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--from-json", help="only re-render the tables of a saved conv_shapes.json")
     ap.add_argument("--batches", default="1,32")
     ap.add_argument("--formats", default="fp16,fp32")
     ap.add_argument("--networks", default=",".join(NETWORKS))
@@ -146,6 +198,10 @@ def main():
     ap.add_argument("--iterations", type=int, default=20)
     ap.add_argument("--no-torch", action="store_true")
     args = ap.parse_args()
+    if args.from_json:
+        return from_json(args.from_json, args.out)
+    if not args.bench:
+        ap.error("--bench is required (or --from-json)")
     os.makedirs(args.out, exist_ok=True)
     networks = args.networks.split(",")
     shapes = enumerate_shapes(networks)
@@ -177,47 +233,22 @@ def main():
                 row["torch"] = th.get(i, {}).get("ms")
                 rows.append(row)
             everything["runs"][tag] = rows
-            rows.sort(key=lambda r: -(r["vk"] or 0) * r["count"])
-            lines = [f"# vkcnn vs PyTorch F.conv2d, {fmt}, batch {batch}", "",
-                     "Sorted by the time the networks spend in each shape in vkcnn "
-                     "(median ms x occurrences). ratio = cuDNN ms / vkcnn ms (> 1: vkcnn "
-                     "faster). TFLOP/s counts 2 x MACs.", "",
-                     "| shape | uses | GFLOP | vkcnn ms | TFLOP/s | config | cuDNN ms | TFLOP/s "
-                     "| ratio | best forced | ratio |",
-                     "|---|---|---|---|---|---|---|---|---|---|---|"]
-            tot_vk = tot_th = tot_best = 0.0
-            for r in rows:
-                vkms, thms, best = r["vk"], r["torch"], r["vk_best"]
-                if vkms:
-                    tot_vk += vkms * r["count"]
-                if thms:
-                    tot_th += thms * r["count"]
-                if best:
-                    tot_best += best * r["count"]
-
-                def f(v, fmt_="{:.4f}"):
-                    return fmt_.format(v) if v else "-"
-                tf = r["gflop"] / vkms if vkms else None
-                tt = r["gflop"] / thms if thms else None
-                ratio = thms / vkms if vkms and thms else None
-                bratio = thms / best if best and thms else None
-                lines.append(
-                    f"| {r['desc']} | {r['count']} | {r['gflop']:.3f} | {f(vkms)} | "
-                    f"{f(tf, '{:.1f}')} | {r['cfg_' + fmt_tiles[0]].split(' (')[-1].rstrip(')')} | "
-                    f"{f(thms)} | {f(tt, '{:.1f}')} | {f(ratio, '{:.2f}')} | "
-                    f"{r['best_tile'] or '-'} {f(best)} | {f(bratio, '{:.2f}')} |")
-            lines += ["", f"Sum over all uses: vkcnn {tot_vk:.3f} ms, best forced {tot_best:.3f} "
-                      f"ms, cuDNN {tot_th:.3f} ms."]
-            with open(os.path.join(args.out, f"conv_{tag}.md"), "w") as f:
-                f.write("\n".join(lines) + "\n")
-            top = [r for r in rows[:10] if r["vk"] and r["torch"]]
-            summary.append(f"{tag}: sum vkcnn {tot_vk:.3f} ms (best forced {tot_best:.3f}), cuDNN "
-                           f"{tot_th:.3f} ms; top-10 ratios " +
-                           " ".join(f"{r['torch'] / r['vk']:.2f}" for r in top))
+            summary.append(write_table(args.out, tag, rows, fmt_tiles))
             with open(os.path.join(args.out, "conv_shapes.json"), "w") as f:
                 json.dump(everything, f, indent=1)
             print(summary[-1], flush=True)
     print("\n".join(summary))
+
+
+def from_json(path, out):
+    """Re-renders the tables of a saved conv_shapes.json (no GPU, no PyTorch needed)."""
+    with open(path) as fh:
+        everything = json.load(fh)
+    os.makedirs(out, exist_ok=True)
+    for tag, rows in everything["runs"].items():
+        tiles = [k[3:] for k in rows[0] if k.startswith("vk_") and k != "vk_best"]
+        tiles.sort(key=lambda t: t != "auto")
+        print(write_table(out, tag, rows, tiles))
 
 
 if __name__ == "__main__":

@@ -393,7 +393,8 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
     what += std::string(" (") + nameOf(choice) + ")";
     if (const MatrixTile* t = choice.tile)
       specialization = {int32_t(t->warpsM),     int32_t(t->warpsN), int32_t(t->fragmentsM),
-                        int32_t(t->fragmentsN), int32_t(t->kSteps), int32_t(t->threads())};
+                        int32_t(t->fragmentsN), int32_t(t->kSteps), int32_t(t->threads()),
+                        int32_t(t->prefetch)};
   }
   DispatchRecorder r(e.commandBuffer, shader, variant, what, specialization);
   shader::ConvolutionPush push{};
