@@ -27,6 +27,7 @@
 #define VKCNN_ALIGNED_DESTINATION
 #define VKCNN_WEIGHT_TYPE uvec4  // 8 float16
 #include "convolution_bindings.glsl"
+#include "convolution_tiles.h"
 
 const int TILE_M = WARPS_M * FRAG_M * 16;
 const int TILE_N = WARPS_N * FRAG_N * 16;
@@ -94,8 +95,9 @@ void main() {
   const int S = (cp.inputChannelsPerGroup + 3) / 4;
   const int slots = cp.kernelWidth * cp.kernelHeight * S;  // k / 4
   const int K = slots * 4;
-  // Columns of the weight matrix: the output channels padded to whole large tiles (64).
-  const int columns = (pc.destination.featureChannels + 63) / 64 * 64;
+  // Columns of the weight matrix: the output channels padded (convolution_tiles.h).
+  const int columns = (pc.destination.featureChannels + VKCNN_MATRIX_COLUMN_ALIGN - 1) /
+                      VKCNN_MATRIX_COLUMN_ALIGN * VKCNN_MATRIX_COLUMN_ALIGN;
 
   fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[FRAG_M][FRAG_N];
   for (int i = 0; i < FRAG_M; ++i)
@@ -120,7 +122,8 @@ void main() {
   vec4 next[LOADS];
   fetchRound(next, kGroup, slots, S, rows, t);
   const int bBase = kGroup * B_SIZE;
-  const int rowsOfWeights = (K + 63) / 64 * 64;
+  const int rowsOfWeights =
+      (K + VKCNN_MATRIX_ROW_ALIGN - 1) / VKCNN_MATRIX_ROW_ALIGN * VKCNN_MATRIX_ROW_ALIGN;
   uvec4 nextB[B_LOADS];
   for (int l = 0; l < B_LOADS; ++l) {
     const int e = t + l * GROUP_THREADS, k = kGroup * K_CHUNK + e / B_ROW;

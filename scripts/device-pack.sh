@@ -7,7 +7,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${VKCNN_BUILD_DIR:-$root/build}
 rm -rf "$root/.device-build"
 mkdir -p "$root/.device-build/bin" "$root/.device-build/lib" "$root/.gl"
-cp -P "$build"/engine/libvkcnn.so* "$root/.device-build/lib/"
+cp -P "$build"/engine/libvkcnn.so* "$build"/engine/libvkcnn_onnx.so* "$root/.device-build/lib/"
 # The ONNX importer links Debian's onnx and protobuf, which the GPU machine lacks.
 for lib in libonnx.so.1 libonnx_proto.so.1 libprotobuf.so.32; do
   cp -L "/usr/lib/x86_64-linux-gnu/$lib" "$root/.device-build/lib/"
@@ -20,8 +20,8 @@ if [ -d /usr/share/libonnx-testdata/data ]; then
 fi
 cp "$build"/tests/test_* "$root/.device-build/bin/"
 cp "$build"/engine/vkcnn "$root/.device-build/bin/"
-# Debian libraries the GPU image lacks (onnx, protobuf), found through the library's own needs.
-ldd "$build"/engine/libvkcnn.so | awk '/libonnx|libprotobuf/ {print $3}' |
+# Debian libraries the GPU image lacks (onnx, protobuf), found through the importer's own needs.
+ldd "$build"/engine/libvkcnn_onnx.so | awk '/libonnx|libprotobuf/ {print $3}' |
   xargs -r -I{} cp -L {} "$root/.device-build/lib/"
 # The Fashion-MNIST test set for the sample (the training set stays behind).
 mkdir -p "$root/.device-build/fashion-mnist"

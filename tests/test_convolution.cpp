@@ -8,12 +8,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
 #include <random>
 #include <tuple>
 #include <type_traits>
 
+#include "convolution_tiles.h"
 #include "test_support.h"
 
 using namespace vkcnn;
@@ -337,6 +339,50 @@ TEST_CASE("convolution: every GEMM tile shape") {
     CAPTURE(describe(b));
     run(b);
   }
+}
+
+TEST_CASE("convolution: every matrix-unit configuration, forced") {
+  // VKCNN_CONVOLUTION_TILE forces what the selector (convolution.cpp, gemmShader) may pick on a
+  // GPU with matrix units: each tile of convolution_tiles.h (convolution_tiled.comp) and each
+  // split-k shader of convolution_matrix.glsl. Elsewhere (lavapipe) the variable changes nothing
+  // and these run on the portable shaders; docs/testing.md names the GPU command. The shapes
+  // cover partial row and column tiles (more than one of each), a reduction ending inside a
+  // chunk, channels not a multiple of 4, stride, dilation, padding, several images and a residual.
+  std::vector<std::string> configurations = {"matrix_large", "matrix_medium", "matrix_small",
+                                             "legacy"};
+  for (const detail::MatrixTile& tile : detail::kMatrixTiles) configurations.push_back(tile.name);
+  for (const std::string& configuration : configurations) {
+    CAPTURE(configuration);
+    setenv("VKCNN_CONVOLUTION_TILE", configuration.c_str(), 1);
+    Case a;  // 3x3, 2 images of 13x11 (286 rows), 13 -> 70 channels, a residual and ReLU
+    a.descriptor = ConvolutionDescriptor::make(3, 3, 13, 70, NeuronDescriptor::relu());
+    a.padding = Padding::explicitPadding(1, 1, 1, 1);
+    a.width = 13;
+    a.height = 11;
+    a.sourceImages = 2;
+    a.residual = true;
+    a.format = ChannelFormat::float16;
+    a.seed = 21;
+    Case b;  // 1x1 stride 2 to 15x15, 40 -> 136 channels (two column tiles of 128)
+    b.descriptor = ConvolutionDescriptor::make(1, 1, 40, 136);
+    b.descriptor.strideInPixelsX = b.descriptor.strideInPixelsY = 2;
+    b.padding = Padding::explicitPadding(0, 0, 0, 0);
+    b.width = b.height = 29;
+    b.format = ChannelFormat::float16;
+    b.seed = 22;
+    Case c;  // 5x5 dilated 2, 8 -> 24 channels, mpsDefault padding: 25 taps x 2 slices
+    c.descriptor = ConvolutionDescriptor::make(5, 5, 8, 24);
+    c.descriptor.dilationRateX = c.descriptor.dilationRateY = 2;
+    c.width = 17;
+    c.height = 10;
+    c.format = ChannelFormat::float16;
+    c.seed = 23;
+    for (const Case* x : {&a, &b, &c}) {
+      CAPTURE(describe(*x));
+      run(*x);
+    }
+  }
+  unsetenv("VKCNN_CONVOLUTION_TILE");
 }
 
 TEST_CASE("convolution: a residual added before the neuron, on every shader") {

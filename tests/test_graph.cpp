@@ -586,3 +586,110 @@ TEST_CASE("graph: residual adds fold into the convolution producing one of their
     }
   }
 }
+
+// The optimizer alone fuses: batch normalisations and affines (per-channel or scalar) fold into
+// the convolution before them, compose with the affine or batch normalisation before them, and a
+// scalar affine left alone is a linear neuron; the neuron after them is fused too.
+TEST_CASE("graph: batch normalisations and affines fold into convolutions or compose") {
+  const uint32_t c = 5;
+  const auto w = randomFloats(c * 3 * 3 * 3, 40, -0.5f, 0.5f), b = randomFloats(c, 41);
+  const auto s1 = randomFloats(c, 42, 0.5f, 2.f), t1 = randomFloats(c, 43);
+  const auto s2 = randomFloats(c, 44, -2.f, -0.5f), t2 = randomFloats(c, 45);
+  BatchNormalizationParameters bn;
+  bn.mean = randomFloats(c, 46);
+  bn.variance = randomFloats(c, 47, 0.5f, 2.f);
+  bn.gamma = randomFloats(c, 48, 0.5f, 1.5f);
+  bn.beta = randomFloats(c, 49);
+  bn.epsilon = 1e-3f;
+  // a = relu(0.5 * bn(s1 * conv(x) + t1) - 0.25)    everything in conv1
+  // e = relu(2 * (s2 * y + t2) + 1)                  one affine (a depthwise convolution)
+  // f = 3 * y                                        a linear neuron
+  // d = s1 * bn(y) + t1                              one affine
+  auto build = [&](const GraphOptions& options) {
+    Graph g(context(), options);
+    GraphTensor x = g.input("x", {9, 7, 3}), y = g.input("y", {6, 4, c});
+    GraphTensor a = g.convolution(x, ConvolutionDescriptor::make(3, 3, 3, c), w, b, {}, "conv1");
+    a = g.affine(a, s1, t1, "scale1");
+    a = g.batchNormalization(a, bn, "bn1");
+    a = g.affine(a, {0.5f}, {-0.25f}, "half");
+    a = g.neuron(a, NeuronDescriptor::relu(), "relu1");
+    GraphTensor e = g.affine(y, s2, t2, "scale2");
+    e = g.affine(e, {2.f}, {1.f}, "double");
+    e = g.neuron(e, NeuronDescriptor::relu(), "relu2");
+    GraphTensor f = g.affine(y, {3.f}, {0.f}, "triple");
+    GraphTensor d = g.batchNormalization(y, bn, "bn2");
+    d = g.affine(d, s1, t1, "scale3");
+    g.output(a, "a");
+    g.output(e, "e");
+    g.output(f, "f");
+    g.output(d, "d");
+    return g;
+  };
+  auto normalize = [&](double v, uint32_t ch) {
+    return (v - bn.mean[ch]) / std::sqrt(double(bn.variance[ch]) + bn.epsilon) * bn.gamma[ch] +
+           bn.beta[ch];
+  };
+  for (ChannelFormat format : {ChannelFormat::float32, ChannelFormat::float16}) {
+    CAPTURE(std::string(toString(format)));
+    const Tensor x = roundedTo(randomTensor(2, 3, 7, 9, 50), format);
+    const Tensor y = roundedTo(randomTensor(2, c, 4, 6, 51), format);
+    Tensor a = convolve(x, c, 3, w, b), e = y, f = y, d = y;
+    for (uint32_t i = 0; i < 2; ++i)
+      for (uint32_t ch = 0; ch < c; ++ch) {
+        for (uint32_t p = 0; p < 7 * 9; ++p) {
+          double& v = a.at(i, ch, p / 9, p % 9);
+          v = std::max(0.5 * normalize(s1[ch] * v + t1[ch], ch) - 0.25, 0.0);
+        }
+        for (uint32_t p = 0; p < 4 * 6; ++p) {
+          const double v = y.at(i, ch, p / 6, p % 6);
+          e.at(i, ch, p / 6, p % 6) = std::max(2 * (s2[ch] * v + t2[ch]) + 1, 0.0);
+          f.at(i, ch, p / 6, p % 6) = 3 * v;
+          d.at(i, ch, p / 6, p % 6) = s1[ch] * normalize(v, ch) + t1[ch];
+        }
+      }
+    for (bool optimize : {true, false}) {
+      CAPTURE(optimize);
+      GraphOptions options;
+      options.channelFormat = format;
+      options.optimize = optimize;
+      Graph g = build(options);
+      std::vector<Image> outputs;
+      for (const auto& [width, height] : {std::pair{9u, 7u}, {6u, 4u}, {6u, 4u}, {6u, 4u}})
+        outputs.push_back(makePoisoned(context(), {width, height, c, 2, format}));
+      runOnce([&](CommandBuffer& cb) {
+        g.encode(cb, {makeImage(x, format), makeImage(y, format)}, outputs);
+      });
+      const double tol = format == ChannelFormat::float32 ? 1e-5 : 4e-3;
+      CHECK(relativeL2(download(outputs[0]), a) <= tol);
+      CHECK(relativeL2(download(outputs[1]), e) <= tol);
+      CHECK(relativeL2(download(outputs[2]), f) <= tol);
+      CHECK(relativeL2(download(outputs[3]), d) <= tol);
+      const GraphStatistics stats = g.statistics();
+      if (optimize) {
+        CHECK(stats.kernels == 4);
+        CHECK(stats.foldedBatchNormalizations == 1);
+        CHECK(stats.foldedAffines == 4);  // two into conv1, "double" and "scale3" composed
+        CHECK(stats.fusedNeurons == 2);
+        const std::vector<std::string> lines = g.describe();
+        CHECK(std::find(lines.begin(), lines.end(),
+                        "conv1 (convolution + batch norm + affine + relu) -> 9x7x5") !=
+              lines.end());
+        CHECK(std::find(lines.begin(), lines.end(), "scale2 (affine + relu) -> 6x4x5") !=
+              lines.end());
+        CHECK(std::find(lines.begin(), lines.end(), "triple (neuron) -> 6x4x5") == lines.end());
+      } else {
+        CHECK(stats.kernels == 11);
+        CHECK(stats.foldedAffines == 0);
+      }
+    }
+  }
+  Graph g(context());
+  GraphTensor y = g.input("y", {6, 4, c});
+  VKCNN_CHECK_ERROR(g.affine(y, {1.f, 2.f}, {0.f, 0.f}), ErrorCode::invalidArgument,
+                    "2 scales and 2 shifts for 5 channels");
+  VKCNN_CHECK_ERROR(g.affine(y, {1.f}, {}), ErrorCode::invalidArgument, "1 scales and 0 shifts");
+  BatchNormalizationParameters negative = bn;
+  negative.variance[3] = -1.f;
+  VKCNN_CHECK_ERROR(g.batchNormalization(y, negative), ErrorCode::invalidArgument,
+                    "variance[3] + epsilon");
+}

@@ -109,11 +109,30 @@ struct Options {
   uint32_t images = 0;  // 0: all
   bool fp32 = false;    // float32 intermediates instead of float16
   bool cpuCheck = false;
+  bool help = false;
 };
 
 [[noreturn]] void fail(const std::string& message) {
   throw std::runtime_error(message);
 }
+
+// A command line that does not make sense: exit status 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+const char* kUsage =
+    "usage: vkcnn-fashion-mnist [--data DIR] [--weights DIR] [--images N] [--fp32] [--cpu-check]\n"
+    "\n"
+    "Classifies the Fashion-MNIST test images with a small CNN built from vkcnn's kernels and\n"
+    "checks the result against PyTorch's.\n"
+    "\n"
+    "  --data DIR     the dataset (default VKCNN_FASHION_MNIST_DIR, else\n"
+    "                 /usr/share/datasets/fashion-mnist from Debian's dataset-fashion-mnist)\n"
+    "  --weights DIR  the MPS-order .dat weights (default: the source tree's)\n"
+    "  --images N     the first N test images only (default: all 10000)\n"
+    "  --fp32         float32 intermediate images (default float16)\n"
+    "  --cpu-check    also runs a CPU reference of the network from the .dat files\n";
 
 std::filesystem::path defaultWeightsDirectory() {
   // The source tree's copy; from a carried build, the checkout's copy below the working directory.
@@ -129,24 +148,28 @@ Options parseOptions(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     auto value = [&]() -> std::string {
-      if (i + 1 >= argc) fail(arg + " needs a value");
+      if (i + 1 >= argc) throw UsageError(arg + " needs a value");
       return argv[++i];
     };
-    if (arg == "--data") {
+    if (arg == "--help" || arg == "-h") {
+      options.help = true;
+    } else if (arg == "--data") {
       options.data = value();
     } else if (arg == "--weights") {
       options.weights = value();
     } else if (arg == "--images") {
-      options.images = uint32_t(std::stoul(value()));
+      const std::string text = value();
+      char* end = nullptr;
+      const unsigned long n = std::strtoul(text.c_str(), &end, 10);
+      if (text.empty() || *end || text[0] == '-' || n < 1 || n > 10000)
+        throw UsageError("--images needs a number from 1 to 10000, not '" + text + "'");
+      options.images = uint32_t(n);
     } else if (arg == "--fp32") {
       options.fp32 = true;
     } else if (arg == "--cpu-check") {
       options.cpuCheck = true;
     } else {
-      fail(
-          "usage: vkcnn-fashion-mnist [--data DIR] [--weights DIR] [--images N] [--fp32] "
-          "[--cpu-check] (unknown " +
-          arg + ")");
+      throw UsageError("unknown option '" + arg + "'");
     }
   }
   return options;
@@ -459,7 +482,15 @@ int run(const Options& options) {
 
 int main(int argc, char** argv) {
   try {
-    return fashion_mnist::run(fashion_mnist::parseOptions(argc, argv));
+    const fashion_mnist::Options options = fashion_mnist::parseOptions(argc, argv);
+    if (options.help) {
+      std::fputs(fashion_mnist::kUsage, stdout);
+      return 0;
+    }
+    return fashion_mnist::run(options);
+  } catch (const fashion_mnist::UsageError& e) {
+    std::fprintf(stderr, "vkcnn-fashion-mnist: %s\n%s", e.what(), fashion_mnist::kUsage);
+    return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "vkcnn-fashion-mnist: %s\n", e.what());
     return 1;

@@ -2,9 +2,11 @@
 //
 //   vkcnn-onnx-classify MODEL.onnx PICTURE [--labels FILE] [--fp32] [--device D]
 //
-// The picture (PNG, JPEG, ...) is resized to the model's input size and normalised with
-// ImageNet's mean and std; the model's first output is taken as class scores (softmax applied
-// here when they are not probabilities already). --labels names the classes, one per line.
+// Runs on vkcnn::Session. The picture (PNG, JPEG, ...) is resized and centre-cropped to the
+// model's input size as torchvision's presets do and normalised with ImageNet's mean and std; the
+// model's first output is taken as class scores (softmax applied here when they are not
+// probabilities already). --labels names the classes, one per line.
+#include <vkcnn/session.h>
 #include <vkcnn/vkcnn.h>
 
 #include <algorithm>
@@ -19,55 +21,51 @@
 
 int main(int argc, char** argv) {
   std::string model, picture, labelsPath;
-  vkcnn::OnnxImportOptions options;
-  vkcnn::ContextOptions contextOptions;
+  vkcnn::SessionOptions options;
+  const char* usage =
+      "usage: vkcnn-onnx-classify MODEL.onnx PICTURE [--labels FILE] [--fp32] [--device D]\n";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--labels" && i + 1 < argc)
+    if (a == "--help" || a == "-h") {
+      std::fputs(usage, stdout);
+      return 0;
+    } else if (a == "--labels" && i + 1 < argc) {
       labelsPath = argv[++i];
-    else if (a == "--device" && i + 1 < argc)
-      contextOptions.device = argv[++i];
-    else if (a == "--fp32")
-      options.channelFormat = vkcnn::ChannelFormat::float32;
-    else if (a.rfind("--", 0) != 0 && model.empty())
+    } else if (a == "--device" && i + 1 < argc) {
+      options.context.device = argv[++i];
+    } else if (a == "--fp32") {
+      options.precision = vkcnn::ChannelFormat::float32;
+    } else if (a.rfind("--", 0) != 0 && model.empty()) {
       model = a;
-    else if (a.rfind("--", 0) != 0 && picture.empty())
+    } else if (a.rfind("--", 0) != 0 && picture.empty()) {
       picture = a;
-    else {
-      std::fprintf(
-          stderr,
-          "usage: vkcnn-onnx-classify MODEL.onnx PICTURE [--labels FILE] [--fp32] [--device D]\n");
+    } else {
+      std::fputs(usage, stderr);
       return 2;
     }
   }
   if (model.empty() || picture.empty()) {
-    std::fprintf(
-        stderr,
-        "usage: vkcnn-onnx-classify MODEL.onnx PICTURE [--labels FILE] [--fp32] [--device D]\n");
+    std::fputs(usage, stderr);
     return 2;
   }
   try {
-    vkcnn::Context context(contextOptions);
-    vkcnn::OnnxImport net = vkcnn::importOnnxModel(context, model, options);
-    if (net.info.inputs.size() != 1 || net.info.outputs.empty())
+    vkcnn::Session session(model, options);
+    if (session.inputs().size() != 1 || session.outputs().empty())
       throw vkcnn::Error(vkcnn::ErrorCode::unsupported,
                          model + ": a classifier with one input is expected");
-    const vkcnn::OnnxTensorInfo& in = net.info.inputs[0];
-    if (in.dims.size() != 4 || in.dims[0] != 1 || (in.dims[1] != 3 && in.dims[1] != 1))
+    const vkcnn::SessionTensorInfo& in = session.inputs()[0];
+    if (in.shape.size() != 4 || in.shape[0] != 1 || (in.shape[1] != 3 && in.shape[1] != 1))
       throw vkcnn::Error(vkcnn::ErrorCode::unsupported,
                          model + ": the input must be [1, 3 or 1, H, W], got rank " +
-                             std::to_string(in.dims.size()));
+                             std::to_string(in.shape.size()));
+    // As torchvision's presets: shorter side to 256/224 of the input, centre crop, ImageNet's
+    // mean and std.
     vkcnn::cli::PictureOptions p;
-    p.channels = uint32_t(in.dims[1]);
-    p.height = uint32_t(in.dims[2]);
-    p.width = uint32_t(in.dims[3]);
-    vkcnn::Image input = vkcnn::makeOnnxImage(context, in, vkcnn::cli::loadPicture(picture, p),
-                                              vkcnn::ChannelFormat::float32);
-    vkcnn::CommandBuffer commandBuffer(context, "classify");
-    std::vector<vkcnn::Image> outputs = net.graph.encode(commandBuffer, {input});
-    commandBuffer.commit();
-    commandBuffer.waitUntilCompleted();
-    std::vector<float> scores = vkcnn::readOnnxImage(outputs[0], net.info.outputs[0]);
+    p.channels = uint32_t(in.shape[1]);
+    p.height = uint32_t(in.shape[2]);
+    p.width = uint32_t(in.shape[3]);
+    auto outputs = session.run({{in.name, {in.shape, vkcnn::cli::loadPicture(picture, p)}}});
+    std::vector<float> scores = outputs[session.outputs()[0].name].data;
 
     const float sum = std::accumulate(scores.begin(), scores.end(), 0.0f);
     const bool probabilities =
@@ -82,6 +80,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> labels;
     if (!labelsPath.empty()) {
       std::ifstream file(labelsPath);
+      if (!file) throw vkcnn::Error(vkcnn::ErrorCode::io, labelsPath + ": cannot open");
       for (std::string line; std::getline(file, line);) labels.push_back(line);
     }
     std::vector<size_t> order(scores.size());
@@ -90,8 +89,8 @@ int main(int argc, char** argv) {
     std::partial_sort(order.begin(), order.begin() + long(k), order.end(),
                       [&](size_t a, size_t b) { return scores[a] > scores[b]; });
     std::printf("%s on %s (%s intermediates), %u kernels\n", model.c_str(),
-                context.capabilities().deviceName.c_str(), vkcnn::toString(options.channelFormat),
-                net.graph.statistics().kernels);
+                session.context().capabilities().deviceName.c_str(),
+                vkcnn::toString(session.precision()), session.graph().statistics().kernels);
     for (size_t i = 0; i < k; ++i)
       std::printf("  %zu. class %zu %s %.2f%%\n", i + 1, order[i],
                   order[i] < labels.size() ? labels[order[i]].c_str() : "",

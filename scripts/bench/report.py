@@ -52,7 +52,7 @@ def main():
                     f"{ratio(graph, res)} | {ratio(eager, res)} | {cell(e2e)} | {cell(ncnn)} | {ratio(ncnn, e2e)} | "
                     f"{int(v['dispatches'])} | {int(v['barriers'])} | "
                     f"{v['peak_temporary_bytes'] / 2**20:.1f}/{v['intermediate_tensor_bytes'] / 2**20:.1f} | "
-                    f"{v.get('relative_l2', float('nan')):.2g} | "
+                    f"{float('nan') if v.get('relative_l2') is None else v['relative_l2']:.2g} | "
                     f"{entry.get(f'fp16_b{batch}_relative_l2', float('nan')) if fmt == 'fp16' else float('nan'):.2g} |")
     cold = [(k, r) for k, r in runs.items() if "cold_no_cache_ms" in r]
     if cold:

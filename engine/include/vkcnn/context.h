@@ -50,6 +50,20 @@ using LogCallback = std::function<void(LogSeverity severity, std::string_view me
 
 enum class DeviceType { other, integratedGpu, discreteGpu, virtualGpu, cpu };
 
+// Where an application hands out device memory itself (an engine with its own memory manager or
+// budget). vkcnn calls `allocate` instead of vkAllocateMemory and `free` instead of vkFreeMemory,
+// from any thread, never concurrently (calls are serialised by the Context). `allocate` gets the
+// size and memory type vkcnn chose and returns VK_SUCCESS with *memory set, or an error code
+// (vkcnn then reports ErrorCode::outOfMemory). The memory must be unmapped and used by nothing
+// else while vkcnn holds it; vkcnn maps host-visible memory itself and unmaps it before `free`.
+struct DeviceMemoryCallbacks {
+  std::function<VkResult(VkDevice device, const VkMemoryAllocateInfo& info, VkDeviceMemory* memory)>
+      allocate;
+  std::function<void(VkDevice device, VkDeviceMemory memory, VkDeviceSize size,
+                     uint32_t memoryTypeIndex)>
+      free;
+};
+
 struct ContextOptions {
   // Physical device by index or by a substring of its name; empty: the VKCNN_DEVICE environment
   // variable, else the first discrete GPU, then integrated GPU, then CPU (lavapipe).
@@ -67,6 +81,21 @@ struct ContextOptions {
   // portable shaders (which also read the weights in float32). Unset: true unless the
   // VKCNN_NO_MATRIX_UNITS environment variable is 1.
   std::optional<bool> matrixUnits;
+
+  // Device memory. Images and buffers under half a block share VkDeviceMemory blocks; the first
+  // block of a memory type is 1/64 of the block size (at least 256 KiB), and each new one doubles
+  // what the type holds, up to this size, so a small network costs little and a large one needs
+  // few memory objects. Unset: sized to the device, 1/64 of its largest device-local heap rounded
+  // down to a power of two, between 4 MiB and 256 MiB. Below 64 KiB is an invalidArgument error.
+  std::optional<uint64_t> memoryBlockSize;
+  // The most device memory the Context may hold at once, in bytes (every VkDeviceMemory it
+  // allocates or takes from memoryCallbacks, kept blocks and caches included); 0: no budget. A
+  // request beyond it first frees the empty shared blocks and cached temporary-pool blocks, then
+  // fails with ErrorCode::outOfMemory naming the budget.
+  uint64_t memoryBudget = 0;
+  // Both set: device memory comes from the application; neither: from vkAllocateMemory. One
+  // without the other is an invalidArgument error.
+  DeviceMemoryCallbacks memoryCallbacks;
 };
 
 // An application's own Vulkan objects, adopted as they are. vkcnn never destroys them. The
@@ -112,6 +141,9 @@ struct DeviceCapabilities {
   // float16 x float16 + float32 subgroup matrices, float16 arithmetic, 16-bit storage and the
   // Vulkan memory model.
   bool matrixUnits = false;
+  // Streaming multiprocessors (VK_NV_shader_sm_builtins' shaderSMCount) where the device tells;
+  // 0: unknown. The convolution's tile choice sizes its waves by it.
+  uint32_t multiprocessorCount = 0;
   bool pushDescriptors = false;  // VK_KHR_push_descriptor exposed
   float timestampPeriodNs = 0;
   bool validationEnabled = false;
@@ -131,6 +163,13 @@ struct MemoryStatistics {
   // Device-memory allocation requests since the Context was created (failed ones included); what
   // injectAllocationFailure counts.
   uint64_t allocationRequests = 0;
+  // The most deviceBytesAllocated has been since the Context was created.
+  uint64_t peakDeviceBytesAllocated = 0;
+  // Of deviceBytesAllocated, what is only kept for reuse (temporary-pool blocks no command buffer
+  // holds, staging buffers no transfer holds, empty shared blocks): trimTemporaryMemory frees it.
+  uint64_t deviceBytesCached = 0;
+  uint64_t memoryBudget = 0;     // ContextOptions::memoryBudget (0: none)
+  uint64_t memoryBlockSize = 0;  // the largest shared block, as chosen or set
 };
 
 struct PhysicalDeviceInfo {
@@ -155,10 +194,11 @@ class VKCNN_API Context {
   // Validation messages of severity warning or error seen so far.
   uint64_t validationMessageCount() const;
   MemoryStatistics memoryStatistics() const;
-  // Frees the temporary-image memory kept for later command buffers and the staging buffers kept
-  // for later host transfers. What is kept of temporary memory is bounded: blocks in command
-  // buffers plus kept blocks stay within the most command buffers have held at once since the last
-  // trim (the least recently returned blocks go first).
+  // Frees the temporary-image memory kept for later command buffers, the staging buffers kept for
+  // later host transfers and the empty shared blocks: every VkDeviceMemory that holds nothing in
+  // use goes back (memoryStatistics().deviceBytesCached becomes 0). What is kept of temporary
+  // memory is bounded: blocks in command buffers plus kept blocks stay within the most command
+  // buffers have held at once since the last trim (the least recently returned blocks go first).
   void trimTemporaryMemory();
 
   // Compute pipelines persist in this file between runs (VKCNN_PIPELINE_CACHE_DIR, else

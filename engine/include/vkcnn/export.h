@@ -1,3 +1,4 @@
+/* Symbol visibility of the public API (C and C++). */
 #pragma once
 
 #if defined(VKCNN_BUILDING_LIBRARY)

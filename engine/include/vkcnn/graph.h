@@ -2,11 +2,15 @@
 // many times. Every intermediate result is a TemporaryImage whose readCount is its number of
 // consumers, so memory is recycled while the network runs.
 //
-// compile() (called by the first encode if not before) rewrites the network first:
+// compile() (called by the first encode if not before) rewrites the network first; it is the one
+// place where nodes are fused (the ONNX importer emits plain nodes):
 //   - identity and dropout nodes disappear;
-//   - batch normalisation right after a convolution is folded into its weights;
+//   - batch normalisations and affines right after a convolution or fully-connected layer are
+//     folded into its weights and bias; an affine right after another affine or a batch
+//     normalisation composes with it; a scalar affine left alone is a linear neuron;
 //   - a neuron right after a convolution, fully-connected or element-wise node is fused into it;
-//   - a neuron right after a batch normalisation that is not folded is fused into it;
+//   - a neuron right after a batch normalisation or affine that is not folded is fused into it;
+//   - an addition whose input is a convolution's only use is done by that convolution;
 //   - nodes whose results nobody uses are dropped;
 //   - concatenations become storage: a concatenation whose inputs are a run of a larger one's
 //     (starting at a channel that is a multiple of 4) is a window of that one's image, so a
@@ -61,6 +65,8 @@ struct GraphStatistics {
   uint32_t kernels = 0;  // after compile(): kernels encoded per run
   uint32_t fusedNeurons = 0, foldedBatchNormalizations = 0, removedConcatenations = 0,
            removedIdentities = 0, removedUnused = 0;
+  // Affines folded into a convolution or composed with the affine or batch normalisation before.
+  uint32_t foldedAffines = 0;
   // Element-wise adds folded into the convolution producing one of their inputs, which adds the
   // other (Convolution::encodeWithResidual) and applies the add's neuron.
   uint32_t fusedResiduals = 0;
@@ -89,6 +95,11 @@ class VKCNN_API Graph {
   // Folded into the convolution before it when possible, else a per-channel scale and shift.
   GraphTensor batchNormalization(GraphTensor x, const BatchNormalizationParameters& parameters,
                                  const std::string& name = {});
+  // y = scale[c] * x + shift[c]: one value each (any layout) or one per feature channel (a
+  // per-channel constant Add/Sub/Mul/Div). Folded like a batch normalisation; else a 1x1
+  // depthwise convolution, or a linear neuron for a scalar.
+  GraphTensor affine(GraphTensor x, std::vector<float> scale, std::vector<float> shift,
+                     const std::string& name = {});
   GraphTensor neuron(GraphTensor x, const NeuronDescriptor& neuron, const std::string& name = {});
   GraphTensor arithmetic(GraphTensor a, GraphTensor b, ArithmeticOperation operation,
                          const std::string& name = {});

@@ -3,12 +3,12 @@
 // The model is checked with onnx's own checker and every tensor in it against its declared size,
 // then translated node by node: convolutions, pooling, normalisations, neurons, element-wise
 // arithmetic, concatenation, channel splits and slices, fully-connected layers from Gemm / MatMul
-// (after a Flatten or Reshape too), channel shuffle and depth/space patterns. Batch normalisations
-// and per-channel or scalar arithmetic with constants compose into one scale and shift that the
-// Graph folds into the convolution before it. Parts that only compute shapes (Shape, Gather,
-// Unsqueeze, Concat, Cast, ...) are evaluated at import, once the input sizes are known. Last,
-// onnx's shape inference must agree with every shape the importer computed. Opsets 1 to 17 of the
-// default domain are read, in the attribute and input forms each opset uses.
+// (after a Flatten or Reshape too), channel shuffle and depth/space patterns. The importer emits
+// plain nodes: batch normalisations, and per-channel or scalar arithmetic with constants as affine
+// nodes; the Graph's optimizer alone decides what folds into a convolution. Parts that only compute
+// shapes (Shape, Gather, Unsqueeze, Concat, Cast, ...) are evaluated at import, once the input
+// sizes are known. Last, onnx's shape inference must agree with every shape the importer computed.
+// Opsets 1 to 17 of the default domain are read, in the attribute and input forms each opset uses.
 //
 // Tensors and Images: a tensor of rank 4 [N, C, H, W] is an Image of C feature channels and H x W
 // pixels, N images in the batch; rank 3 [N, C, L] is H = L, W = 1 (as PyTorch's 1D layers unsqueeze

@@ -1,6 +1,14 @@
-// The whole public API of vkcnn.
+/* The whole public API of vkcnn, for C and C++.
+ *
+ * From C (C11) it declares the C API (vkcnn/vkcnn_c.h: opaque handles, status codes) and the
+ * version; from C++ also every C++ header. Kernels, images and the Graph are in libvkcnn
+ * (vkcnn::vkcnn, pkg-config vkcnn); ONNX import and sessions in libvkcnn_onnx (vkcnn::onnx,
+ * pkg-config vkcnn_onnx). */
 #pragma once
 
+#include "vkcnn/version.h"
+
+#ifdef __cplusplus
 #include "vkcnn/arithmetic.h"
 #include "vkcnn/buffer.h"
 #include "vkcnn/command_buffer.h"
@@ -20,3 +28,4 @@
 #include "vkcnn/rearrange.h"
 #include "vkcnn/resize.h"
 #include "vkcnn/softmax.h"
+#endif

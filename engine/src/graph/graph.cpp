@@ -1,8 +1,12 @@
+// The Graph: nodes as built, the rewrites of compile() (the one place where batch normalisations,
+// affines, neurons and residual adds are fused), concatenations turned into storage, lowering to
+// kernels, the level schedule, and encoding. See vkcnn/graph.h for the contract.
 #include "vkcnn/graph.h"
 
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <variant>
 
 #include "kernels/kernel_encoding.h"
 #include "vkcnn/error.h"
@@ -10,67 +14,133 @@
 namespace vkcnn {
 namespace detail {
 
-enum class NodeKind {
-  convolution,
-  fullyConnected,
-  batchNormalization,
-  neuron,
-  arithmetic,
-  concat,
-  identity,
-  unary,
-};
-
-const char* toString(NodeKind kind) {
-  switch (kind) {
-    case NodeKind::convolution:
-      return "convolution";
-    case NodeKind::fullyConnected:
-      return "fully-connected";
-    case NodeKind::batchNormalization:
-      return "batch normalization";
-    case NodeKind::neuron:
-      return "neuron";
-    case NodeKind::arithmetic:
-      return "arithmetic";
-    case NodeKind::concat:
-      return "concat";
-    case NodeKind::identity:
-      return "identity";
-    case NodeKind::unary:
-      return "kernel";
-  }
-  return "node";
-}
-
 constexpr uint32_t kNone = UINT32_MAX;
 
-struct GraphNode {
-  NodeKind kind = NodeKind::unary;
-  std::string name;
-  std::vector<uint32_t> inputs;
-  uint32_t output = kNone;
-  bool removed = false;
+// ---- nodes: one parameter struct per kind ------------------------------------------------------
 
-  ConvolutionDescriptor convolution;  // convolution, fullyConnected
+// A convolution or fully-connected layer; optimize() folds the batch normalisations and affines
+// after it into its weights and bias (its descriptor's own batchNormalization, if the caller gave
+// one, stays the kernel's).
+struct ConvolutionNode {
+  ConvolutionDescriptor descriptor;
   std::vector<float> weights, bias;
   Padding padding;
-  BatchNormalizationParameters batchNormalization;
-  NeuronDescriptor neuron;  // neuron; fused into convolution / arithmetic
+  bool fullyConnected = false;
+  uint32_t foldedBatchNormalizations = 0, foldedAffines = 0;
+};
+// Nodes that may take a neuron after them (optimize()).
+struct BatchNormalizationNode {
+  BatchNormalizationParameters parameters;
+  NeuronDescriptor neuron;
+};
+struct AffineNode {
+  std::vector<float> scale, shift;  // one value, or one per channel
+  NeuronDescriptor neuron;
+};
+struct NeuronNode {
+  NeuronDescriptor neuron;
+};
+struct ArithmeticNode {
   ArithmeticOperation operation = ArithmeticOperation::add;
-
-  // Lowered kernels (compile()).
-  std::shared_ptr<UnaryKernel> unary;
-  std::shared_ptr<BinaryKernel> binary;
-  std::shared_ptr<Neuron> copy;        // concat: copies the inputs no producer writes in place
-  std::vector<uint32_t> inputOffsets;  // concat: channel offset of each input
-  // concat: the inputs this node copies into its storage (see planConcatenations), each with its
-  // channel in the storage's root image.
+  NeuronDescriptor neuron;
+};
+struct ConcatNode {
+  std::vector<uint32_t> inputOffsets;  // channel offset of each input
+  // The inputs this node copies into its storage (see planConcatenations), each with its channel
+  // in the storage's root image.
   struct Copy {
     uint32_t tensor, channel, slot;  // slot: of the family's root
   };
   std::vector<Copy> copies;
 };
+struct IdentityNode {};
+struct KernelNode {
+  std::shared_ptr<UnaryKernel> kernel;
+};
+
+using NodeParameters = std::variant<ConvolutionNode, BatchNormalizationNode, AffineNode, NeuronNode,
+                                    ArithmeticNode, ConcatNode, IdentityNode, KernelNode>;
+
+struct GraphNode {
+  std::string name;
+  std::vector<uint32_t> inputs;
+  uint32_t output = kNone;
+  bool removed = false;
+  NodeParameters parameters;
+
+  // Lowered kernels (compile()).
+  std::shared_ptr<UnaryKernel> unary;
+  std::shared_ptr<BinaryKernel> binary;
+  std::shared_ptr<Neuron> copy;  // concat: copies the inputs no producer writes in place
+
+  template <class T>
+  T* as() {
+    return std::get_if<T>(&parameters);
+  }
+  template <class T>
+  const T* as() const {
+    return std::get_if<T>(&parameters);
+  }
+};
+
+const char* kindName(const NodeParameters& p) {
+  struct Names {
+    const char* operator()(const ConvolutionNode& c) const {
+      return c.fullyConnected ? "fully-connected" : "convolution";
+    }
+    const char* operator()(const BatchNormalizationNode&) const { return "batch normalization"; }
+    const char* operator()(const AffineNode&) const { return "affine"; }
+    const char* operator()(const NeuronNode&) const { return "neuron"; }
+    const char* operator()(const ArithmeticNode&) const { return "arithmetic"; }
+    const char* operator()(const ConcatNode&) const { return "concat"; }
+    const char* operator()(const IdentityNode&) const { return "identity"; }
+    const char* operator()(const KernelNode&) const { return "kernel"; }
+  };
+  return std::visit(Names{}, p);
+}
+
+// y = scale[c] * x + shift[c] of a batch normalisation, in double as the convolution folds it.
+void affineOf(const BatchNormalizationParameters& p, std::vector<double>& scale,
+              std::vector<double>& shift) {
+  scale.resize(p.variance.size());
+  shift.resize(p.variance.size());
+  for (size_t c = 0; c < scale.size(); ++c) {
+    const double gamma = p.gamma.empty() ? 1.0 : p.gamma[c];
+    const double beta = p.beta.empty() ? 0.0 : p.beta[c];
+    scale[c] = gamma / std::sqrt(double(p.variance[c]) + double(p.epsilon));
+    shift[c] = beta - scale[c] * p.mean[c];
+  }
+}
+
+template <class T>
+double channel(const std::vector<T>& v, size_t c) {
+  return double(v.size() == 1 ? v[0] : v[c]);
+}
+
+// The node's scale and shift, for a batch normalisation or an affine.
+void affineOf(const GraphNode& n, std::vector<double>& scale, std::vector<double>& shift) {
+  if (const auto* bn = n.as<BatchNormalizationNode>())
+    return affineOf(bn->parameters, scale, shift);
+  const auto& a = *n.as<AffineNode>();
+  scale.assign(a.scale.begin(), a.scale.end());
+  shift.assign(a.shift.begin(), a.shift.end());
+}
+
+// W = w * scale[o], B = b * scale[o] + shift[o] per output channel.
+void foldInto(ConvolutionNode& c, const std::vector<double>& scale,
+              const std::vector<double>& shift) {
+  const uint32_t outputs = c.descriptor.outputFeatureChannels;
+  const size_t perOutput = c.weights.size() / outputs;
+  if (c.bias.empty()) c.bias.assign(outputs, 0.f);
+  for (uint32_t o = 0; o < outputs; ++o) {
+    const double s = channel(scale, o);
+    for (size_t k = 0; k < perOutput; ++k) {
+      float& w = c.weights[o * perOutput + k];
+      w = float(w * s);
+    }
+    c.bias[o] = float(c.bias[o] * s + channel(shift, o));
+  }
+}
 
 struct GraphTensorInfo {
   TensorShape shape;
@@ -136,8 +206,8 @@ struct GraphState {
     return GraphTensor{nodes.back().output};
   }
 
-  std::string nodeName(const std::string& name, NodeKind kind) const {
-    return name.empty() ? std::string(toString(kind)) + " " + std::to_string(nodes.size()) : name;
+  std::string nodeName(const std::string& name, const char* kind) const {
+    return name.empty() ? std::string(kind) + " " + std::to_string(nodes.size()) : name;
   }
 
   // Consumers of each tensor: node indices, one entry per input slot.
@@ -208,7 +278,7 @@ struct GraphState {
 void GraphState::optimize() {
   // Identity and dropout.
   for (GraphNode& n : nodes) {
-    if (n.removed || n.kind != NodeKind::identity) continue;
+    if (n.removed || !n.as<IdentityNode>()) continue;
     const uint32_t in = n.inputs[0];
     if (isOutput(n.output) && (tensors[in].producer == kNone || isOutput(in))) continue;
     if (isOutput(n.output)) {
@@ -223,41 +293,78 @@ void GraphState::optimize() {
     }
     statistics.removedIdentities++;
   }
-  // Batch normalisation and neurons into the node before them.
+  // Batch normalisations, affines and neurons into the node before them, in build order, so a
+  // chain (convolution, batch norm, scale, shift, relu) ends in one node.
   auto consumed = consumers();
   for (uint32_t i = 0; i < nodes.size(); ++i) {
     GraphNode& n = nodes[i];
-    if (n.removed || (n.kind != NodeKind::batchNormalization && n.kind != NodeKind::neuron))
-      continue;
+    const bool affine = n.as<BatchNormalizationNode>() || n.as<AffineNode>();
+    if (n.removed || (!affine && !n.as<NeuronNode>())) continue;
     const uint32_t in = n.inputs[0];
     const uint32_t p = tensors[in].producer;
-    if (p == kNone || consumed[in].size() != 1 || isOutput(in)) continue;
-    GraphNode& producer = nodes[p];
-    const bool convolutionLike =
-        producer.kind == NodeKind::convolution || producer.kind == NodeKind::fullyConnected;
-    if (n.kind == NodeKind::batchNormalization && convolutionLike &&
-        !producer.convolution.batchNormalization &&
-        producer.convolution.neuron.type == NeuronType::none) {
-      producer.convolution.batchNormalization = n.batchNormalization;
-      absorb(p, i);
-      statistics.foldedBatchNormalizations++;
-    } else if (n.kind == NodeKind::neuron && convolutionLike &&
-               producer.convolution.neuron.type == NeuronType::none) {
-      producer.convolution.neuron = n.neuron;
-      absorb(p, i);
-      statistics.fusedNeurons++;
-    } else if (n.kind == NodeKind::neuron &&
-               (producer.kind == NodeKind::arithmetic ||
-                producer.kind == NodeKind::batchNormalization) &&
-               producer.neuron.type == NeuronType::none) {
-      // A batch normalisation of its own becomes a depthwise convolution (lower()), which takes
-      // the neuron too (densenet's pre-activations).
-      producer.neuron = n.neuron;
-      absorb(p, i);
-      statistics.fusedNeurons++;
-    } else {
+    if (p == kNone || consumed[in].size() != 1 || isOutput(in)) {
       continue;
     }
+    GraphNode& producer = nodes[p];
+    auto* convolution = producer.as<ConvolutionNode>();
+    const bool convolutionFree = convolution && producer.inputs.size() == 1 &&
+                                 convolution->descriptor.neuron.type == NeuronType::none &&
+                                 !convolution->descriptor.batchNormalization;
+    if (affine) {
+      std::vector<double> scale, shift;
+      affineOf(n, scale, shift);
+      const bool producerAffine =
+          (producer.as<BatchNormalizationNode>() &&
+           producer.as<BatchNormalizationNode>()->neuron.type == NeuronType::none) ||
+          (producer.as<AffineNode>() && producer.as<AffineNode>()->neuron.type == NeuronType::none);
+      if (convolutionFree) {
+        foldInto(*convolution, scale, shift);
+        if (n.as<BatchNormalizationNode>()) {
+          convolution->foldedBatchNormalizations++;
+          statistics.foldedBatchNormalizations++;
+        } else {
+          convolution->foldedAffines++;
+          statistics.foldedAffines++;
+        }
+        absorb(p, i);
+      } else if (n.as<AffineNode>() && producerAffine) {
+        // Two affines compose: s2 (s1 x + t1) + t2.
+        std::vector<double> firstScale, firstShift;
+        affineOf(producer, firstScale, firstShift);
+        const size_t count = std::max(scale.size(), firstScale.size());
+        AffineNode composed;
+        for (size_t c = 0; c < count; ++c) {
+          composed.scale.push_back(float(channel(scale, c) * channel(firstScale, c)));
+          composed.shift.push_back(
+              float(channel(scale, c) * channel(firstShift, c) + channel(shift, c)));
+        }
+        producer.parameters = std::move(composed);
+        absorb(p, i);
+        statistics.foldedAffines++;
+      } else if (n.as<AffineNode>() && scale.size() == 1) {
+        // A scalar one is a linear neuron, which the node before may take (below).
+        n.parameters =
+            NeuronNode{NeuronDescriptor::of(NeuronType::linear, float(scale[0]), float(shift[0]))};
+      } else {
+        continue;
+      }
+      consumed = consumers();
+      if (n.removed) continue;
+    }
+    const NeuronDescriptor& neuron = n.as<NeuronNode>()->neuron;
+    NeuronDescriptor* into = nullptr;  // the producer's neuron slot, if free
+    if (convolutionFree)
+      into = &convolution->descriptor.neuron;
+    else if (auto* a = producer.as<ArithmeticNode>())
+      into = &a->neuron;
+    else if (auto* b = producer.as<BatchNormalizationNode>())
+      into = &b->neuron;  // lowered to a depthwise convolution, which takes the neuron too
+    else if (auto* f = producer.as<AffineNode>())
+      into = &f->neuron;
+    if (!into || into->type != NeuronType::none) continue;
+    *into = neuron;
+    absorb(p, i);
+    statistics.fusedNeurons++;
     consumed = consumers();
   }
   // A residual block's add into the convolution that produces one of its inputs: the convolution
@@ -268,21 +375,21 @@ void GraphState::optimize() {
   // since several nodes may write its slots.
   for (uint32_t i = 0; i < nodes.size(); ++i) {
     GraphNode& n = nodes[i];
-    if (n.removed || n.kind != NodeKind::arithmetic || n.operation != ArithmeticOperation::add)
-      continue;
+    const auto* add = n.as<ArithmeticNode>();
+    if (n.removed || !add || add->operation != ArithmeticOperation::add) continue;
     const TensorShape& out = tensors[n.output].shape;
     auto fusible = [&](uint32_t k) {
       const uint32_t t = n.inputs[k], r = n.inputs[1 - k];
       const uint32_t p = tensors[t].producer;
       if (t == r || p == kNone || consumed[t].size() != 1 || isOutput(t)) return false;
       const GraphNode& producer = nodes[p];
+      const auto* convolution = producer.as<ConvolutionNode>();
       const TensorShape& shortcut = tensors[r].shape;
       const uint32_t writer = tensors[r].producer;
-      return producer.kind == NodeKind::convolution && producer.inputs.size() == 1 &&
-             producer.convolution.neuron.type == NeuronType::none &&
-             (writer == kNone || nodes[writer].kind != NodeKind::concat) &&
-             shortcut.width == out.width && shortcut.height == out.height &&
-             shortcut.featureChannels == out.featureChannels;
+      return convolution && !convolution->fullyConnected && producer.inputs.size() == 1 &&
+             convolution->descriptor.neuron.type == NeuronType::none &&
+             (writer == kNone || !nodes[writer].as<ConcatNode>()) && shortcut.width == out.width &&
+             shortcut.height == out.height && shortcut.featureChannels == out.featureChannels;
     };
     const bool first = fusible(0), second = fusible(1);
     if (!first && !second) continue;
@@ -292,7 +399,7 @@ void GraphState::optimize() {
                         : (first ? 0 : 1);
     const uint32_t p = tensors[n.inputs[k]].producer;
     nodes[p].inputs.push_back(n.inputs[1 - k]);
-    nodes[p].convolution.neuron = n.neuron;
+    nodes[p].as<ConvolutionNode>()->descriptor.neuron = add->neuron;
     absorb(p, i);
     statistics.fusedResiduals++;
     consumed = consumers();
@@ -333,10 +440,13 @@ void GraphState::removeUnused() {
 void GraphState::planConcatenations(bool share) {
   std::vector<uint32_t> concats;
   for (uint32_t i = 0; i < nodes.size(); ++i)
-    if (!nodes[i].removed && nodes[i].kind == NodeKind::concat) concats.push_back(i);
+    if (!nodes[i].removed && nodes[i].as<ConcatNode>()) concats.push_back(i);
   // The container of each concatenation: the largest other one holding its inputs as an aligned
   // run (equal ones: the first). Graph outputs keep their own images.
   std::vector<uint32_t> container(nodes.size(), kNone), at(nodes.size(), 0);
+  auto offsets = [&](uint32_t i) -> const std::vector<uint32_t>& {
+    return nodes[i].as<ConcatNode>()->inputOffsets;
+  };
   auto larger = [&](uint32_t a, uint32_t b) {  // a is a larger container than b
     const size_t na = nodes[a].inputs.size(), nb = nodes[b].inputs.size();
     return na != nb ? na > nb : a < b;
@@ -348,7 +458,7 @@ void GraphState::planConcatenations(bool share) {
       const GraphNode& B = nodes[b];
       if (b == a || !larger(b, a) || (container[a] != kNone && !larger(b, container[a]))) continue;
       for (size_t j = 0; j + A.inputs.size() <= B.inputs.size(); ++j)
-        if (B.inputOffsets[j] % 4 == 0 &&
+        if (offsets(b)[j] % 4 == 0 &&
             std::equal(A.inputs.begin(), A.inputs.end(), B.inputs.begin() + j)) {
           container[a] = b;
           at[a] = uint32_t(j);
@@ -369,7 +479,7 @@ void GraphState::planConcatenations(bool share) {
     t.slotCount = uint32_t(nodes[a].inputs.size());
     if (root != a) {
       t.storedIn = nodes[root].output;
-      t.channelOffset = nodes[root].inputOffsets[slot];
+      t.channelOffset = offsets(root)[slot];
     }
   }
   // Inputs written in place.
@@ -381,12 +491,12 @@ void GraphState::planConcatenations(bool share) {
     for (size_t k = 0; k < R.inputs.size() && share; ++k) {
       const uint32_t t = R.inputs[k];
       const uint32_t p = tensors[t].producer;
-      if (p == kNone || nodes[p].removed || nodes[p].kind == NodeKind::concat || isOutput(t) ||
-          R.inputOffsets[k] % 4 != 0 || tensors[t].storedIn != kNone ||
+      if (p == kNone || nodes[p].removed || nodes[p].as<ConcatNode>() || isOutput(t) ||
+          offsets(r)[k] % 4 != 0 || tensors[t].storedIn != kNone ||
           std::count(R.inputs.begin(), R.inputs.end(), t) != 1)
         continue;
       tensors[t].storedIn = R.output;
-      tensors[t].channelOffset = R.inputOffsets[k];
+      tensors[t].channelOffset = offsets(r)[k];
       absorbed[r][k] = true;
     }
   }
@@ -402,11 +512,12 @@ void GraphState::planConcatenations(bool share) {
         if (b < a && u.family == t.family && u.firstSlot <= k && k < u.firstSlot + u.slotCount)
           first = false;
       }
-      if (first) nodes[a].copies.push_back({R.inputs[k], R.inputOffsets[k], k});
+      if (first)
+        nodes[a].as<ConcatNode>()->copies.push_back({R.inputs[k], offsets(t.family)[k], k});
     }
   }
   for (uint32_t a : concats)
-    if (nodes[a].copies.empty()) {
+    if (nodes[a].as<ConcatNode>()->copies.empty()) {
       nodes[a].removed = true;
       statistics.removedConcatenations++;
     }
@@ -415,44 +526,55 @@ void GraphState::planConcatenations(bool share) {
 void GraphState::lower() {
   for (GraphNode& n : nodes) {
     if (n.removed) continue;
-    switch (n.kind) {
-      case NodeKind::convolution: {
-        auto k = std::make_shared<Convolution>(context, n.convolution, n.weights, n.bias);
-        k->padding = n.padding;
+    const uint32_t channels = tensors[n.output].shape.featureChannels;
+    // A batch normalisation or affine of its own: a 1x1 depthwise convolution (a scalar without a
+    // neuron: a linear neuron).
+    auto depthwise = [&](const std::vector<double>& scale, const std::vector<double>& shift,
+                         const NeuronDescriptor& neuron) {
+      std::vector<float> weights(channels), bias(channels);
+      for (uint32_t c = 0; c < channels; ++c) {
+        weights[c] = float(channel(scale, c));
+        bias[c] = float(channel(shift, c));
+      }
+      ConvolutionDescriptor d = ConvolutionDescriptor::depthwise(1, 1, channels);
+      d.neuron = neuron;
+      n.unary = std::make_shared<Convolution>(context, d, weights, bias);
+    };
+    if (const auto* c = n.as<ConvolutionNode>()) {
+      if (c->fullyConnected) {
+        n.unary = std::make_shared<FullyConnected>(context, c->descriptor, c->weights, c->bias);
+      } else {
+        auto k = std::make_shared<Convolution>(context, c->descriptor, c->weights, c->bias);
+        k->padding = c->padding;
         n.unary = k;
-        break;
       }
-      case NodeKind::fullyConnected:
-        n.unary = std::make_shared<FullyConnected>(context, n.convolution, n.weights, n.bias);
-        break;
-      case NodeKind::batchNormalization: {
-        // Not after a convolution: a 1x1 depthwise convolution that folds the same parameters.
-        const uint32_t c = tensors[n.inputs[0]].shape.featureChannels;
-        ConvolutionDescriptor d = ConvolutionDescriptor::depthwise(1, 1, c);
-        d.batchNormalization = n.batchNormalization;
-        d.neuron = n.neuron;
-        n.unary = std::make_shared<Convolution>(context, d, std::vector<float>(c, 1.0f));
-        break;
-      }
-      case NodeKind::neuron:
-        n.unary = std::make_shared<Neuron>(context, n.neuron);
-        break;
-      case NodeKind::identity:
-        n.unary = std::make_shared<Neuron>(context, NeuronDescriptor{});
-        break;
-      case NodeKind::arithmetic:
-        n.binary = std::make_shared<Arithmetic>(context, n.operation, n.neuron);
-        break;
-      case NodeKind::concat:
-        n.copy = std::make_shared<Neuron>(context, NeuronDescriptor{});
-        break;
-      case NodeKind::unary:
-        break;
+    } else if (const auto* b = n.as<BatchNormalizationNode>()) {
+      std::vector<double> scale, shift;
+      affineOf(b->parameters, scale, shift);
+      depthwise(scale, shift, b->neuron);
+    } else if (const auto* a = n.as<AffineNode>()) {
+      if (a->scale.size() == 1 && a->neuron.type == NeuronType::none)
+        n.unary = std::make_shared<Neuron>(
+            context, NeuronDescriptor::of(NeuronType::linear, a->scale[0], a->shift[0]));
+      else
+        depthwise({a->scale.begin(), a->scale.end()}, {a->shift.begin(), a->shift.end()},
+                  a->neuron);
+    } else if (const auto* neuron = n.as<NeuronNode>()) {
+      n.unary = std::make_shared<Neuron>(context, neuron->neuron);
+    } else if (n.as<IdentityNode>()) {
+      n.unary = std::make_shared<Neuron>(context, NeuronDescriptor{});
+    } else if (const auto* arithmetic = n.as<ArithmeticNode>()) {
+      n.binary = std::make_shared<Arithmetic>(context, arithmetic->operation, arithmetic->neuron);
+    } else if (n.as<ConcatNode>()) {
+      n.copy = std::make_shared<Neuron>(context, NeuronDescriptor{});
+    } else {
+      n.unary = n.as<KernelNode>()->kernel;
     }
     if (n.unary) n.unary->label = n.name;
     if (n.binary) n.binary->label = n.name;
     if (n.copy) n.copy->label = n.name;
-    statistics.kernels += n.kind == NodeKind::concat ? uint32_t(n.copies.size()) : 1;
+    const auto* concat = n.as<ConcatNode>();
+    statistics.kernels += concat ? uint32_t(concat->copies.size()) : 1;
   }
 }
 
@@ -466,18 +588,20 @@ void GraphState::schedule() {
   std::vector<std::vector<uint32_t>> slotWriters(nodes.size());
   for (uint32_t i = 0; i < nodes.size(); ++i) {
     const GraphNode& n = nodes[i];
-    if (n.kind != NodeKind::concat || tensors[n.output].family != i) continue;
+    const auto* concat = n.as<ConcatNode>();
+    if (!concat || tensors[n.output].family != i) continue;
     slotWriters[i].assign(n.inputs.size(), kNone);
     for (size_t k = 0; k < n.inputs.size(); ++k) {
       const GraphTensorInfo& in = tensors[n.inputs[k]];
-      if (in.storedIn == n.output && in.channelOffset == n.inputOffsets[k])
+      if (in.storedIn == n.output && in.channelOffset == concat->inputOffsets[k])
         slotWriters[i][k] = in.producer;
     }
   }
   for (uint32_t i = 0; i < nodes.size(); ++i) {
     const GraphNode& n = nodes[i];
-    if (n.removed || n.kind != NodeKind::concat) continue;
-    for (const GraphNode::Copy& c : n.copies) slotWriters[tensors[n.output].family][c.slot] = i;
+    if (n.removed || !n.as<ConcatNode>()) continue;
+    for (const ConcatNode::Copy& c : n.as<ConcatNode>()->copies)
+      slotWriters[tensors[n.output].family][c.slot] = i;
   }
   auto writers = [&](uint32_t t, std::vector<uint32_t>& out) {
     const GraphTensorInfo& info = tensors[t];
@@ -494,9 +618,9 @@ void GraphState::schedule() {
     const GraphNode& n = nodes[i];
     if (n.removed) continue;
     std::vector<uint32_t> reads;
-    if (n.kind == NodeKind::concat) {
+    if (const auto* concat = n.as<ConcatNode>()) {
       // One copy kernel per input: each reads it once.
-      for (const GraphNode::Copy& c : n.copies) {
+      for (const ConcatNode::Copy& c : concat->copies) {
         reads.push_back(c.tensor);
         rootReads[rootOf(c.tensor)]++;
       }
@@ -542,8 +666,8 @@ void GraphState::schedule() {
 }  // namespace detail
 
 using detail::GraphNode;
+using detail::ConcatNode;
 using detail::kNone;
-using detail::NodeKind;
 
 Graph::Graph(const Context& context, const GraphOptions& options)
     : state_(std::make_unique<detail::GraphState>(detail::GraphState{context, options})) {}
@@ -579,8 +703,7 @@ GraphTensor Graph::convolution(GraphTensor x, const ConvolutionDescriptor& d,
                                const Padding& padding, const std::string& name) {
   auto& s = *state_;
   GraphNode n;
-  n.kind = NodeKind::convolution;
-  n.name = s.nodeName(name, n.kind);
+  n.name = s.nodeName(name, "convolution");
   s.requireBuilding(n.name);
   const TensorShape in = s.tensor(x, n.name).shape;
   if (in.featureChannels != d.inputFeatureChannels)
@@ -596,10 +719,7 @@ GraphTensor Graph::convolution(GraphTensor x, const ConvolutionDescriptor& d,
                                              padding, false, s.what(n.name)),
                   d.outputFeatureChannels};
   n.inputs = {x.id};
-  n.convolution = d;
-  n.weights = std::move(weights);
-  n.bias = std::move(bias);
-  n.padding = padding;
+  n.parameters = detail::ConvolutionNode{d, std::move(weights), std::move(bias), padding};
   return s.addNode(std::move(n), out);
 }
 
@@ -608,8 +728,7 @@ GraphTensor Graph::fullyConnected(GraphTensor x, const ConvolutionDescriptor& d,
                                   const std::string& name) {
   auto& s = *state_;
   GraphNode n;
-  n.kind = NodeKind::fullyConnected;
-  n.name = s.nodeName(name, n.kind);
+  n.name = s.nodeName(name, "fully-connected");
   s.requireBuilding(n.name);
   const TensorShape in = s.tensor(x, n.name).shape;
   if (in.featureChannels != d.inputFeatureChannels || in.width != d.kernelWidth ||
@@ -621,9 +740,7 @@ GraphTensor Graph::fullyConnected(GraphTensor x, const ConvolutionDescriptor& d,
                     std::to_string(in.width) + "x" + std::to_string(in.height) + "x" +
                     std::to_string(in.featureChannels));
   n.inputs = {x.id};
-  n.convolution = d;
-  n.weights = std::move(weights);
-  n.bias = std::move(bias);
+  n.parameters = detail::ConvolutionNode{d, std::move(weights), std::move(bias), {}, true};
   return s.addNode(std::move(n), {1, 1, d.outputFeatureChannels});
 }
 
@@ -631,8 +748,7 @@ GraphTensor Graph::batchNormalization(GraphTensor x, const BatchNormalizationPar
                                       const std::string& name) {
   auto& s = *state_;
   GraphNode n;
-  n.kind = NodeKind::batchNormalization;
-  n.name = s.nodeName(name, n.kind);
+  n.name = s.nodeName(name, "batch normalization");
   s.requireBuilding(n.name);
   const TensorShape in = s.tensor(x, n.name).shape;
   auto sized = [&](const std::vector<float>& v, bool optional) {
@@ -647,20 +763,43 @@ GraphTensor Graph::batchNormalization(GraphTensor x, const BatchNormalizationPar
                     std::to_string(p.variance.size()) + ", gamma " +
                     std::to_string(p.gamma.size()) + ", beta " + std::to_string(p.beta.size()) +
                     ")");
+  for (size_t c = 0; c < p.variance.size(); ++c)
+    if (!(double(p.variance[c]) + double(p.epsilon) > 0))
+      throw Error(ErrorCode::invalidArgument,
+                  s.what(n.name) + ": batch normalization variance[" + std::to_string(c) +
+                      "] + epsilon is " +
+                      std::to_string(double(p.variance[c]) + double(p.epsilon)) + " (must be > 0)");
   n.inputs = {x.id};
-  n.batchNormalization = p;
+  n.parameters = detail::BatchNormalizationNode{p, {}};
+  return s.addNode(std::move(n), in);
+}
+
+GraphTensor Graph::affine(GraphTensor x, std::vector<float> scale, std::vector<float> shift,
+                          const std::string& name) {
+  auto& s = *state_;
+  GraphNode n;
+  n.name = s.nodeName(name, "affine");
+  s.requireBuilding(n.name);
+  const TensorShape in = s.tensor(x, n.name).shape;
+  if (scale.size() != shift.size() || (scale.size() != 1 && scale.size() != in.featureChannels))
+    throw Error(ErrorCode::invalidArgument, s.what(n.name) + ": " + std::to_string(scale.size()) +
+                                                " scales and " + std::to_string(shift.size()) +
+                                                " shifts for " +
+                                                std::to_string(in.featureChannels) +
+                                                " channels (give one of each, or one per channel)");
+  n.inputs = {x.id};
+  n.parameters = detail::AffineNode{std::move(scale), std::move(shift), {}};
   return s.addNode(std::move(n), in);
 }
 
 GraphTensor Graph::neuron(GraphTensor x, const NeuronDescriptor& neuron, const std::string& name) {
   auto& s = *state_;
   GraphNode n;
-  n.kind = NodeKind::neuron;
-  n.name = s.nodeName(name, n.kind);
+  n.name = s.nodeName(name, "neuron");
   s.requireBuilding(n.name);
   const TensorShape in = s.tensor(x, n.name).shape;
   n.inputs = {x.id};
-  n.neuron = neuron;
+  n.parameters = detail::NeuronNode{neuron};
   return s.addNode(std::move(n), in);
 }
 
@@ -668,8 +807,7 @@ GraphTensor Graph::arithmetic(GraphTensor a, GraphTensor b, ArithmeticOperation 
                               const std::string& name) {
   auto& s = *state_;
   GraphNode n;
-  n.kind = NodeKind::arithmetic;
-  n.name = s.nodeName(name, n.kind);
+  n.name = s.nodeName(name, "arithmetic");
   s.requireBuilding(n.name);
   const TensorShape sa = s.tensor(a, n.name).shape, sb = s.tensor(b, n.name).shape;
   const bool spatialOk =
@@ -682,19 +820,19 @@ GraphTensor Graph::arithmetic(GraphTensor a, GraphTensor b, ArithmeticOperation 
                     " onto " + std::to_string(sa.width) + "x" + std::to_string(sa.height) + "x" +
                     std::to_string(sa.featureChannels));
   n.inputs = {a.id, b.id};
-  n.operation = operation;
+  n.parameters = detail::ArithmeticNode{operation, {}};
   return s.addNode(std::move(n), sa);
 }
 
 GraphTensor Graph::concat(const std::vector<GraphTensor>& inputs, const std::string& name) {
   auto& s = *state_;
   GraphNode n;
-  n.kind = NodeKind::concat;
-  n.name = s.nodeName(name, n.kind);
+  n.name = s.nodeName(name, "concat");
   s.requireBuilding(n.name);
   if (inputs.empty()) throw Error(ErrorCode::invalidArgument, s.what(n.name) + ": no inputs");
   TensorShape out = s.tensor(inputs[0], n.name).shape;
   out.featureChannels = 0;
+  detail::ConcatNode concat;
   for (GraphTensor t : inputs) {
     const TensorShape in = s.tensor(t, n.name).shape;
     if (in.width != out.width || in.height != out.height)
@@ -703,17 +841,18 @@ GraphTensor Graph::concat(const std::vector<GraphTensor>& inputs, const std::str
                       std::to_string(in.height) + " vs " + std::to_string(out.width) + "x" +
                       std::to_string(out.height) + ")");
     n.inputs.push_back(t.id);
-    n.inputOffsets.push_back(out.featureChannels);
+    concat.inputOffsets.push_back(out.featureChannels);
     out.featureChannels += in.featureChannels;
   }
+  n.parameters = std::move(concat);
   return s.addNode(std::move(n), out);
 }
 
 GraphTensor Graph::identity(GraphTensor x, const std::string& name) {
   auto& s = *state_;
   GraphNode n;
-  n.kind = NodeKind::identity;
-  n.name = s.nodeName(name, n.kind);
+  n.name = s.nodeName(name, "identity");
+  n.parameters = detail::IdentityNode{};
   s.requireBuilding(n.name);
   const TensorShape in = s.tensor(x, n.name).shape;
   n.inputs = {x.id};
@@ -724,8 +863,7 @@ GraphTensor Graph::unary(GraphTensor x, std::shared_ptr<UnaryKernel> kernel,
                          const std::string& name) {
   auto& s = *state_;
   GraphNode n;
-  n.kind = NodeKind::unary;
-  n.name = s.nodeName(name.empty() && kernel ? kernel->label : name, n.kind);
+  n.name = s.nodeName(name.empty() && kernel ? kernel->label : name, "kernel");
   s.requireBuilding(n.name);
   if (!kernel) throw Error(ErrorCode::invalidArgument, s.what(n.name) + ": the kernel is null");
   const TensorShape in = s.tensor(x, n.name).shape;
@@ -740,7 +878,7 @@ GraphTensor Graph::unary(GraphTensor x, std::shared_ptr<UnaryKernel> kernel,
   TensorShape out{kernel->destinationWidth(in.width), kernel->destinationHeight(in.height),
                   kernel->destinationFeatureChannels(window)};
   n.inputs = {x.id};
-  n.unary = std::move(kernel);
+  n.parameters = detail::KernelNode{std::move(kernel)};
   return s.addNode(std::move(n), out);
 }
 
@@ -799,18 +937,23 @@ std::vector<std::string> Graph::describe() const {
   for (const GraphNode& n : s.nodes) {
     if (n.removed) continue;
     std::ostringstream line;
-    line << n.name << " (" << detail::toString(n.kind);
-    if ((n.kind == NodeKind::convolution || n.kind == NodeKind::fullyConnected)) {
-      if (n.convolution.batchNormalization) line << " + batch norm";
+    line << n.name << " (" << detail::kindName(n.parameters);
+    const NeuronDescriptor* neuron = nullptr;
+    if (const auto* c = n.as<detail::ConvolutionNode>()) {
+      if (c->descriptor.batchNormalization || c->foldedBatchNormalizations) line << " + batch norm";
+      if (c->foldedAffines) line << " + affine";
       if (n.inputs.size() > 1) line << " + residual '" << s.tensors[n.inputs[1]].name << "'";
-      if (n.convolution.neuron.type != NeuronType::none)
-        line << " + " << toString(n.convolution.neuron.type);
+      neuron = &c->descriptor.neuron;
+    } else if (const auto* a = n.as<detail::ArithmeticNode>()) {
+      neuron = &a->neuron;
+    } else if (const auto* b = n.as<detail::BatchNormalizationNode>()) {
+      neuron = &b->neuron;
+    } else if (const auto* f = n.as<detail::AffineNode>()) {
+      neuron = &f->neuron;
+    } else if (const auto* concat = n.as<detail::ConcatNode>()) {
+      line << ", copies " << concat->copies.size() << " of " << n.inputs.size() << " inputs";
     }
-    if ((n.kind == NodeKind::arithmetic || n.kind == NodeKind::batchNormalization) &&
-        n.neuron.type != NeuronType::none)
-      line << " + " << toString(n.neuron.type);
-    if (n.kind == NodeKind::concat)
-      line << ", copies " << n.copies.size() << " of " << n.inputs.size() << " inputs";
+    if (neuron && neuron->type != NeuronType::none) line << " + " << toString(neuron->type);
     const auto& out = s.tensors[n.output];
     line << ") -> " << out.shape.width << "x" << out.shape.height << "x"
          << out.shape.featureChannels;
@@ -930,8 +1073,8 @@ void Graph::encodeBatch(CommandBuffer& commandBuffer, const std::vector<std::vec
         const GraphNode& n = s.nodes[i];
         uint32_t offset = 0;
         const Image out = chunkImages[s.rootOf(n.output, &offset)];
-        if (n.kind == NodeKind::concat) {
-          for (const GraphNode::Copy& c : n.copies) {
+        if (const auto* concat = n.as<ConcatNode>()) {
+          for (const ConcatNode::Copy& c : concat->copies) {
             n.copy->destinationFeatureChannelOffset = c.channel;
             n.copy->encode(commandBuffer, view(chunkImages, c.tensor), out);
           }

@@ -1,9 +1,12 @@
 #include "vkcnn/convolution.h"
 
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 
 #include "convolution_interface.h"
+#include "convolution_tiles.h"
 #include "kernels/kernel_encoding.h"
 #include "kernels/neuron_params.h"
 #include "kernels/weights.h"
@@ -208,9 +211,12 @@ std::shared_ptr<const ConvolutionState> makeState(
   ContextImpl& impl = *context.impl();
   if (d.groups == 1 && perGroup > 1 && impl.capabilities().matrixUnits) {
     // Row k = (tap * S + s) * 4 + c holds input channel 4s + c of the tap; zero rows pad k to
-    // whole chunks of 64 and zero columns the output channels to whole tiles of 64.
+    // whole chunks and zero columns the output channels to whole tiles (convolution_tiles.h).
     const size_t slices = (perGroup + 3) / 4, k = size_t(taps) * slices * 4;
-    const size_t rows = (k + 63) / 64 * 64, columns = (size_t(out) + 63) / 64 * 64;
+    const size_t rows =
+        (k + VKCNN_MATRIX_ROW_ALIGN - 1) / VKCNN_MATRIX_ROW_ALIGN * VKCNN_MATRIX_ROW_ALIGN;
+    const size_t columns = (size_t(out) + VKCNN_MATRIX_COLUMN_ALIGN - 1) /
+                           VKCNN_MATRIX_COLUMN_ALIGN * VKCNN_MATRIX_COLUMN_ALIGN;
     std::vector<uint16_t> matrix(rows * columns, 0);
     for (uint32_t o = 0; o < out; ++o)
       for (uint32_t tap = 0; tap < taps; ++tap)
@@ -241,17 +247,77 @@ void checkSourceChannels(const KernelEncoding& e, const ConvolutionDescriptor& d
               str(d.inputFeatureChannels));
 }
 
-// Dense convolutions writing whole destination layers run as an implicit GEMM, in tiles sized by
-// how many the layer has: the large tiles only while they still give every multiprocessor of a
-// big GPU a few workgroups.
-ShaderId gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, bool matrixUnits) {
+// What runs a dense convolution writing whole destination layers (an implicit GEMM): a shader,
+// and for convolution_tiled a tile of convolution_tiles.h (its specialization constants).
+struct GemmChoice {
+  ShaderId shader;
+  const MatrixTile* tile = nullptr;
+};
+
+const char* nameOf(const GemmChoice& c) {
+  if (c.tile) return c.tile->name;
+  switch (c.shader) {
+    case ShaderId::convolution_matrix_large:
+      return "matrix_large";
+    case ShaderId::convolution_matrix_medium:
+      return "matrix_medium";
+    case ShaderId::convolution_matrix_small:
+      return "matrix_small";
+    case ShaderId::convolution_gemm_large:
+      return "gemm_large";
+    default:
+      return "gemm_small";
+  }
+}
+
+// The test and benchmark hook VKCNN_CONVOLUTION_TILE forces a configuration where it applies: a
+// tile name of convolution_tiles.h, matrix_large / matrix_medium / matrix_small (the split-k
+// shaders of convolution_matrix.glsl), or legacy (the choice before the large tiles existed).
+// Unset or unknown: the selector decides.
+std::string forcedTile() {
+  const char* v = std::getenv("VKCNN_CONVOLUTION_TILE");
+  return v ? std::string(v) : std::string();
+}
+
+// The large tiles of convolution_tiled where the layer has enough of them to fill the device,
+// the one a cost model says is fastest: waves of resident workgroups times stages times the
+// tile's time per stage (convolution_tiles.h, fitted to the H100). Layers with too few outputs
+// for that (late layers at batch 1) go to the split-k shaders of convolution_matrix.glsl, which
+// divide the reduction inside the workgroup, by a latency model of their own.
+GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, bool matrixUnits,
+                      bool tiledAllowed, uint32_t multiprocessors) {
   const uint64_t rows = uint64_t(e.clipWidth) * e.clipHeight * e.imageCount;
   const uint64_t slices = (e.destinationChannels + 3) / 4;
+  const std::string forced = forcedTile();
   if (matrixUnits) {
+    for (const MatrixTile& t : kMatrixTiles)
+      if (tiledAllowed && forced == t.name) return {ShaderId::convolution_tiled, &t};
+    if (forced == "matrix_large") return {ShaderId::convolution_matrix_large};
+    if (forced == "matrix_medium") return {ShaderId::convolution_matrix_medium};
+    if (forced == "matrix_small") return {ShaderId::convolution_matrix_small};
+    const uint64_t sms = multiprocessors ? multiprocessors : 132;
+    const uint64_t k =
+        uint64_t(d.kernelWidth) * d.kernelHeight * ((d.inputFeatureChannels + 3) / 4) * 4;
+    auto tilesOf = [&](uint64_t tileRows, uint64_t tileColumns) {
+      return (rows + tileRows - 1) / tileRows * ((slices * 4 + tileColumns - 1) / tileColumns);
+    };
+    // Measured: below about 0.6 of a 32 x 64 tile per multiprocessor the split-k shaders win.
+    if (tiledAllowed && forced != "legacy" && 5 * tilesOf(32, 64) >= 3 * sms) {
+      const MatrixTile* best = nullptr;
+      double bestCost = 0;
+      for (const MatrixTile& t : kMatrixTiles) {
+        if (!t.nanosecondsPerStage) continue;
+        const uint64_t perWave = sms * t.residentPerMultiprocessor;
+        const double cost = double((tilesOf(t.rows(), t.columns()) + perWave - 1) / perWave) *
+                            double((k + t.depth() - 1) / t.depth()) * t.nanosecondsPerStage;
+        if (!best || cost < bestCost) best = &t, bestCost = cost;
+      }
+      return {ShaderId::convolution_tiled, best};
+    }
     // Tiles (pixels x slices, ways the reduction is split, workgroups a multiprocessor holds) and
     // a latency model: batch-1 layers are bound by how many rounds of 32-deep chunks each
     // workgroup runs one after another, waves of workgroups times chunks per split. Smaller tiles
-    // must win clearly, as they reuse each load less. 132 multiprocessors: an H100.
+    // must win clearly, as they reuse each load less.
     struct Option {
       ShaderId shader;
       uint64_t pixels, slices, split, perMultiprocessor;
@@ -267,14 +333,14 @@ ShaderId gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, boo
     for (const Option& o : options) {
       const uint64_t tiles =
           (rows + o.pixels - 1) / o.pixels * ((slices + o.slices - 1) / o.slices);
-      const uint64_t waves = (tiles + 132 * o.perMultiprocessor - 1) / (132 * o.perMultiprocessor);
+      const uint64_t waves = (tiles + sms * o.perMultiprocessor - 1) / (sms * o.perMultiprocessor);
       const double cost = double(waves * ((chunks + o.split - 1) / o.split));
       if (o.shader == best || cost < 0.75 * bestCost) best = o.shader, bestCost = cost;
     }
-    return best;
+    return {best};
   }
   const uint64_t largeTiles = (rows + 63) / 64 * ((slices + 15) / 16);
-  return largeTiles >= 512 ? ShaderId::convolution_gemm_large : ShaderId::convolution_gemm_small;
+  return {largeTiles >= 512 ? ShaderId::convolution_gemm_large : ShaderId::convolution_gemm_small};
 }
 
 struct Tile {
@@ -312,8 +378,24 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
       shader != ShaderId::depthwise_convolution && d.groups == 1 && alignedDestination;
   const ShaderVariant variant = variantFor(e.destination);
   const bool matrixUnits = gemm && variant == ShaderVariant::f16 && s.matrixWeights;
-  if (gemm) shader = gemmShader(e, d, matrixUnits);
-  DispatchRecorder r(e.commandBuffer, shader, variant, e.what());
+  GemmChoice choice{shader};
+  std::string what = e.what();
+  std::vector<int32_t> specialization;
+  if (gemm) {
+    const DeviceCapabilities& caps = e.commandBuffer.context->capabilities();
+    // convolution_tiled reads a source texel as one fetch (a window starting at a layer) and
+    // counts warps of 32 invocations.
+    const bool alignedSource = (e.source.storageChannelOffset() + e.sourceChannelOffset) % 4 == 0;
+    choice = gemmShader(e, d, matrixUnits, alignedSource && caps.subgroupSize == 32,
+                        caps.multiprocessorCount);
+    shader = choice.shader;
+    // The profile and the benchmark read the configuration off the dispatch's label.
+    what += std::string(" (") + nameOf(choice) + ")";
+    if (const MatrixTile* t = choice.tile)
+      specialization = {int32_t(t->warpsM),     int32_t(t->warpsN), int32_t(t->fragmentsM),
+                        int32_t(t->fragmentsN), int32_t(t->kSteps), int32_t(t->threads())};
+  }
+  DispatchRecorder r(e.commandBuffer, shader, variant, what, specialization);
   shader::ConvolutionPush push{};
   const uint32_t slices = r.bindWindows(push, e);
   r.bindBuffer(2, matrixUnits ? s.matrixWeights : s.weights);
@@ -341,6 +423,12 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
   push.convolution.dilationY = int32_t(d.dilationRateY);
   push.convolution.inputChannelsPerGroup = int32_t(d.inputFeatureChannels / d.groups);
   push.convolution.outputChannelsPerGroup = int32_t(d.outputFeatureChannels / d.groups);
+  if (const MatrixTile* t = choice.tile) {
+    const uint64_t rows = uint64_t(e.clipWidth) * e.clipHeight * e.imageCount;
+    r.dispatchGroups(&push, sizeof push, uint32_t((rows + t->rows() - 1) / t->rows()),
+                     (4 * slices + t->columns() - 1) / t->columns(), 1);
+    return;
+  }
   if (gemm) {
     const Tile tile = tileOf(shader);
     const uint64_t rows = uint64_t(e.clipWidth) * e.clipHeight * e.imageCount;

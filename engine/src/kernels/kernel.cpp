@@ -154,9 +154,9 @@ void prepareDestinations(CommandBufferImpl& cb, const std::vector<Image>& images
 // ---- DispatchRecorder -------------------------------------------------------------------------
 
 DispatchRecorder::DispatchRecorder(CommandBufferImpl& cb, ShaderId shader, ShaderVariant variant,
-                                   std::string what)
+                                   std::string what, std::span<const int32_t> specialization)
     : commandBuffer_(cb), what_(std::move(what)) {
-  pipeline_ = &cb.context->pipelines().get(shader, variant);
+  pipeline_ = &cb.context->pipelines().get(shader, variant, specialization);
   module_ = pipeline_->module;
 }
 

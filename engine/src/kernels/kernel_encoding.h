@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -85,8 +86,9 @@ void prepareDestinations(CommandBufferImpl& commandBuffer, const std::vector<Ima
 
 class DispatchRecorder {
  public:
+  // `specialization`: the shader's specialization constants (PipelineRegistry::get).
   DispatchRecorder(CommandBufferImpl& commandBuffer, ShaderId shader, ShaderVariant variant,
-                   std::string what);
+                   std::string what, std::span<const int32_t> specialization = {});
 
   // Binds images [firstImage, +imageCount) of `image`, window channels [channelOffset, +channels)
   // of the view, as a sampled source or a storage destination, and returns what the shader needs

@@ -159,6 +159,13 @@ void StagingPool::giveBack(std::unique_ptr<StagingBuffer> buffer) {
   }
 }
 
+uint64_t StagingPool::cachedBytes() {
+  std::lock_guard lock(mutex_);
+  uint64_t bytes = 0;
+  for (const auto& b : free_) bytes += b->size();
+  return bytes;
+}
+
 void StagingPool::trim() {
   std::vector<std::unique_ptr<StagingBuffer>> dropped;
   std::lock_guard lock(mutex_);

@@ -88,6 +88,8 @@ class StagingPool {
   Lease acquire(VkDeviceSize size, const char* what);
   // Frees the buffers no transfer holds.
   void trim();
+  // Bytes of the buffers no transfer holds.
+  uint64_t cachedBytes();
 
  private:
   void giveBack(std::unique_ptr<StagingBuffer> buffer);

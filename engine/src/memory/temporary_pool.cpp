@@ -35,8 +35,10 @@ Allocation TemporaryBlockCache::take(VkDeviceSize size, uint32_t typeBits) {
   // A new block. Taking and giving back leave held + cached bytes as they are; only this raises
   // them, so this is where the bound is kept, before the new block is allocated.
   const VkDeviceSize peak = std::max(peakHeldBytes_, heldBytes_ + size);
+  // Within a memory budget, cached blocks also go before the new one would break it.
   auto evicted = blocks_.begin();
-  while (evicted != blocks_.end() && heldBytes_ + size + cachedBytes_ > peak) {
+  while (evicted != blocks_.end() &&
+         (heldBytes_ + size + cachedBytes_ > peak || !context_.allocator().fitsBudget(size))) {
     cachedBytes_ -= evicted->size;
     context_.allocator().free(*evicted++);
   }

@@ -35,6 +35,10 @@ class TemporaryBlockCache {
   void give(Allocation block);
   // Frees every cached block; the bound starts again from the blocks held now.
   void trim();
+  uint64_t cachedBytes() {
+    std::lock_guard lock(mutex_);
+    return cachedBytes_;
+  }
 
  private:
   ContextImpl& context_;

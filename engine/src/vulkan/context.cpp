@@ -265,6 +265,20 @@ void ContextImpl::readOptions(const ContextOptions& options) {
   if (options.log) logCallback_ = options.log;
   fenceTimeoutNs_ = fenceTimeoutMs(options) * 1000000ull;
   wantMatrixUnits_ = options.matrixUnits.value_or(!envFlag("VKCNN_NO_MATRIX_UNITS"));
+  if (options.memoryBlockSize &&
+      *options.memoryBlockSize < detail::DeviceMemoryAllocator::kMinimumBlockSize)
+    throw Error(ErrorCode::invalidArgument,
+                "ContextOptions::memoryBlockSize " + std::to_string(*options.memoryBlockSize) +
+                    " is below the smallest block, " +
+                    std::to_string(detail::DeviceMemoryAllocator::kMinimumBlockSize) + " bytes");
+  if (bool(options.memoryCallbacks.allocate) != bool(options.memoryCallbacks.free))
+    throw Error(ErrorCode::invalidArgument,
+                std::string("ContextOptions::memoryCallbacks: ") +
+                    (options.memoryCallbacks.allocate ? "allocate" : "free") + " is set without " +
+                    (options.memoryCallbacks.allocate ? "free" : "allocate"));
+  memoryBlockSize_ = options.memoryBlockSize;
+  memoryBudget_ = options.memoryBudget;
+  memoryCallbacks_ = options.memoryCallbacks;
 }
 
 bool ContextImpl::hasMatrixShape() const {
@@ -404,7 +418,8 @@ void ContextImpl::createOwned(const ContextOptions& options) {
     bool numeric = std::all_of(wanted.begin(), wanted.end(), ::isdigit);
     auto it = candidates.end();
     if (numeric) {
-      size_t index = std::stoul(wanted);
+      // An index too long for any device count matches none (std::stoul would throw).
+      const size_t index = wanted.size() <= 9 ? std::stoul(wanted) : SIZE_MAX;
       if (index < candidates.size()) it = candidates.begin() + long(index);
     } else {
       it = std::find_if(candidates.begin(), candidates.end(), [&](auto& c) {
@@ -557,6 +572,15 @@ void ContextImpl::queryCapabilities(bool adopted, bool matrixUnits,
   driver.pNext = &subgroup;
   VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
   props.pNext = &driver;
+  uint32_t count = 0;
+  vki_.vkEnumerateDeviceExtensionProperties(physicalDevice_, nullptr, &count, nullptr);
+  std::vector<VkExtensionProperties> extensions(count);
+  vki_.vkEnumerateDeviceExtensionProperties(physicalDevice_, nullptr, &count, extensions.data());
+  // A property of a supported extension may be queried without enabling it.
+  VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+  const bool smBuiltins = hasExtension(extensions, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME);
+  if (smBuiltins) subgroup.pNext = &sm;
   vki_.vkGetPhysicalDeviceProperties2(physicalDevice_, &props);
   const VkPhysicalDeviceLimits& limits = props.properties.limits;
   auto& c = capabilities_;
@@ -577,10 +601,7 @@ void ContextImpl::queryCapabilities(bool adopted, bool matrixUnits,
   c.shaderFloat16 = f12 && f12->shaderFloat16;
   c.storage16Bit = f11 && f11->storageBuffer16BitAccess;
   c.adopted = adopted;
-  uint32_t count = 0;
-  vki_.vkEnumerateDeviceExtensionProperties(physicalDevice_, nullptr, &count, nullptr);
-  std::vector<VkExtensionProperties> extensions(count);
-  vki_.vkEnumerateDeviceExtensionProperties(physicalDevice_, nullptr, &count, extensions.data());
+  c.multiprocessorCount = smBuiltins ? sm.shaderSMCount : 0;
   c.cooperativeMatrix = hasExtension(extensions, "VK_KHR_cooperative_matrix") ||
                         hasExtension(extensions, "VK_NV_cooperative_matrix");
   c.matrixUnits = matrixUnits && c.shaderFloat16 && c.storage16Bit;
@@ -591,9 +612,15 @@ void ContextImpl::queryCapabilities(bool adopted, bool matrixUnits,
 void ContextImpl::createCommonObjects() {
   setName(VK_OBJECT_TYPE_DEVICE, device_, "vkcnn device");
   setName(VK_OBJECT_TYPE_QUEUE, queue_, "vkcnn queue");
-  allocator_ = std::make_unique<DeviceMemoryAllocator>(*this);
   VkPhysicalDeviceProperties properties;
   vki_.vkGetPhysicalDeviceProperties(physicalDevice_, &properties);
+  DeviceMemoryAllocator::Options memory;
+  memory.blockSize =
+      memoryBlockSize_.value_or(DeviceMemoryAllocator::defaultBlockSize(memoryProperties_));
+  memory.budget = memoryBudget_;
+  memory.bufferImageGranularity = properties.limits.bufferImageGranularity;
+  memory.callbacks = std::move(memoryCallbacks_);
+  allocator_ = std::make_unique<DeviceMemoryAllocator>(*this, std::move(memory));
   pipelines_ = std::make_unique<PipelineRegistry>(*this, defaultPipelineCacheFile(properties));
   temporaryBlocks_ = std::make_unique<TemporaryBlockCache>(*this);
   staging_ = std::make_unique<StagingPool>(*this);
@@ -791,6 +818,11 @@ MemoryStatistics Context::memoryStatistics() const {
   m.liveAllocations = allocator.liveAllocations();
   m.deviceBytesInUse = allocator.bytesInUse();
   m.allocationRequests = allocator.requestCount();
+  m.peakDeviceBytesAllocated = allocator.peakBytesAllocated();
+  m.deviceBytesCached = impl_->temporaryBlocks().cachedBytes() + impl_->staging().cachedBytes() +
+                        impl_->allocator().emptyBlockBytes();
+  m.memoryBudget = allocator.budget();
+  m.memoryBlockSize = allocator.blockSize();
   return m;
 }
 void Context::injectAllocationFailure(uint64_t n) {
@@ -799,6 +831,8 @@ void Context::injectAllocationFailure(uint64_t n) {
 void Context::trimTemporaryMemory() {
   impl_->temporaryBlocks().trim();
   impl_->staging().trim();
+  // After the staging buffers: their blocks are empty only now.
+  impl_->allocator().releaseEmptyBlocks();
 }
 std::string Context::pipelineCacheFile() const {
   return impl_->pipelines().cacheFile();

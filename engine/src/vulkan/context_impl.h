@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "memory/allocator.h"
@@ -126,6 +127,9 @@ class ContextImpl : public std::enable_shared_from_this<ContextImpl> {
   bool ownsDevice_ = false;
   bool debugUtils_ = false;
   bool wantMatrixUnits_ = true;
+  std::optional<uint64_t> memoryBlockSize_;
+  uint64_t memoryBudget_ = 0;
+  DeviceMemoryCallbacks memoryCallbacks_;
   VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
   DeviceCapabilities capabilities_;
   VkPhysicalDeviceMemoryProperties memoryProperties_{};

@@ -171,16 +171,19 @@ PipelineRegistry::PipelineRegistry(ContextImpl& context, std::string cacheFile)
 
 PipelineRegistry::~PipelineRegistry() {
   if (dirty_) save();
-  const auto& vk = context_.vk();
-  VkDevice device = context_.device();
   for (auto& variants : pipelines_)
     for (auto& p : variants)
-      if (p) {
-        vk.vkDestroyPipeline(device, p->pipeline, nullptr);
-        vk.vkDestroyPipelineLayout(device, p->layout, nullptr);
-        vk.vkDestroyDescriptorSetLayout(device, p->setLayout, nullptr);
-      }
-  vk.vkDestroyPipelineCache(device, cache_, nullptr);
+      if (p) destroy(*p);
+  for (auto& [key, p] : specialized_) destroy(*p);
+  context_.vk().vkDestroyPipelineCache(context_.device(), cache_, nullptr);
+}
+
+void PipelineRegistry::destroy(Pipeline& p) {
+  const auto& vk = context_.vk();
+  VkDevice device = context_.device();
+  vk.vkDestroyPipeline(device, p.pipeline, nullptr);
+  vk.vkDestroyPipelineLayout(device, p.layout, nullptr);
+  vk.vkDestroyDescriptorSetLayout(device, p.setLayout, nullptr);
 }
 
 uint32_t PipelineRegistry::pipelinesCreated() const {
@@ -188,20 +191,30 @@ uint32_t PipelineRegistry::pipelinesCreated() const {
   uint32_t n = 0;
   for (auto& variants : pipelines_)
     for (auto& p : variants) n += p != nullptr;
-  return n;
+  return n + uint32_t(specialized_.size());
 }
 
-const Pipeline& PipelineRegistry::get(ShaderId id, ShaderVariant variant) {
+const Pipeline& PipelineRegistry::get(ShaderId id, ShaderVariant variant,
+                                      std::span<const int32_t> specialization) {
   std::lock_guard lock(mutex_);
+  if (!specialization.empty()) {
+    auto& slot = specialized_[{id, variant, {specialization.begin(), specialization.end()}}];
+    if (!slot) {
+      slot = std::make_unique<Pipeline>(create(id, variant, specialization));
+      dirty_ = true;
+    }
+    return *slot;
+  }
   auto& slot = pipelines_[uint32_t(id)][uint32_t(variant)];
   if (!slot) {
-    slot = std::make_unique<Pipeline>(create(id, variant));
+    slot = std::make_unique<Pipeline>(create(id, variant, {}));
     dirty_ = true;
   }
   return *slot;
 }
 
-Pipeline PipelineRegistry::create(ShaderId id, ShaderVariant variant) {
+Pipeline PipelineRegistry::create(ShaderId id, ShaderVariant variant,
+                                  std::span<const int32_t> specialization) {
   const auto& vk = context_.vk();
   VkDevice device = context_.device();
   const ShaderModuleInfo& module = shaderModule(id, variant);
@@ -262,6 +275,12 @@ Pipeline PipelineRegistry::create(ShaderId id, ShaderVariant variant) {
   info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
   info.stage.module = shader;
   info.stage.pName = "main";
+  std::vector<VkSpecializationMapEntry> entries(specialization.size());
+  for (uint32_t i = 0; i < entries.size(); ++i)
+    entries[i] = {i, uint32_t(i * sizeof(int32_t)), sizeof(int32_t)};
+  const VkSpecializationInfo specializationInfo{uint32_t(entries.size()), entries.data(),
+                                                specialization.size_bytes(), specialization.data()};
+  if (!specialization.empty()) info.stage.pSpecializationInfo = &specializationInfo;
   info.layout = p.layout;
   VkResult result = vk.vkCreateComputePipelines(device, cache_, 1, &info, nullptr, &p.pipeline);
   vk.vkDestroyShaderModule(device, shader, nullptr);

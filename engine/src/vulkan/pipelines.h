@@ -5,9 +5,12 @@
 #include <vulkan/vulkan_core.h>
 
 #include <array>
+#include <map>
 #include <memory>
+#include <span>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "vkcnn_shader_ids.h"
@@ -41,11 +44,15 @@ class PipelineRegistry {
   void save();
   const std::string& cacheFile() const { return cacheFile_; }
   bool loadedFromDisk() const { return loaded_; }
-  const Pipeline& get(ShaderId id, ShaderVariant variant);
+  // `specialization`: the values of the shader's specialization constants 0, 1, ... (int32), one
+  // pipeline per distinct list (the matrix-unit convolution's tiles, convolution_tiles.h).
+  const Pipeline& get(ShaderId id, ShaderVariant variant,
+                      std::span<const int32_t> specialization = {});
   uint32_t pipelinesCreated() const;
 
  private:
-  Pipeline create(ShaderId id, ShaderVariant variant);
+  Pipeline create(ShaderId id, ShaderVariant variant, std::span<const int32_t> specialization);
+  void destroy(Pipeline& p);
 
   std::vector<uint8_t> loadCacheFile() const;
 
@@ -56,6 +63,8 @@ class PipelineRegistry {
   bool loaded_ = false;
   bool dirty_ = false;
   std::array<std::array<std::unique_ptr<Pipeline>, kShaderVariantCount>, kShaderIdCount> pipelines_;
+  std::map<std::tuple<ShaderId, ShaderVariant, std::vector<int32_t>>, std::unique_ptr<Pipeline>>
+      specialized_;
 };
 
 }  // namespace vkcnn::detail

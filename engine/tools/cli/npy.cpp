@@ -1,5 +1,7 @@
 #include "npy.h"
 
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -28,10 +30,12 @@ std::string headerValue(const std::string& header, const std::string& key) {
 
 }  // namespace
 
-Array readNpy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) throw Error(ErrorCode::io, path + ": cannot open");
-  const uint64_t fileSize = uint64_t(in.tellg());
+namespace {
+
+// Reads the header; `in` is left at the data.
+Array readHeader(const std::string& path, std::ifstream& in, bool& f4, uint64_t& count,
+                 uint64_t& fileSize) {
+  fileSize = uint64_t(in.tellg());
   in.seekg(0);
   char magic[8];
   if (!in.read(magic, 8) || std::memcmp(magic, "\x93NUMPY", 6) != 0) bad(path, "no NUMPY magic");
@@ -49,19 +53,21 @@ Array readNpy(const std::string& path) {
   std::string header(headerLength, '\0');
   if (!in.read(header.data(), headerLength)) bad(path, "truncated header");
   const std::string descr = headerValue(header, "descr");
-  const bool f4 = descr.find("<f4") != std::string::npos,
-             f8 = descr.find("<f8") != std::string::npos;
+  f4 = descr.find("<f4") != std::string::npos;
+  const bool f8 = descr.find("<f8") != std::string::npos;
   if (!f4 && !f8) bad(path, "dtype " + descr + "; float32 or float64 expected");
   if (headerValue(header, "fortran_order").find("False") == std::string::npos)
     bad(path, "Fortran order");
   Array a;
   std::string dims = headerValue(header, "shape");
   std::stringstream s(dims.size() > 2 ? dims.substr(1, dims.size() - 2) : "");
-  uint64_t count = 1;
+  count = 1;
   for (std::string item; std::getline(s, item, ',');) {
     if (item.find_first_not_of(' ') == std::string::npos) continue;
-    const long long d = std::stoll(item);
-    if (d < 0 || d > (1ll << 31)) bad(path, "dimension " + item);
+    char* end = nullptr;
+    const long long d = std::strtoll(item.c_str(), &end, 10);
+    while (*end == ' ') ++end;
+    if (*end || d < 0 || d > (1ll << 31)) bad(path, "dimension " + item);
     a.shape.push_back(d);
     count *= uint64_t(d);
     if (count > (uint64_t(1) << 31)) bad(path, "more than 2^31 elements");
@@ -71,6 +77,18 @@ Array readNpy(const std::string& path) {
   if (dataStart + bytes != fileSize)
     bad(path, std::to_string(fileSize - dataStart) + " data bytes for " + std::to_string(bytes) +
                   " expected");
+  return a;
+}
+
+}  // namespace
+
+Array readNpy(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) throw Error(ErrorCode::io, path + ": cannot open");
+  bool f4 = false;
+  uint64_t count = 0, fileSize = 0;
+  Array a = readHeader(path, in, f4, count, fileSize);
+  const uint64_t bytes = count * (f4 ? 4 : 8);
   a.data.resize(count);
   if (f4) {
     in.read(reinterpret_cast<char*>(a.data.data()), std::streamsize(bytes));
@@ -80,6 +98,14 @@ Array readNpy(const std::string& path) {
     for (size_t i = 0; i < count; ++i) a.data[i] = float(d[i]);
   }
   return a;
+}
+
+std::vector<int64_t> readNpyShape(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) throw Error(ErrorCode::io, path + ": cannot open");
+  bool f4 = false;
+  uint64_t count = 0, fileSize = 0;
+  return readHeader(path, in, f4, count, fileSize).shape;
 }
 
 void writeNpy(const std::string& path, const Array& a) {
@@ -97,7 +123,8 @@ void writeNpy(const std::string& path, const Array& a) {
   out.write(reinterpret_cast<const char*>(&length), 2);
   out.write(header.data(), std::streamsize(header.size()));
   out.write(reinterpret_cast<const char*>(a.data.data()), std::streamsize(a.data.size() * 4));
-  if (!out) throw Error(ErrorCode::io, path + ": cannot write");
+  out.close();
+  if (!out) throw Error(ErrorCode::io, path + ": cannot write (" + std::strerror(errno) + ")");
 }
 
 std::vector<float> readRawFloats(const std::string& path, size_t expected) {
@@ -117,7 +144,8 @@ std::vector<float> readRawFloats(const std::string& path, size_t expected) {
 void writeRawFloats(const std::string& path, const std::vector<float>& data) {
   std::ofstream out(path, std::ios::binary);
   out.write(reinterpret_cast<const char*>(data.data()), std::streamsize(data.size() * 4));
-  if (!out) throw Error(ErrorCode::io, path + ": cannot write");
+  out.close();
+  if (!out) throw Error(ErrorCode::io, path + ": cannot write (" + std::strerror(errno) + ")");
 }
 
 }  // namespace vkcnn::cli

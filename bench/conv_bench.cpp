@@ -1,0 +1,476 @@
+// vkcnn-bench-conv: the per-shape convolution benchmark of issue #11 (driven by
+// scripts/bench/conv_shapes.py on the GPU machine), and the GEMM ceiling.
+//
+//   vkcnn-bench-conv conv SHAPES --fp16|--fp32 [--iterations N] [--tiles auto,NAME,...]
+//     SHAPES: one convolution a line, "name n c h w k kh kw sh sw ph pw dh dw groups"
+//     (PyTorch's conv2d geometry, symmetric padding). Prints one JSON object a line: the median
+//     and minimum GPU time of the convolution (the sum of its dispatches when the batch needs
+//     several because of the layer limit), from timestamps around each dispatch.
+//     --tiles times each shape once per configuration: auto (the selector's choice) or one that
+//     VKCNN_CONVOLUTION_TILE forces (convolution.cpp; tile names in convolution_tiles.h).
+//   vkcnn-bench-conv gemm SPIRV M N K [--iterations N]
+//     Times bench/gemm_ceiling.comp (its SPIR-V file) on every tile of convolution_tiles.h for
+//     C[M][N] = A[M][K] B[K][N] from storage buffers, and checks a sample of C against the CPU.
+//
+// Random inputs and weights (never zeros: METHOD.md); timings are GPU timestamps, medians of N.
+#include <dlfcn.h>
+#include <vkcnn/vkcnn.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "convolution_tiles.h"
+
+using namespace vkcnn;
+
+namespace {
+
+struct Shape {
+  std::string name;
+  uint32_t n, c, h, w, k, kh, kw, sh, sw, ph, pw, dh, dw, groups;
+};
+
+std::vector<float> randomFloats(size_t count, uint32_t seed, float scale) {
+  std::vector<float> v(count);
+  uint32_t s = seed * 2654435761u + 1;
+  for (float& x : v) {
+    s ^= s << 13, s ^= s >> 17, s ^= s << 5;
+    x = scale * (float(s >> 8) * (2.0f / 16777216.0f) - 1.0f);
+  }
+  return v;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+int benchConvolutions(const std::string& path, ChannelFormat format, int iterations,
+                      const std::vector<std::string>& tiles) {
+  Context context;
+  std::ifstream in(path);
+  if (!in) {
+    std::cerr << "cannot read " << path << "\n";
+    return 1;
+  }
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream ls(line);
+    Shape s;
+    ls >> s.name >> s.n >> s.c >> s.h >> s.w >> s.k >> s.kh >> s.kw >> s.sh >> s.sw >> s.ph >>
+        s.pw >> s.dh >> s.dw >> s.groups;
+    if (!ls) {
+      std::cerr << "bad line: " << line << "\n";
+      return 1;
+    }
+    try {
+      ConvolutionDescriptor d = ConvolutionDescriptor::make(s.kw, s.kh, s.c, s.k);
+      d.strideInPixelsX = s.sw, d.strideInPixelsY = s.sh;
+      d.dilationRateX = s.dw, d.dilationRateY = s.dh;
+      d.groups = s.groups;
+      d.neuron = NeuronDescriptor::relu();
+      const double fanIn = double(s.kh) * s.kw * (s.c / s.groups);
+      const std::vector<float> weights =
+          randomFloats(d.weightCount(), 7, float(1.5 / std::sqrt(fanIn)));
+      const std::vector<float> bias = randomFloats(s.k, 9, 0.1f);
+      Convolution conv(context, d, weights, bias);
+      conv.padding = Padding::explicitPadding(s.ph, s.pw, s.ph, s.pw);
+      const uint32_t ow = conv.destinationWidth(s.w), oh = conv.destinationHeight(s.h);
+      // The layer limit splits large batches, as the Graph does.
+      const uint32_t chunk = std::min(
+          {s.n, Image::maxNumberOfImages(context, s.c), Image::maxNumberOfImages(context, s.k)});
+      const uint32_t dispatches = (s.n + chunk - 1) / chunk;
+      Image source(context, {s.w, s.h, s.c, chunk, format, ImageUsage::all, "x"});
+      Image destination(context, {ow, oh, s.k, chunk, format, ImageUsage::all, "y"});
+      const std::vector<float> x = randomFloats(size_t(s.w) * s.h * s.c, 3, 1.0f);
+      for (uint32_t i = 0; i < chunk; ++i)
+        source.writeFloats(x, DataLayout::HeightxWidthxFeatureChannels, i);
+      const double flops = 2.0 * s.n * ow * oh * s.k * s.kh * s.kw * (s.c / s.groups);
+      // The GPU idles while the host prepares a shape and its clocks drop (seen on the H100: the
+      // first configuration timed ran up to 5x slower than the same one timed after it): about
+      // 30 ms of this convolution first brings them back up.
+      unsetenv("VKCNN_CONVOLUTION_TILE");
+      for (double perDispatch = 0, round = 0; round < 2; ++round) {
+        const uint32_t count =
+            round == 0 ? 5 : uint32_t(std::clamp(30.0 / std::max(perDispatch, 1e-3), 5.0, 500.0));
+        CommandBufferOptions options;
+        options.profile = true;
+        CommandBuffer warm(context, "warm-up", options);
+        for (uint32_t i = 0; i < count; ++i) conv.encode(warm, source, destination);
+        warm.commit();
+        warm.waitUntilCompleted();
+        perDispatch = warm.gpuMilliseconds() / count;
+      }
+      for (const std::string& tile : tiles) {
+        if (tile == "auto")
+          unsetenv("VKCNN_CONVOLUTION_TILE");
+        else
+          setenv("VKCNN_CONVOLUTION_TILE", tile.c_str(), 1);
+        const int warmup = 3;
+        CommandBufferOptions options;
+        options.profile = true;
+        CommandBuffer cb(context, "bench", options);
+        for (int r = 0; r < warmup + iterations; ++r)
+          for (uint32_t i = 0; i < dispatches; ++i) conv.encode(cb, source, destination);
+        cb.commit();
+        cb.waitUntilCompleted();
+        const std::vector<KernelTiming> timings = cb.kernelTimings();
+        std::vector<double> perRun;
+        for (int r = warmup; r < warmup + iterations; ++r) {
+          double sum = 0;
+          for (uint32_t i = 0; i < dispatches; ++i)
+            sum += timings.at(r * dispatches + i).milliseconds;
+          perRun.push_back(sum);
+        }
+        const double med = median(perRun);
+        // The dispatch's label names the configuration the selector chose (the profile shows it).
+        std::printf(
+            "{\"name\": \"%s\", \"tile\": \"%s\", \"ms\": %.6f, \"min_ms\": %.6f, "
+            "\"tflops\": %.3f, \"dispatches\": %u, \"config\": \"%s\"}\n",
+            s.name.c_str(), tile.c_str(), med, *std::min_element(perRun.begin(), perRun.end()),
+            flops / (med * 1e-3) / 1e12, dispatches, timings.at(warmup * dispatches).label.c_str());
+        std::fflush(stdout);
+      }
+    } catch (const std::exception& e) {
+      std::printf("{\"name\": \"%s\", \"error\": \"%s\"}\n", s.name.c_str(), e.what());
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}
+
+// ---- GEMM ceiling: raw Vulkan on the Context's device ------------------------------------------
+
+struct Vk {
+#define VKFN(name) PFN_##name name = nullptr;
+#define VK_FUNCTIONS                                                                               \
+  VKFN(vkCreateBuffer)                                                                             \
+  VKFN(vkDestroyBuffer)                                                                            \
+  VKFN(vkGetBufferMemoryRequirements)                                                              \
+  VKFN(vkAllocateMemory) VKFN(vkFreeMemory) VKFN(vkBindBufferMemory) VKFN(vkMapMemory)             \
+      VKFN(vkUnmapMemory) VKFN(vkCreateShaderModule) VKFN(vkDestroyShaderModule)                   \
+          VKFN(vkCreateDescriptorSetLayout) VKFN(vkDestroyDescriptorSetLayout)                     \
+              VKFN(vkCreatePipelineLayout) VKFN(vkDestroyPipelineLayout)                           \
+                  VKFN(vkCreateComputePipelines) VKFN(vkDestroyPipeline)                           \
+                      VKFN(vkCreateDescriptorPool) VKFN(vkDestroyDescriptorPool)                   \
+                          VKFN(vkAllocateDescriptorSets) VKFN(vkUpdateDescriptorSets)              \
+                              VKFN(vkCreateCommandPool) VKFN(vkDestroyCommandPool)                 \
+                                  VKFN(vkAllocateCommandBuffers) VKFN(vkBeginCommandBuffer)        \
+                                      VKFN(vkEndCommandBuffer) VKFN(vkCmdBindPipeline)             \
+                                          VKFN(vkCmdBindDescriptorSets) VKFN(vkCmdPushConstants)   \
+                                              VKFN(vkCmdDispatch) VKFN(vkCmdWriteTimestamp)        \
+                                                  VKFN(vkCreateQueryPool) VKFN(vkDestroyQueryPool) \
+                                                      VKFN(vkCmdResetQueryPool)                    \
+                                                          VKFN(vkGetQueryPoolResults)              \
+                                                              VKFN(vkQueueSubmit)                  \
+                                                                  VKFN(vkQueueWaitIdle)
+  VK_FUNCTIONS
+#undef VKFN
+  PFN_vkGetPhysicalDeviceMemoryProperties vkGetPhysicalDeviceMemoryProperties = nullptr;
+};
+
+void check(VkResult r, const char* what) {
+  if (r != VK_SUCCESS)
+    throw std::runtime_error(std::string(what) + " failed: " + std::to_string(r));
+}
+
+float halfToFloat(uint16_t h) {
+  const uint32_t sign = uint32_t(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+  uint32_t bits;
+  if (exp == 0)
+    return (sign ? -1.f : 1.f) * std::ldexp(float(man), -24);
+  else if (exp == 31)
+    bits = sign | 0x7f800000 | (man << 13);
+  else
+    bits = sign | ((exp + 112) << 23) | (man << 13);
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t floatToHalf(float f) {  // inputs here are small normals: truncation is fine
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  const uint32_t sign = (b >> 16) & 0x8000;
+  const int exp = int((b >> 23) & 0xff) - 127 + 15;
+  if (exp <= 0) return uint16_t(sign);
+  return uint16_t(sign | (uint32_t(exp) << 10) | ((b >> 13) & 0x3ff));
+}
+
+int benchGemm(const std::string& spirvPath, uint32_t M, uint32_t N, uint32_t K, int iterations) {
+  Context context;
+  if (!context.capabilities().matrixUnits) {
+    std::cerr << "gemm: the device has no matrix units vkcnn uses\n";
+    return 1;
+  }
+  std::printf("{\"device\": \"%s\", \"multiprocessors\": %u}\n",
+              context.capabilities().deviceName.c_str(),
+              context.capabilities().multiprocessorCount);
+  std::ifstream f(spirvPath, std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(f)), {});
+  if (bytes.empty() || bytes.size() % 4) {
+    std::cerr << "cannot read SPIR-V " << spirvPath << "\n";
+    return 1;
+  }
+  VkInstance instance = context.vkInstance();
+  VkDevice device = context.vkDevice();
+  // The loader vkcnn opened (volk), opened again for its entry point.
+  void* loader = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!loader) throw std::runtime_error("cannot open libvulkan.so.1");
+  auto vkGetInstanceProcAddr =
+      reinterpret_cast<PFN_vkGetInstanceProcAddr>(dlsym(loader, "vkGetInstanceProcAddr"));
+  auto gdpa = reinterpret_cast<PFN_vkGetDeviceProcAddr>(
+      vkGetInstanceProcAddr(instance, "vkGetDeviceProcAddr"));
+  Vk vk;
+#define VKFN(name) vk.name = reinterpret_cast<PFN_##name>(gdpa(device, #name));
+  VK_FUNCTIONS
+#undef VKFN
+  vk.vkGetPhysicalDeviceMemoryProperties =
+      reinterpret_cast<PFN_vkGetPhysicalDeviceMemoryProperties>(
+          vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceMemoryProperties"));
+  VkPhysicalDeviceMemoryProperties mp;
+  vk.vkGetPhysicalDeviceMemoryProperties(context.vkPhysicalDevice(), &mp);
+
+  // Host-visible device-local memory (ReBAR on the H100) keeps this short; else host memory.
+  struct Buf {
+    VkBuffer buffer;
+    VkDeviceMemory memory;
+    void* map;
+  };
+  auto makeBuffer = [&](VkDeviceSize size) {
+    Buf b{};
+    VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    bi.size = size;
+    bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
+    check(vk.vkCreateBuffer(device, &bi, nullptr, &b.buffer), "vkCreateBuffer");
+    VkMemoryRequirements req;
+    vk.vkGetBufferMemoryRequirements(device, b.buffer, &req);
+    int type = -1;
+    for (VkMemoryPropertyFlags want :
+         {VkMemoryPropertyFlags(VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT |
+                                VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                VK_MEMORY_PROPERTY_HOST_COHERENT_BIT),
+          VkMemoryPropertyFlags(VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)}) {
+      for (uint32_t i = 0; i < mp.memoryTypeCount && type < 0; ++i)
+        if ((req.memoryTypeBits & (1u << i)) && (mp.memoryTypes[i].propertyFlags & want) == want &&
+            mp.memoryHeaps[mp.memoryTypes[i].heapIndex].size > 2 * req.size)
+          type = int(i);
+      if (type >= 0) break;
+    }
+    VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    ai.allocationSize = req.size;
+    ai.memoryTypeIndex = uint32_t(type);
+    check(vk.vkAllocateMemory(device, &ai, nullptr, &b.memory), "vkAllocateMemory");
+    check(vk.vkBindBufferMemory(device, b.buffer, b.memory, 0), "vkBindBufferMemory");
+    check(vk.vkMapMemory(device, b.memory, 0, VK_WHOLE_SIZE, 0, &b.map), "vkMapMemory");
+    return b;
+  };
+  Buf a = makeBuffer(VkDeviceSize(M) * K * 2), b = makeBuffer(VkDeviceSize(K) * N * 2),
+      c = makeBuffer(VkDeviceSize(M) * N * 4);
+  {
+    const std::vector<float> av = randomFloats(size_t(M) * K, 1, 1.0f),
+                             bv = randomFloats(size_t(K) * N, 2, 1.0f);
+    auto* ah = static_cast<uint16_t*>(a.map);
+    auto* bh = static_cast<uint16_t*>(b.map);
+    for (size_t i = 0; i < av.size(); ++i) ah[i] = floatToHalf(av[i]);
+    for (size_t i = 0; i < bv.size(); ++i) bh[i] = floatToHalf(bv[i]);
+  }
+
+  VkDescriptorSetLayoutBinding bindings[3];
+  for (uint32_t i = 0; i < 3; ++i)
+    bindings[i] = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+  VkDescriptorSetLayoutCreateInfo sli{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+  sli.bindingCount = 3;
+  sli.pBindings = bindings;
+  VkDescriptorSetLayout setLayout;
+  check(vk.vkCreateDescriptorSetLayout(device, &sli, nullptr, &setLayout), "set layout");
+  VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, 12};
+  VkPipelineLayoutCreateInfo pli{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  pli.setLayoutCount = 1;
+  pli.pSetLayouts = &setLayout;
+  pli.pushConstantRangeCount = 1;
+  pli.pPushConstantRanges = &range;
+  VkPipelineLayout layout;
+  check(vk.vkCreatePipelineLayout(device, &pli, nullptr, &layout), "pipeline layout");
+  VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 3};
+  VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+  dpi.maxSets = 1;
+  dpi.poolSizeCount = 1;
+  dpi.pPoolSizes = &ps;
+  VkDescriptorPool pool;
+  check(vk.vkCreateDescriptorPool(device, &dpi, nullptr, &pool), "descriptor pool");
+  VkDescriptorSetAllocateInfo dsa{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+  dsa.descriptorPool = pool;
+  dsa.descriptorSetCount = 1;
+  dsa.pSetLayouts = &setLayout;
+  VkDescriptorSet set;
+  check(vk.vkAllocateDescriptorSets(device, &dsa, &set), "descriptor set");
+  VkDescriptorBufferInfo infos[3] = {
+      {a.buffer, 0, VK_WHOLE_SIZE}, {b.buffer, 0, VK_WHOLE_SIZE}, {c.buffer, 0, VK_WHOLE_SIZE}};
+  VkWriteDescriptorSet writes[3];
+  for (uint32_t i = 0; i < 3; ++i) {
+    writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    writes[i].dstSet = set;
+    writes[i].dstBinding = i;
+    writes[i].descriptorCount = 1;
+    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    writes[i].pBufferInfo = &infos[i];
+  }
+  vk.vkUpdateDescriptorSets(device, 3, writes, 0, nullptr);
+  VkShaderModuleCreateInfo smi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  smi.codeSize = bytes.size();
+  smi.pCode = reinterpret_cast<const uint32_t*>(bytes.data());
+  VkShaderModule module;
+  check(vk.vkCreateShaderModule(device, &smi, nullptr, &module), "shader module");
+  VkCommandPoolCreateInfo cpi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  cpi.queueFamilyIndex = context.queueFamilyIndex();
+  VkCommandPool commandPool;
+  check(vk.vkCreateCommandPool(device, &cpi, nullptr, &commandPool), "command pool");
+  VkQueryPoolCreateInfo qpi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+  qpi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+  qpi.queryCount = 2 * uint32_t(iterations + 5);
+  VkQueryPool queries;
+  check(vk.vkCreateQueryPool(device, &qpi, nullptr, &queries), "query pool");
+
+  for (const detail::MatrixTile& tile : detail::kMatrixTiles) {
+    const uint32_t tileM = tile.warpsM * tile.fragmentsM * 16,
+                   tileN = tile.warpsN * tile.fragmentsN * 16;
+    if (M % tileM || N % tileN || K % (16 * tile.kSteps)) continue;
+    const int32_t spec[6] = {int32_t(tile.warpsM),     int32_t(tile.warpsN),
+                             int32_t(tile.fragmentsM), int32_t(tile.fragmentsN),
+                             int32_t(tile.kSteps),     int32_t(32 * tile.warpsM * tile.warpsN)};
+    VkSpecializationMapEntry entries[6];
+    for (uint32_t i = 0; i < 6; ++i) entries[i] = {i, i * 4, 4};
+    VkSpecializationInfo si{6, entries, sizeof spec, spec};
+    VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+    ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
+    ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    ci.stage.module = module;
+    ci.stage.pName = "main";
+    ci.stage.pSpecializationInfo = &si;
+    ci.layout = layout;
+    VkPipeline pipeline;
+    check(vk.vkCreateComputePipelines(device, VK_NULL_HANDLE, 1, &ci, nullptr, &pipeline),
+          "pipeline");
+    std::memset(c.map, 0xff, size_t(M) * N * 4);  // NaN poison
+    VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    cai.commandPool = commandPool;
+    cai.commandBufferCount = 1;
+    VkCommandBuffer cmd;
+    check(vk.vkAllocateCommandBuffers(device, &cai, &cmd), "command buffer");
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    vk.vkBeginCommandBuffer(cmd, &begin);
+    vk.vkCmdResetQueryPool(cmd, queries, 0, qpi.queryCount);
+    vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+    vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, nullptr);
+    const int32_t push[3] = {int32_t(M), int32_t(N), int32_t(K)};
+    vk.vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 12, push);
+    // Each dispatch overwrites C with the same values: no barrier is needed between them, and
+    // none is wanted (it would add a drain to the time).
+    for (int r = 0; r < iterations + 5; ++r) {
+      vk.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queries, 2 * r);
+      vk.vkCmdDispatch(cmd, M / tileM, N / tileN, 1);
+      vk.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries, 2 * r + 1);
+    }
+    check(vk.vkEndCommandBuffer(cmd), "end");
+    VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    submit.commandBufferCount = 1;
+    submit.pCommandBuffers = &cmd;
+    check(vk.vkQueueSubmit(context.vkQueue(), 1, &submit, VK_NULL_HANDLE), "submit");
+    check(vk.vkQueueWaitIdle(context.vkQueue()), "wait");
+    std::vector<uint64_t> stamps(qpi.queryCount);
+    check(vk.vkGetQueryPoolResults(device, queries, 0, qpi.queryCount, stamps.size() * 8,
+                                   stamps.data(), 8, VK_QUERY_RESULT_64_BIT),
+          "query results");
+    std::vector<double> ms;
+    for (int r = 5; r < iterations + 5; ++r)
+      ms.push_back(double(stamps[2 * r + 1] - stamps[2 * r]) *
+                   context.capabilities().timestampPeriodNs * 1e-6);
+    // A sample of C against float64 on the CPU (relative L2 over 256 entries).
+    const auto* ah = static_cast<const uint16_t*>(a.map);
+    const auto* bh = static_cast<const uint16_t*>(b.map);
+    const auto* ch = static_cast<const float*>(c.map);
+    double err = 0, norm = 0;
+    std::mt19937 rng(5);
+    for (int s = 0; s < 256; ++s) {
+      const uint32_t i = rng() % M, j = rng() % N;
+      double ref = 0;
+      for (uint32_t k = 0; k < K; ++k)
+        ref += double(halfToFloat(ah[size_t(i) * K + k])) * halfToFloat(bh[size_t(k) * N + j]);
+      const double got = ch[size_t(i) * N + j];
+      err += (got - ref) * (got - ref);
+      norm += ref * ref;
+    }
+    const double med = median(ms);
+    std::printf(
+        "{\"gemm\": \"%s\", \"M\": %u, \"N\": %u, \"K\": %u, \"ms\": %.6f, \"tflops\": %.2f, "
+        "\"rel_l2\": %.3g}\n",
+        tile.name, M, N, K, med, 2.0 * M * N * K / (med * 1e-3) / 1e12,
+        std::sqrt(err / std::max(norm, 1e-300)));
+    std::fflush(stdout);
+    vk.vkDestroyPipeline(device, pipeline, nullptr);
+  }
+  vk.vkDestroyQueryPool(device, queries, nullptr);
+  vk.vkDestroyCommandPool(device, commandPool, nullptr);
+  vk.vkDestroyShaderModule(device, module, nullptr);
+  vk.vkDestroyDescriptorPool(device, pool, nullptr);
+  vk.vkDestroyPipelineLayout(device, layout, nullptr);
+  vk.vkDestroyDescriptorSetLayout(device, setLayout, nullptr);
+  for (Buf* x : {&a, &b, &c}) {
+    vk.vkUnmapMemory(device, x->memory);
+    vk.vkDestroyBuffer(device, x->buffer, nullptr);
+    vk.vkFreeMemory(device, x->memory, nullptr);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  int iterations = 20;
+  std::vector<std::string> tiles;
+  ChannelFormat format = ChannelFormat::float16;
+  std::vector<std::string> positional;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--iterations" && i + 1 < args.size())
+      iterations = std::max(1, std::atoi(args[++i].c_str()));
+    else if (args[i] == "--tiles" && i + 1 < args.size()) {
+      std::istringstream list(args[++i]);
+      for (std::string t; std::getline(list, t, ',');) tiles.push_back(t);
+    } else if (args[i] == "--fp16")
+      format = ChannelFormat::float16;
+    else if (args[i] == "--fp32")
+      format = ChannelFormat::float32;
+    else
+      positional.push_back(args[i]);
+  }
+  if (tiles.empty()) tiles.push_back("auto");
+  try {
+    if (positional.size() == 2 && positional[0] == "conv")
+      return benchConvolutions(positional[1], format, iterations, tiles);
+    if (positional.size() == 5 && positional[0] == "gemm")
+      return benchGemm(positional[1], uint32_t(std::stoul(positional[2])),
+                       uint32_t(std::stoul(positional[3])), uint32_t(std::stoul(positional[4])),
+                       iterations);
+  } catch (const std::exception& e) {
+    std::cerr << "vkcnn-bench-conv: " << e.what() << "\n";
+    return 1;
+  }
+  std::cerr
+      << "usage: vkcnn-bench-conv conv SHAPES [--fp16|--fp32] [--iterations N] [--tiles auto,...]\n"
+         "       vkcnn-bench-conv gemm SPIRV M N K [--iterations N]\n";
+  return 2;
+}

@@ -1,0 +1,552 @@
+// ONNX shape operators: constants and what is computed from shapes (Constant, Shape, Size,
+// ConstantOfShape, Range, Gather, Tile), views that change only the dims (Reshape, Flatten,
+// Squeeze, Unsqueeze, Expand, transposes that keep the element order), and data moved within the
+// image layout (Concat on the channels, Split, Slice, channel shuffle, depth <-> space).
+#include <algorithm>
+
+#include "onnx/importer.h"
+#include "vkcnn/concat.h"
+#include "vkcnn/error.h"
+#include "vkcnn/neuron.h"
+#include "vkcnn/rearrange.h"
+
+namespace vkcnn::detail::onnx_import {
+
+void reshapeLike(Importer& im, std::vector<int64_t> dims) {
+  const ImageValue& x = im.imageInput(0);
+  if (checkedElementCount(dims, "reshaped tensor") != checkedElementCount(x.dims, "tensor"))
+    invalidModel(dimsToString(x.dims) + " cannot become " + dimsToString(dims));
+  im.setImage(0, x.tensor, std::move(dims));
+}
+
+namespace {
+
+// A copy of a channel window and a rectangle of its source (Split, Slice): a Neuron of type none
+// whose destination is the rectangle's size.
+class WindowCopy : public Neuron {
+ public:
+  WindowCopy(const Context& context, uint32_t width, uint32_t height)
+      : Neuron(context, NeuronDescriptor{}), width_(width), height_(height) {}
+  uint32_t destinationWidth(uint32_t) const override { return width_; }
+  uint32_t destinationHeight(uint32_t) const override { return height_; }
+
+ private:
+  uint32_t width_, height_;
+};
+
+const HostTensor& operand(Importer& im, int k) {
+  return im.constantInput(k, "operand");
+}
+
+// ---- shared parameter readers (attribute or input by opset) ----
+
+std::vector<int64_t> reshapeTarget(Importer& im, const std::vector<int64_t>& in) {
+  std::vector<int64_t> shape;
+  if (im.opset() < 5) {
+    auto s = im.attrInts("shape");
+    if (!s) invalidModel("Reshape without a shape attribute");
+    shape = *s;
+  } else {
+    shape = toInt64s(im.constantInput(1, "shape"));
+  }
+  const bool allowZero = im.attrInt("allowzero", 0) != 0;
+  int64_t known = 1, inferred = -1;
+  const int64_t total = checkedElementCount(in, "Reshape input");
+  for (size_t k = 0; k < shape.size(); ++k) {
+    if (shape[k] == 0 && !allowZero) {
+      if (k >= in.size())
+        invalidModel("Reshape: 0 at axis " + std::to_string(k) + " copies no dim");
+      shape[k] = in[k];
+    }
+    if (shape[k] == -1) {
+      if (inferred >= 0) invalidModel("Reshape: more than one -1 in " + dimsToString(shape));
+      inferred = int64_t(k);
+      continue;
+    }
+    if (shape[k] < 0)
+      invalidModel("Reshape: dimension " + std::to_string(shape[k]) + " is invalid");
+    if (shape[k] > kMaxElements || (shape[k] && known > kMaxElements / shape[k]))
+      invalidModel("Reshape: " + dimsToString(shape) + " is too large");
+    known *= shape[k];
+  }
+  if (inferred >= 0) {
+    if (known == 0 || total % known)
+      invalidModel("Reshape: cannot infer -1 in " + dimsToString(shape) + " for " +
+                   dimsToString(in));
+    shape[size_t(inferred)] = total / known;
+  }
+  if (checkedElementCount(shape, "Reshape") != total)
+    invalidModel("Reshape: " + dimsToString(in) + " cannot become " + dimsToString(shape));
+  return shape;
+}
+
+std::vector<int64_t> flattenTarget(Importer& im, const std::vector<int64_t>& in) {
+  const int64_t rank = int64_t(in.size());
+  int64_t axis = im.attrInt("axis", 1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis > rank) invalidModel("Flatten: axis out of range");
+  int64_t outer = 1, inner = 1;
+  for (int64_t k = 0; k < rank; ++k) (k < axis ? outer : inner) *= in[size_t(k)];
+  return {outer, inner};
+}
+
+std::vector<int64_t> squeezeTarget(Importer& im, const std::vector<int64_t>& in) {
+  std::optional<std::vector<int64_t>> axes;
+  if (im.opset() < 13)
+    axes = im.attrInts("axes");
+  else if (im.hasInput(1))
+    axes = toInt64s(im.constantInput(1, "axes"));
+  const int64_t rank = int64_t(in.size());
+  std::vector<bool> drop(in.size(), false);
+  if (!axes) {
+    for (size_t k = 0; k < in.size(); ++k) drop[k] = in[k] == 1;
+  } else {
+    for (int64_t a : *axes) {
+      a = normalizeAxis(a, rank, "Squeeze");
+      if (in[size_t(a)] != 1)
+        invalidModel("Squeeze: axis " + std::to_string(a) + " of " + dimsToString(in) +
+                     " is not 1");
+      drop[size_t(a)] = true;
+    }
+  }
+  std::vector<int64_t> out;
+  for (size_t k = 0; k < in.size(); ++k)
+    if (!drop[k]) out.push_back(in[k]);
+  return out;
+}
+
+std::vector<int64_t> unsqueezeTarget(Importer& im, const std::vector<int64_t>& in) {
+  std::vector<int64_t> axes;
+  if (im.opset() < 13) {
+    auto a = im.attrInts("axes");
+    if (!a) invalidModel("Unsqueeze without axes");
+    axes = *a;
+  } else {
+    axes = toInt64s(im.constantInput(1, "axes"));
+  }
+  const int64_t rank = int64_t(in.size() + axes.size());
+  std::vector<bool> inserted(size_t(rank), false);
+  for (int64_t a : axes) {
+    a = normalizeAxis(a, rank, "Unsqueeze");
+    if (inserted[size_t(a)]) invalidModel("Unsqueeze: axis " + std::to_string(a) + " repeats");
+    inserted[size_t(a)] = true;
+  }
+  std::vector<int64_t> out;
+  size_t next = 0;
+  for (int64_t k = 0; k < rank; ++k) out.push_back(inserted[size_t(k)] ? 1 : in[next++]);
+  return out;
+}
+
+std::optional<std::vector<int64_t>> splitSizes(Importer& im, int64_t dim, int outputs) {
+  std::optional<std::vector<int64_t>> sizes;
+  if (im.opset() < 13) {
+    sizes = im.attrInts("split");
+    if (!sizes && im.opset() < 2 && im.hasInput(1)) sizes = toInt64s(im.constantInput(1, "split"));
+  } else if (im.hasInput(1)) {
+    sizes = toInt64s(im.constantInput(1, "split"));
+  }
+  if (!sizes) {
+    if (outputs <= 0 || dim % outputs)
+      invalidModel("Split: " + std::to_string(dim) + " does not split into " +
+                   std::to_string(outputs) + " equal parts");
+    sizes = std::vector<int64_t>(size_t(outputs), dim / outputs);
+  }
+  if (int(sizes->size()) != outputs)
+    invalidModel("Split: " + std::to_string(sizes->size()) + " sizes for " +
+                 std::to_string(outputs) + " outputs");
+  int64_t total = 0;
+  for (int64_t s : *sizes) {
+    if (s < 0 || s > kMaxElements) invalidModel("Split: size " + std::to_string(s) + " is invalid");
+    total += s;
+  }
+  if (total != dim)
+    invalidModel("Split: sizes " + dimsToString(*sizes) + " do not add up to " +
+                 std::to_string(dim));
+  return sizes;
+}
+
+void sliceParameters(Importer& im, int64_t rank, std::vector<int64_t>& starts,
+                     std::vector<int64_t>& ends, std::vector<int64_t>& axes,
+                     std::vector<int64_t>& steps) {
+  if (im.opset() < 10) {
+    auto s = im.attrInts("starts"), e = im.attrInts("ends");
+    if (!s || !e) invalidModel("Slice without starts and ends");
+    starts = *s;
+    ends = *e;
+    if (auto a = im.attrInts("axes")) axes = *a;
+  } else {
+    starts = toInt64s(im.constantInput(1, "starts"));
+    ends = toInt64s(im.constantInput(2, "ends"));
+    if (im.hasInput(3)) axes = toInt64s(im.constantInput(3, "axes"));
+    if (im.hasInput(4)) steps = toInt64s(im.constantInput(4, "steps"));
+  }
+  if (axes.empty())
+    for (size_t k = 0; k < starts.size(); ++k) axes.push_back(int64_t(k));
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    invalidModel("Slice: starts, ends, axes and steps differ in length");
+  for (int64_t& a : axes) a = normalizeAxis(a, rank, "Slice");
+}
+
+std::vector<int64_t> transposePerm(Importer& im, int64_t rank) {
+  std::vector<int64_t> perm;
+  if (auto p = im.attrInts("perm"))
+    perm = *p;
+  else
+    for (int64_t k = rank; k-- > 0;) perm.push_back(k);
+  return perm;
+}
+
+// ---- constants and shapes ----
+
+void constant(Importer& im) {
+  if (auto t = im.attrTensor("value"))
+    im.setConstant(0, std::move(*t));
+  else if (auto f = im.attrFloatIf("value_float"))
+    im.setConstant(0, HostTensor::floats({}, {*f}));
+  else if (auto fs = im.attrFloats("value_floats"))
+    im.setConstant(0, HostTensor::floats({int64_t(fs->size())}, *fs));
+  else if (auto i = im.attrIntIf("value_int"))
+    im.setConstant(0, HostTensor::int64s({}, {*i}));
+  else if (auto is = im.attrInts("value_ints"))
+    im.setConstant(0, HostTensor::int64s({int64_t(is->size())}, *is));
+  else
+    unsupported("Constant without a dense numeric value (sparse or string constants)");
+}
+
+const std::vector<int64_t>& dimsOf(const Value& v) {
+  return v.isImage ? v.image.dims : v.constant.dims;
+}
+
+void shape(Importer& im) {
+  const std::vector<int64_t>& dims = dimsOf(im.input(0));
+  const int64_t rank = int64_t(dims.size());
+  int64_t start = im.attrInt("start", 0), end = im.attrInt("end", rank);
+  if (start < 0) start += rank;
+  if (end < 0) end += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  end = std::clamp<int64_t>(end, start, rank);
+  std::vector<int64_t> out(dims.begin() + start, dims.begin() + end);
+  im.setConstant(0, HostTensor::int64s({int64_t(out.size())}, out));
+}
+
+void size(Importer& im) {
+  int64_t n = 1;
+  for (int64_t d : dimsOf(im.input(0))) n *= d;
+  im.setConstant(0, HostTensor::int64s({}, {n}));
+}
+
+void constantOfShape(Importer& im) {
+  HostTensor value = HostTensor::floats({1}, {0.f});
+  if (auto t = im.attrTensor("value")) value = std::move(*t);
+  im.setConstant(0, constantOfShape(toInt64s(im.constantInput(0, "shape")), value));
+}
+
+void foldTranspose(Importer& im) {
+  const HostTensor& x = operand(im, 0);
+  im.setConstant(0, transposed(x, transposePerm(im, x.rank())));
+}
+
+void foldConcat(Importer& im) {
+  std::vector<const HostTensor*> parts;
+  for (int k = 0; k < im.inputCount(); ++k)
+    if (im.hasInput(k)) parts.push_back(&operand(im, k));
+  im.setConstant(0, concatenated(parts, im.attrInt("axis", im.opset() < 4 ? 1 : 0)));
+}
+
+void foldSplit(Importer& im) {
+  const HostTensor& t = operand(im, 0);
+  const int64_t axis = normalizeAxis(im.attrInt("axis", 0), t.rank(), "Split");
+  auto sizes = splitSizes(im, t.dims[size_t(axis)], im.outputCount());
+  int64_t start = 0;
+  for (int k = 0; k < im.outputCount(); ++k) {
+    const int64_t size = (*sizes)[size_t(k)];
+    im.setConstant(k, sliced(t, {start}, {start + size}, {axis}, {1}));
+    start += size;
+  }
+}
+
+void foldSlice(Importer& im) {
+  const HostTensor& x = operand(im, 0);
+  std::vector<int64_t> starts, ends, axes, steps;
+  sliceParameters(im, x.rank(), starts, ends, axes, steps);
+  im.setConstant(0, sliced(x, starts, ends, axes, steps));
+}
+
+// ---- image data ----
+
+void concat(Importer& im) {
+  std::vector<const ImageValue*> parts;
+  for (int k = 0; k < im.inputCount(); ++k) {
+    if (!im.hasInput(k)) continue;
+    if (!im.input(k).isImage)
+      unsupported("Concat of image data with a constant (input " + std::to_string(k) + ")");
+    parts.push_back(&im.imageInput(k));
+  }
+  if (parts.empty()) invalidModel("Concat without inputs");
+  if (parts.size() == 1) return im.setImage(0, *parts[0]);
+  const int64_t rank = int64_t(parts[0]->dims.size());
+  const int64_t axis = normalizeAxis(im.attrInt("axis", im.opset() < 4 ? 1 : 0), rank, "Concat");
+  std::vector<GraphTensor> tensors;
+  std::vector<int64_t> dims = parts[0]->dims;
+  dims[size_t(axis)] = 0;
+  for (const ImageValue* p : parts) {
+    im.requireCanonical(*p);
+    if (int64_t(p->dims.size()) != rank) invalidModel("Concat inputs differ in rank");
+    dims[size_t(axis)] += p->dims[size_t(axis)];
+    tensors.push_back(p->tensor);
+  }
+  if (imageAxis(size_t(rank), axis) != ImageAxis::c)
+    unsupported("Concat along axis " + std::to_string(axis) + " of " + dimsToString(dims) +
+                " (only the channel axis is supported) (tensor layout)");
+  im.setImage(0, im.graph().concat(tensors, im.nodeName()), dims);
+}
+
+// One window of a canonical image: channels [c0, +cn), rows [y0, +hn), columns [x0, +wn).
+// One window of a canonical image: channels [c0, +cn), rows [y0, +hn), columns [x0, +wn).
+struct Crop {
+  int64_t c0, cn, y0, hn, x0, wn;
+};
+
+void split(Importer& im) {
+  const ImageValue& x = im.imageInput(0);
+  const Shape4 s = im.requireCanonical(x);
+  const int64_t rank = int64_t(x.dims.size());
+  const int64_t axis = normalizeAxis(im.attrInt("axis", 0), rank, "Split");
+  auto sizes = splitSizes(im, x.dims[size_t(axis)], im.outputCount());
+  const ImageAxis ia = imageAxis(size_t(rank), axis);
+  if (ia == ImageAxis::n && im.outputCount() > 1) unsupported("Split along the batch axis");
+  int64_t start = 0;
+  for (int k = 0; k < im.outputCount(); ++k) {
+    const int64_t size = (*sizes)[size_t(k)];
+    std::vector<int64_t> dims = x.dims;
+    dims[size_t(axis)] = size;
+    if (im.outputUsed(k)) {
+      if (size == 0) unsupported("an empty Split output");
+      if (size == x.dims[size_t(axis)]) {
+        im.setImage(k, x.tensor, dims);
+      } else {
+        auto copy =
+            std::make_shared<WindowCopy>(im.context(), uint32_t(ia == ImageAxis::w ? size : s.w),
+                                         uint32_t(ia == ImageAxis::h ? size : s.h));
+        if (ia == ImageAxis::c) {
+          copy->sourceFeatureChannelOffset = uint32_t(start);
+          copy->sourceFeatureChannelMaxCount = uint32_t(size);
+        }
+        if (ia == ImageAxis::w) copy->offset.x = int32_t(start);
+        if (ia == ImageAxis::h) copy->offset.y = int32_t(start);
+        im.setImage(k, im.graph().unary(x.tensor, copy, im.nodeName() + ":" + std::to_string(k)),
+                    dims);
+      }
+    }
+    start += size;
+  }
+}
+
+void slice(Importer& im) {
+  const ImageValue& x = im.imageInput(0);
+  const int64_t rank = int64_t(x.dims.size());
+  std::vector<int64_t> starts, ends, axes, steps;
+  sliceParameters(im, rank, starts, ends, axes, steps);
+  std::vector<int64_t> first(size_t(rank), 0), dims = x.dims;
+  bool identity = true;
+  for (size_t k = 0; k < starts.size(); ++k) {
+    const int64_t a = axes[k];
+    const SliceRange r = sliceRange(x.dims[size_t(a)], starts[k], ends[k], steps[k]);
+    if (r.count == x.dims[size_t(a)] && (steps[k] == 1 || r.count <= 1) && r.start == 0) continue;
+    if (r.count == 0) unsupported("a Slice that leaves nothing");
+    if (steps[k] != 1 && r.count > 1) unsupported("Slice with step " + std::to_string(steps[k]));
+    first[size_t(a)] = r.start;
+    dims[size_t(a)] = r.count;
+    identity = false;
+  }
+  if (identity) return im.setImage(0, x);
+  const Shape4 s = im.requireCanonical(x);
+  Crop crop{0, s.c, 0, s.h, 0, s.w};
+  for (int64_t a = 0; a < rank; ++a) {
+    if (dims[size_t(a)] == x.dims[size_t(a)]) continue;
+    switch (imageAxis(size_t(rank), a)) {
+      case ImageAxis::n:
+        unsupported("Slice along the batch axis");
+      case ImageAxis::c:
+        crop.c0 = first[size_t(a)];
+        crop.cn = dims[size_t(a)];
+        break;
+      case ImageAxis::h:
+        crop.y0 = first[size_t(a)];
+        crop.hn = dims[size_t(a)];
+        break;
+      case ImageAxis::w:
+        crop.x0 = first[size_t(a)];
+        crop.wn = dims[size_t(a)];
+        break;
+    }
+  }
+  auto copy = std::make_shared<WindowCopy>(im.context(), uint32_t(crop.wn), uint32_t(crop.hn));
+  copy->sourceFeatureChannelOffset = uint32_t(crop.c0);
+  copy->sourceFeatureChannelMaxCount = uint32_t(crop.cn);
+  copy->offset.x = int32_t(crop.x0);
+  copy->offset.y = int32_t(crop.y0);
+  im.setImage(0, im.graph().unary(x.tensor, copy, im.nodeName()), dims);
+}
+
+void transpose(Importer& im) {
+  const ImageValue& x = im.imageInput(0);
+  const int64_t rank = int64_t(x.dims.size());
+  std::vector<int64_t> perm;
+  if (auto p = im.attrInts("perm"))
+    perm = *p;
+  else
+    for (int64_t k = rank; k-- > 0;) perm.push_back(k);
+  if (int64_t(perm.size()) != rank) invalidModel("Transpose perm has the wrong length");
+  std::vector<int64_t> dims(static_cast<size_t>(rank));
+  std::vector<bool> seen(size_t(rank), false);
+  for (int64_t k = 0; k < rank; ++k) {
+    if (perm[size_t(k)] < 0 || perm[size_t(k)] >= rank || seen[size_t(perm[size_t(k)])])
+      invalidModel("Transpose perm " + dimsToString(perm) + " is not a permutation");
+    seen[size_t(perm[size_t(k)])] = true;
+    dims[size_t(k)] = x.dims[size_t(perm[size_t(k)])];
+  }
+  // Only axes of extent 1 move: the element order stays.
+  std::vector<int64_t> order;
+  for (int64_t p : perm)
+    if (x.dims[size_t(p)] != 1) order.push_back(p);
+  if (std::is_sorted(order.begin(), order.end())) return reshapeLike(im, dims);
+
+  const Shape4 s = im.imageShape(x);
+  const auto& d = x.dims;
+  auto product = [&](size_t from, size_t to) {
+    int64_t p = 1;
+    for (size_t k = from; k < to; ++k) p *= d[k];
+    return p;
+  };
+  // Channel shuffle: [N, g, C/g, rest...] with axes 1 and 2 swapped.
+  if (rank >= 3 && d[0] == s.n && d[1] * d[2] == s.c && product(3, size_t(rank)) == s.h * s.w &&
+      perm[0] == 0 && perm[1] == 2 && perm[2] == 1) {
+    bool restInPlace = true;
+    for (int64_t k = 3; k < rank; ++k) restInPlace &= perm[size_t(k)] == k;
+    if (restInPlace) {
+      auto k = std::make_shared<ChannelShuffle>(im.context(), u32(d[1], "groups"));
+      return im.setImage(0, im.graph().unary(x.tensor, k, im.nodeName()), dims);
+    }
+  }
+  // Depth to space and back, as PixelShuffle exports: rank 6 views of [N, C, H, W].
+  if (rank == 6 && d[0] == s.n) {
+    const std::vector<int64_t> crd = {0, 1, 4, 2, 5, 3}, dcr = {0, 3, 4, 1, 5, 2},
+                               s2d = {0, 3, 5, 1, 2, 4};
+    // CRD: [N, C', b, b, H, W] -> [N, C', H, b, W, b]; DCR: [N, b, b, C', H, W] -> the same.
+    if ((perm == crd || perm == dcr) && d[2] == (perm == crd ? d[3] : d[1]) && d[4] == s.h &&
+        d[5] == s.w && d[1] * d[2] * d[3] == s.c) {
+      const bool isCrd = perm == crd;
+      const int64_t b = isCrd ? d[2] : d[1];
+      if ((isCrd && d[3] == b) || (!isCrd && d[2] == b)) {
+        auto k = std::make_shared<DepthToSpace>(
+            im.context(), u32(b, "block"),
+            isCrd ? DepthToSpace::Mode::CRD : DepthToSpace::Mode::DCR);
+        return im.setImage(0, im.graph().unary(x.tensor, k, im.nodeName()), dims);
+      }
+    }
+    // [N, C, H/b, b, W/b, b] -> [N, b, b, C, H/b, W/b]
+    if (perm == s2d && d[1] == s.c && d[3] == d[5] && d[2] * d[3] == s.h && d[4] * d[5] == s.w) {
+      auto k = std::make_shared<SpaceToDepth>(im.context(), u32(d[3], "block"));
+      return im.setImage(0, im.graph().unary(x.tensor, k, im.nodeName()), dims);
+    }
+  }
+  unsupported("Transpose with perm " + dimsToString(perm) + " of " + dimsToString(x.dims) +
+              " moves data across the image layout (tensor layout)");
+}
+
+void depthSpace(Importer& im, bool toSpace) {
+  const ImageValue& x = im.imageInput(0);
+  if (x.dims.size() != 4)
+    unsupported("a rank-" + std::to_string(x.dims.size()) + " input (tensor rank)");
+  const Shape4 s = im.requireCanonical(x, 4);
+  const int64_t b = im.attrInt("blocksize", 0);
+  if (b < 1 || b > 4096) invalidModel("blocksize " + std::to_string(b) + " is not in [1, 4096]");
+  std::shared_ptr<UnaryKernel> k;
+  if (toSpace) {
+    if (s.h % b || s.w % b) invalidModel("the input's size is not a multiple of the block size");
+    k = std::make_shared<SpaceToDepth>(im.context(), u32(b, "blocksize"));
+  } else {
+    if (s.c % (b * b)) invalidModel("the input's channels are not a multiple of blocksize^2");
+    const std::string mode = im.attrString("mode", "DCR");
+    if (mode != "DCR" && mode != "CRD") invalidModel("mode '" + mode + "' is not DCR or CRD");
+    k = std::make_shared<DepthToSpace>(
+        im.context(), u32(b, "blocksize"),
+        mode == "CRD" ? DepthToSpace::Mode::CRD : DepthToSpace::Mode::DCR);
+  }
+  GraphTensor out = im.graph().unary(x.tensor, k, im.nodeName());
+  im.setImage(0, out, im.dimsLike(x, im.graph().shape(out)));
+}
+
+void expand(Importer& im) {
+  const ImageValue& x = im.imageInput(0);
+  const auto dims = broadcastShapes(x.dims, toInt64s(im.constantInput(1, "shape")));
+  if (dims != x.dims) unsupported("Expand that enlarges image data (tensor layout)");
+  reshapeLike(im, dims);
+}
+
+constexpr int64_t kLast = kNewestOpset;
+
+}  // namespace
+
+std::span<const OpEntry> shapeOps() {
+  static const OpEntry ops[] = {
+      // Constants and shapes: evaluated at import.
+      {"Constant", 1, kLast, constant, nullptr, true},
+      {"Shape", 1, kLast, shape, nullptr, true},
+      {"Size", 1, kLast, size, nullptr, true},
+      {"ConstantOfShape", 9, kLast, constantOfShape, nullptr, true},
+      {"Range", 11, kLast,
+       [](Importer& im) {
+         im.setConstant(0, range(operand(im, 0), operand(im, 1), operand(im, 2)));
+       },
+       nullptr},
+      {"Gather", 1, kLast,
+       [](Importer& im) {
+         im.setConstant(0, gathered(operand(im, 0), operand(im, 1), im.attrInt("axis", 0)));
+       },
+       [](Importer&) { unsupported("Gather of image data (only constants are gathered)"); }},
+      {"Tile", 1, kLast,
+       [](Importer& im) { im.setConstant(0, tiled(operand(im, 0), toInt64s(operand(im, 1)))); },
+       nullptr},
+      // Views: the image stays, the dims change.
+      {"Reshape", 1, kLast,
+       [](Importer& im) {
+         const HostTensor& x = operand(im, 0);
+         im.setConstant(0, reshaped(x, reshapeTarget(im, x.dims)));
+       },
+       [](Importer& im) { reshapeLike(im, reshapeTarget(im, im.imageInput(0).dims)); }},
+      {"Flatten", 1, kLast,
+       [](Importer& im) {
+         const HostTensor& x = operand(im, 0);
+         im.setConstant(0, reshaped(x, flattenTarget(im, x.dims)));
+       },
+       [](Importer& im) { reshapeLike(im, flattenTarget(im, im.imageInput(0).dims)); }},
+      {"Squeeze", 1, kLast,
+       [](Importer& im) {
+         const HostTensor& x = operand(im, 0);
+         im.setConstant(0, reshaped(x, squeezeTarget(im, x.dims)));
+       },
+       [](Importer& im) { reshapeLike(im, squeezeTarget(im, im.imageInput(0).dims)); }},
+      {"Unsqueeze", 1, kLast,
+       [](Importer& im) {
+         const HostTensor& x = operand(im, 0);
+         im.setConstant(0, reshaped(x, unsqueezeTarget(im, x.dims)));
+       },
+       [](Importer& im) { reshapeLike(im, unsqueezeTarget(im, im.imageInput(0).dims)); }},
+      {"Expand", 8, kLast,
+       [](Importer& im) { im.setConstant(0, expanded(operand(im, 0), toInt64s(operand(im, 1)))); },
+       expand},
+      // Data moved within the image layout.
+      {"Transpose", 1, kLast, foldTranspose, transpose},
+      {"Concat", 1, kLast, foldConcat, concat},
+      {"Split", 1, kLast, foldSplit, split},
+      {"Slice", 1, kLast, foldSlice, slice},
+      {"DepthToSpace", 1, kLast, nullptr, [](Importer& im) { depthSpace(im, false); }},
+      {"SpaceToDepth", 1, kLast, nullptr, [](Importer& im) { depthSpace(im, true); }},
+  };
+  return ops;
+}
+
+}  // namespace vkcnn::detail::onnx_import

@@ -1,0 +1,99 @@
+// vkcnn info: the Vulkan devices, the chosen one, what vkcnn uses of it, whether validation is on.
+#include <vkcnn/version.h>
+
+#include <cstdio>
+
+#include "cli.h"
+
+namespace vkcnn::cli {
+
+int info(const std::vector<std::string>& rest) {
+  Arguments args("info", rest, {{"--device", OptionKind::value}, {"--json", OptionKind::value}});
+  if (args.has("--help")) {
+    std::printf(
+        "usage: vkcnn info [--device D] [--json FILE]\n\n"
+        "Lists the Vulkan devices and what vkcnn sees of the chosen one: features, limits,\n"
+        "whether the validation layer is on (VKCNN_VALIDATION=1), the pipeline cache.\n\n"
+        "  --device D          device index or name substring (default: VKCNN_DEVICE, else the\n"
+        "                      first discrete GPU, then integrated, then CPU)\n"
+        "  --json FILE         the same as JSON (- for standard output)\n");
+    return 0;
+  }
+  if (!args.positional().empty()) throw UsageError("info takes no model");
+  const std::string json = args.get("--json");
+  if (!json.empty()) checkWritable(json, "--json");
+  const auto devices = Context::enumerateDevices();
+  Context context = makeContext(args);
+  const auto& c = context.capabilities();
+  const std::string cache = context.pipelineCacheFile();
+  const MemoryStatistics memory = context.memoryStatistics();
+  if (json.empty() || json != "-") {
+    std::printf("vkcnn %s\n", VKCNN_VERSION_STRING);
+    std::printf("devices:\n");
+    for (const auto& d : devices)
+      std::printf("  %u: %s (%s, Vulkan %u.%u)\n", d.index, d.name.c_str(), toString(d.type),
+                  VK_API_VERSION_MAJOR(d.apiVersion), VK_API_VERSION_MINOR(d.apiVersion));
+    std::printf("chosen: %s (%s), driver %s, Vulkan %u.%u.%u\n", c.deviceName.c_str(),
+                toString(c.deviceType), c.driverName.c_str(), VK_API_VERSION_MAJOR(c.apiVersion),
+                VK_API_VERSION_MINOR(c.apiVersion), VK_API_VERSION_PATCH(c.apiVersion));
+    std::printf("validation: %s\n", c.validationEnabled
+                                        ? "on (VK_LAYER_KHRONOS_validation with synchronization)"
+                                        : "off (VKCNN_VALIDATION=1 turns it on)");
+    std::printf("features:\n");
+    std::printf("  shaderFloat16            %s\n", c.shaderFloat16 ? "yes" : "no");
+    std::printf("  16-bit storage           %s\n", c.storage16Bit ? "yes" : "no");
+    std::printf("  cooperative matrix       %s\n", c.cooperativeMatrix ? "yes" : "no");
+    std::printf("  matrix units in use      %s\n", c.matrixUnits ? "yes" : "no");
+    std::printf("  push descriptors         %s\n", c.pushDescriptors ? "yes" : "no");
+    std::printf("limits:\n");
+    std::printf("  subgroup size            %u\n", c.subgroupSize);
+    std::printf("  maxImageArrayLayers      %u\n", c.maxImageArrayLayers);
+    std::printf("  maxImageDimension2D      %u\n", c.maxImageDimension2D);
+    std::printf("  storage images / stage   %u\n", c.maxPerStageDescriptorStorageImages);
+    std::printf("  shared memory            %u bytes\n", c.maxComputeSharedMemorySize);
+    std::printf("  workgroup invocations    %u\n", c.maxComputeWorkGroupInvocations);
+    std::printf("  timestamp period         %.3f ns\n", double(c.timestampPeriodNs));
+    std::printf("memory: %llu bytes of device memory in %u allocations\n",
+                static_cast<unsigned long long>(memory.deviceBytesAllocated), memory.memoryObjects);
+    std::printf("pipeline cache: %s%s\n", cache.empty() ? "off" : cache.c_str(),
+                cache.empty() ? "" : (context.pipelineCacheLoaded() ? " (loaded)" : " (new)"));
+  }
+  if (!json.empty()) {
+    std::string list = "[";
+    for (const auto& d : devices)
+      list += (list.size() > 1 ? ", " : "") +
+              Json()
+                  .add("index", d.index)
+                  .add("name", d.name)
+                  .add("type", toString(d.type))
+                  .add("api_version_major", uint32_t(VK_API_VERSION_MAJOR(d.apiVersion)))
+                  .add("api_version_minor", uint32_t(VK_API_VERSION_MINOR(d.apiVersion)))
+                  .str();
+    list += "]";
+    Json j;
+    j.add("version", VKCNN_VERSION_STRING)
+        .raw("devices", list)
+        .add("device", c.deviceName)
+        .add("device_type", toString(c.deviceType))
+        .add("driver", c.driverName)
+        .add("validation", c.validationEnabled)
+        .add("shader_float16", c.shaderFloat16)
+        .add("storage_16bit", c.storage16Bit)
+        .add("cooperative_matrix", c.cooperativeMatrix)
+        .add("matrix_units", c.matrixUnits)
+        .add("push_descriptors", c.pushDescriptors)
+        .add("subgroup_size", c.subgroupSize)
+        .add("max_image_array_layers", c.maxImageArrayLayers)
+        .add("max_image_dimension_2d", c.maxImageDimension2D)
+        .add("max_storage_images_per_stage", c.maxPerStageDescriptorStorageImages)
+        .add("shared_memory_bytes", c.maxComputeSharedMemorySize)
+        .add("max_workgroup_invocations", c.maxComputeWorkGroupInvocations)
+        .add("timestamp_period_ns", double(c.timestampPeriodNs))
+        .add("device_bytes_allocated", memory.deviceBytesAllocated)
+        .add("pipeline_cache", cache);
+    writeText(json, j.str() + "\n", "--json");
+  }
+  return 0;
+}
+
+}  // namespace vkcnn::cli

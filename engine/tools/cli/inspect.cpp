@@ -1,0 +1,310 @@
+// vkcnn inspect: what a model holds, without a GPU: inputs, outputs, opset, operators (and whether
+// vkcnn supports each), parameters, and FLOPs of its convolutions and matrix products at the
+// shapes given. vkcnn ops: the operators the importer supports.
+//
+// The model is validated by the library first (vkcnn::inspectOnnx: checker, sizes, hostile files);
+// the census then reads it with Debian's libonnx and its shape inference.
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <set>
+
+#include "cli.h"
+
+namespace vkcnn::cli {
+
+namespace {
+
+struct Census {
+  std::map<std::string, uint64_t> operators;  // "domain:op" (op alone for ai.onnx) -> nodes
+  uint64_t parameters = 0, parameterBytes = 0, initializers = 0;
+  uint64_t flops = 0;
+  uint32_t flopNodes = 0,
+           flopNodesUnknown = 0;  // Conv/ConvTranspose/Gemm/MatMul with/without shapes
+  std::string flopsNote;          // why FLOPs are missing, if they are
+};
+
+uint64_t product(const std::vector<int64_t>& dims, size_t from = 0) {
+  uint64_t p = 1;
+  for (size_t i = from; i < dims.size(); ++i) p *= uint64_t(std::max<int64_t>(dims[i], 0));
+  return p;
+}
+
+uint64_t elementBytes(int32_t type) {
+  switch (type) {
+    case onnx::TensorProto::DOUBLE:
+    case onnx::TensorProto::INT64:
+    case onnx::TensorProto::UINT64:
+      return 8;
+    case onnx::TensorProto::FLOAT16:
+    case onnx::TensorProto::BFLOAT16:
+    case onnx::TensorProto::INT16:
+    case onnx::TensorProto::UINT16:
+      return 2;
+    case onnx::TensorProto::INT8:
+    case onnx::TensorProto::UINT8:
+    case onnx::TensorProto::BOOL:
+      return 1;
+    default:
+      return 4;
+  }
+}
+
+// `shapes` are the inputs' shapes (every dimension known) or empty: then no FLOPs.
+Census census(const std::string& path, const std::map<std::string, std::vector<int64_t>>& shapes) {
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  onnx::ModelProto model;
+  if (!model.ParseFromString(bytes))
+    throw Error(ErrorCode::invalidModel, path + ": protobuf parsing failed");
+  Census c;
+  const auto& g = model.graph();
+  for (const auto& n : g.node()) {
+    const std::string domain = n.domain() == "ai.onnx" ? "" : n.domain();
+    c.operators[domain.empty() ? n.op_type() : domain + ":" + n.op_type()]++;
+  }
+  std::map<std::string, std::vector<int64_t>> dims;
+  std::set<std::string> initializerNames;
+  for (const auto& t : g.initializer()) {
+    std::vector<int64_t> d(t.dims().begin(), t.dims().end());
+    c.parameters += product(d);
+    c.parameterBytes += product(d) * elementBytes(t.data_type());
+    c.initializers++;
+    dims[t.name()] = d;
+    initializerNames.insert(t.name());
+  }
+  if (shapes.empty()) {
+    c.flopsNote = "give the dynamic inputs' sizes with --shape (or --batch) for FLOPs";
+    return c;
+  }
+  // Fix the inputs' shapes, then let onnx infer every other one.
+  for (auto& input : *model.mutable_graph()->mutable_input()) {
+    auto it = shapes.find(input.name());
+    if (it == shapes.end()) continue;
+    auto* shape = input.mutable_type()->mutable_tensor_type()->mutable_shape();
+    shape->clear_dim();
+    for (int64_t d : it->second) shape->add_dim()->set_dim_value(d);
+  }
+  try {
+    onnx::shape_inference::InferShapes(model);
+  } catch (const std::exception& e) {
+    c.flopsNote = std::string("onnx's shape inference failed: ") + e.what();
+    return c;
+  }
+  auto record = [&](const onnx::ValueInfoProto& v) {
+    if (!v.type().has_tensor_type() || !v.type().tensor_type().has_shape()) return;
+    std::vector<int64_t> d;
+    for (const auto& dim : v.type().tensor_type().shape().dim())
+      d.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
+    if (std::all_of(d.begin(), d.end(), [](int64_t x) { return x >= 0; })) dims[v.name()] = d;
+  };
+  for (const auto& v : model.graph().input()) record(v);
+  for (const auto& v : model.graph().value_info()) record(v);
+  for (const auto& v : model.graph().output()) record(v);
+  auto known = [&](const std::string& name) -> const std::vector<int64_t>* {
+    auto it = dims.find(name);
+    return it == dims.end() ? nullptr : &it->second;
+  };
+  for (const auto& n : model.graph().node()) {
+    const std::string& op = n.op_type();
+    if (op != "Conv" && op != "ConvTranspose" && op != "Gemm" && op != "MatMul") continue;
+    c.flopNodes++;
+    const auto* a = n.input_size() > 0 ? known(n.input(0)) : nullptr;
+    const auto* b = n.input_size() > 1 ? known(n.input(1)) : nullptr;
+    const auto* y = n.output_size() > 0 ? known(n.output(0)) : nullptr;
+    if (!a || !b || !y || b->size() < 1) {
+      c.flopNodesUnknown++;
+      continue;
+    }
+    if (op == "Conv") {
+      c.flops += 2 * product(*y) * product(*b, 1);  // W [M, C/group, kH, kW]
+    } else if (op == "ConvTranspose") {
+      c.flops += 2 * product(*a) * product(*b, 1);  // W [C, M/group, kH, kW]
+    } else if (op == "Gemm") {
+      bool transA = false;
+      for (const auto& attribute : n.attribute())
+        if (attribute.name() == "transA") transA = attribute.i() != 0;
+      const int64_t k = a->size() == 2 ? (*a)[transA ? 0 : 1] : 0;
+      c.flops += 2 * product(*y) * uint64_t(std::max<int64_t>(k, 0));
+    } else {
+      c.flops += 2 * product(*y) * uint64_t(std::max<int64_t>(a->empty() ? 0 : a->back(), 0));
+    }
+  }
+  return c;
+}
+
+std::string declared(const OnnxTensorInfo& info) {
+  std::string s = "[";
+  for (size_t i = 0; i < info.dims.size(); ++i)
+    s += (i ? ", " : "") + (info.dims[i] >= 0 ? std::to_string(info.dims[i])
+                            : i < info.dimParams.size() && !info.dimParams[i].empty()
+                                ? info.dimParams[i]
+                                : std::string("?"));
+  return s + "]";
+}
+
+std::string readable(double v) {
+  const char* units[] = {"", " k", " M", " G", " T", " P"};
+  int u = 0;
+  while (v >= 1000 && u < 5) v /= 1000, ++u;
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, u ? "%.2f%s" : "%.0f%s", v, units[u]);
+  return buffer;
+}
+
+}  // namespace
+
+int inspect(const std::vector<std::string>& rest) {
+  std::vector<Option> options = {{"--batch", OptionKind::value},
+                                 {"--shape", OptionKind::repeated},
+                                 {"--json", OptionKind::value}};
+  Arguments args("inspect", rest, options);
+  if (args.has("--help")) {
+    std::printf(
+        "usage: vkcnn inspect MODEL.onnx [--shape NAME=DIMS] [--batch N] [--json FILE]\n\n"
+        "Describes a model without running it: inputs and outputs with their shapes (dynamic\n"
+        "dimensions by name), IR version, opset, producer, the operators it uses and whether\n"
+        "vkcnn supports each, its parameters, and the FLOPs of its convolutions and matrix\n"
+        "products (2 per multiply-add) at the input shapes (dynamic sizes from --shape, the\n"
+        "batch from --batch, default 1).\n\n"
+        "  --shape NAME=DIMS   the shape of input NAME, e.g. --shape input=1x3x48x320\n"
+        "  --batch N           the size of a dynamic batch dimension (default 1)\n"
+        "  --json FILE         the same as JSON (- for standard output)\n");
+    return 0;
+  }
+  const std::string json = args.get("--json");
+  if (!json.empty()) checkWritable(json, "--json");
+  const std::string path = args.model();
+  const OnnxModelInfo info = inspectOnnx(path);
+  // The input shapes for FLOPs, if every dynamic dimension gets a size.
+  std::map<std::string, std::vector<int64_t>> shapes;
+  std::string shapesNote;
+  try {
+    ModelSetup setup = prepareModel(args, false);
+    const int64_t batch = setup.options.batch ? setup.options.batch : 1;
+    for (const auto& input : info.inputs) {
+      auto given = setup.options.inputShapes.find(input.name);
+      std::vector<int64_t> d =
+          given != setup.options.inputShapes.end() ? given->second : input.dims;
+      if (!d.empty() && d[0] < 0) d[0] = batch;
+      shapes[input.name] = d;
+    }
+  } catch (const UsageError& e) {
+    if (!args.all("--shape").empty() || args.has("--batch")) throw;
+    shapes.clear();
+  }
+  const Census c = census(path, shapes);
+  const std::vector<std::string> supported = supportedOnnxOperators();
+  auto isSupported = [&](const std::string& op) {
+    return std::binary_search(supported.begin(), supported.end(), op);
+  };
+  uint64_t unsupportedNodes = 0;
+  for (const auto& [op, count] : c.operators) unsupportedNodes += isSupported(op) ? 0 : count;
+
+  if (json != "-") {
+    std::printf("%s\n", path.c_str());
+    std::printf("  producer %s %s, IR version %lld, opset %lld, graph '%s'\n",
+                info.producerName.empty() ? "(none)" : info.producerName.c_str(),
+                info.producerVersion.c_str(), static_cast<long long>(info.irVersion),
+                static_cast<long long>(info.opsetVersion), info.graphName.c_str());
+    std::printf("inputs:\n");
+    for (const auto& i : info.inputs)
+      std::printf("  %-24s %-20s %s\n", i.name.c_str(), declared(i).c_str(), i.elementType.c_str());
+    std::printf("outputs:\n");
+    for (const auto& o : info.outputs)
+      std::printf("  %-24s %-20s %s\n", o.name.c_str(), declared(o).c_str(), o.elementType.c_str());
+    std::printf("operators (nodes, supported by vkcnn):\n");
+    for (const auto& [op, count] : c.operators)
+      std::printf("  %-24s %6llu  %s\n", op.c_str(), static_cast<unsigned long long>(count),
+                  isSupported(op) ? "yes" : "NO");
+    if (unsupportedNodes)
+      std::printf("  %llu nodes use operators vkcnn does not support\n",
+                  static_cast<unsigned long long>(unsupportedNodes));
+    std::printf("parameters: %s (%llu) in %llu initializers, %s bytes\n",
+                readable(double(c.parameters)).c_str(),
+                static_cast<unsigned long long>(c.parameters),
+                static_cast<unsigned long long>(c.initializers),
+                readable(double(c.parameterBytes)).c_str());
+    if (!c.flopsNote.empty()) {
+      std::printf("FLOPs: unknown (%s)\n", c.flopsNote.c_str());
+    } else {
+      std::string at;
+      for (const auto& [name, d] : shapes)
+        at += (at.empty() ? "" : ", ") + name + " " + shapeText(d);
+      std::printf("FLOPs: %s (%llu) in %u convolutions and matrix products at %s\n",
+                  readable(double(c.flops)).c_str(), static_cast<unsigned long long>(c.flops),
+                  c.flopNodes - c.flopNodesUnknown, at.c_str());
+      if (c.flopNodesUnknown)
+        std::printf("  (%u more whose shapes onnx's shape inference did not find)\n",
+                    c.flopNodesUnknown);
+    }
+  }
+  if (!json.empty()) {
+    auto tensors = [](const std::vector<OnnxTensorInfo>& list) {
+      std::string s = "[";
+      for (const auto& t : list) {
+        std::string dims = "[";
+        for (size_t i = 0; i < t.dims.size(); ++i)
+          dims += (i ? ", " : "") +
+                  (t.dims[i] >= 0 ? std::to_string(t.dims[i])
+                                  : Json::quote(i < t.dimParams.size() ? t.dimParams[i] : ""));
+        s += (s.size() > 1 ? ", " : "") + Json()
+                                              .add("name", t.name)
+                                              .raw("shape", dims + "]")
+                                              .add("element_type", t.elementType)
+                                              .str();
+      }
+      return s + "]";
+    };
+    std::string ops = "[";
+    for (const auto& [op, count] : c.operators)
+      ops += (ops.size() > 1 ? ", " : "") +
+             Json().add("op", op).add("nodes", count).add("supported", isSupported(op)).str();
+    Json j;
+    j.add("model", path)
+        .add("producer", info.producerName)
+        .add("producer_version", info.producerVersion)
+        .add("ir_version", int64_t(info.irVersion))
+        .add("opset", int64_t(info.opsetVersion))
+        .add("graph", info.graphName)
+        .raw("inputs", tensors(info.inputs))
+        .raw("outputs", tensors(info.outputs))
+        .raw("operators", ops + "]")
+        .add("unsupported_nodes", unsupportedNodes)
+        .add("parameters", c.parameters)
+        .add("parameter_bytes", c.parameterBytes);
+    if (c.flopsNote.empty())
+      j.add("flops", c.flops);
+    else
+      j.raw("flops", "null").add("flops_note", c.flopsNote);
+    writeText(json, j.str() + "\n", "--json");
+  }
+  return 0;
+}
+
+int ops(const std::vector<std::string>& rest) {
+  Arguments args("ops", rest, {{"--json", OptionKind::value}});
+  if (args.has("--help")) {
+    std::printf(
+        "usage: vkcnn ops [--json FILE]\n\n"
+        "Lists the ONNX operators (default domain) vkcnn's importer supports.\n");
+    return 0;
+  }
+  if (!args.positional().empty()) throw UsageError("ops takes no model");
+  const std::string json = args.get("--json");
+  if (!json.empty()) checkWritable(json, "--json");
+  const std::vector<std::string> supported = supportedOnnxOperators();
+  if (json != "-")
+    for (const auto& op : supported) std::printf("%s\n", op.c_str());
+  if (!json.empty()) {
+    std::string list = "[";
+    for (const auto& op : supported) list += (list.size() > 1 ? ", " : "") + Json::quote(op);
+    writeText(json, Json().raw("operators", list + "]").str() + "\n", "--json");
+  }
+  return 0;
+}
+
+}  // namespace vkcnn::cli

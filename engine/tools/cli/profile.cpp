@@ -1,0 +1,83 @@
+// vkcnn profile: the GPU time of every kernel of a model, from timestamps around each dispatch.
+#include <algorithm>
+#include <cstdio>
+
+#include "cli.h"
+
+namespace vkcnn::cli {
+
+int profile(const std::vector<std::string>& rest) {
+  std::vector<Option> options = modelOptions();
+  options.push_back({"--iterations", OptionKind::value});
+  options.push_back({"--json", OptionKind::value});
+  Arguments args("profile", rest, options);
+  if (args.has("--help")) {
+    std::printf(
+        "usage: vkcnn profile MODEL.onnx [options]\n\n"
+        "Prints the GPU time of every kernel (median of --iterations runs, default 10), in "
+        "order.\n\n"
+        "  --json FILE         the same as JSON (- for standard output)\n%s",
+        kModelOptionsHelp);
+    return 0;
+  }
+  const long iterations = args.number("--iterations", 10);
+  const ModelSetup setup = prepareModel(args, false);
+  const std::string json = args.get("--json");
+  if (!json.empty()) checkWritable(json, "--json");
+  Context context = makeContext(args);
+  Session session = loadSession(context, setup);
+  CommandBufferOptions cbOptions;
+  cbOptions.reusable = true;
+  cbOptions.profile = true;
+  CommandBuffer cb(context, "profile", cbOptions);
+  session.encode(cb);
+  std::vector<std::vector<double>> times;
+  std::vector<std::string> labels;
+  Progress progress("profiling");
+  cb.commit();
+  cb.waitUntilCompleted();
+  for (long i = 0; i < iterations; ++i) {
+    cb.commit();
+    cb.waitUntilCompleted();
+    const auto t = cb.kernelTimings();
+    if (times.empty()) {
+      times.resize(t.size());
+      for (const auto& k : t) labels.push_back(k.label);
+    }
+    for (size_t k = 0; k < t.size() && k < times.size(); ++k) times[k].push_back(t[k].milliseconds);
+    progress.step(uint64_t(i + 1), uint64_t(iterations));
+  }
+  progress.finish();
+  double total = 0;
+  std::vector<double> medians;
+  for (auto& t : times) medians.push_back(summarize(t).median), total += medians.back();
+  const uint32_t barriers = cb.encodingStatistics().barriers;
+  if (json != "-") {
+    std::printf("%-4s %-60s %10s %7s\n", "#", "kernel", "ms", "%");
+    for (size_t k = 0; k < medians.size(); ++k)
+      std::printf("%-4zu %-60.60s %10.4f %6.1f%%\n", k, labels[k].c_str(), medians[k],
+                  100.0 * medians[k] / std::max(total, 1e-12));
+    std::printf("total kernel time %.3f ms over %zu dispatches (%u barriers)\n", total,
+                medians.size(), barriers);
+  }
+  if (!json.empty()) {
+    std::string kernels = "[";
+    for (size_t k = 0; k < medians.size(); ++k)
+      kernels +=
+          (k ? ", " : "") + Json().add("label", labels[k]).add("median_ms", medians[k]).str();
+    Json j;
+    j.add("model", setup.path)
+        .add("device", context.capabilities().deviceName)
+        .add("format", precisionName(session.precision()))
+        .add("batch", session.batch())
+        .add("iterations", uint64_t(iterations))
+        .add("total_ms", total)
+        .add("dispatches", uint64_t(medians.size()))
+        .add("barriers", barriers)
+        .raw("kernels", kernels + "]");
+    writeText(json, j.str() + "\n", "--json");
+  }
+  return 0;
+}
+
+}  // namespace vkcnn::cli

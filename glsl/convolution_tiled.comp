@@ -1,0 +1,196 @@
+#version 450
+// Dense convolution as an implicit GEMM on the matrix units (GL_NV_cooperative_matrix, float16
+// operands, float32 accumulation) in large tiles: the layers with enough output pixels to give
+// every multiprocessor a tile (convolution.cpp picks; convolution_matrix.glsl takes the rest, with
+// its reduction split inside the workgroup). The tile's shape comes from specialization constants
+// (convolution_tiles.h holds the table; ids below).
+//
+// Rows are destination pixels of all images, columns output channels, and the reduction runs
+// over k = (tap * S + s) * 4 + c (input channel 4s + c of the tap, S = input slices), in chunks
+// of K_CHUNK. Each chunk of the source window (the im2col step) and of the weights goes through
+// registers into one of two shared-memory stages while the matrix units work on the other: one
+// barrier per chunk. A rows are padded by 16 bytes and B rows too, so that the fragment loads (8
+// rows of 16 bytes at a time) hit distinct banks. Each invocation fetches one texel slot of the
+// chunk for A_LOADS rows, so tap and slice are worked out once per chunk, and the rows' origins
+// once per dispatch; the source is bound starting at a layer (the host checks), so a texel is one
+// fetch. The epilogue goes through a small per-warp fragment in shared memory, fragment by
+// fragment, so that no tile-sized float buffer competes with the stages for the 48 KiB.
+#extension GL_GOOGLE_include_directive : require
+// vkcnn-build: reflect-separately (SPIRV-Cross cannot parse cooperative matrices)
+#ifndef VKCNN_REFLECTION
+#extension GL_NV_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_KHR_shader_subgroup_basic : require
+#endif
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_control_flow_attributes : require
+
+layout(constant_id = 0) const int WARPS_M = 2;
+layout(constant_id = 1) const int WARPS_N = 4;
+layout(constant_id = 2) const int FRAG_M = 4;
+layout(constant_id = 3) const int FRAG_N = 2;
+layout(constant_id = 4) const int K_STEPS = 2;
+layout(local_size_x_id = 5) in;  // 32 * WARPS_M * WARPS_N
+
+// The host picks this shader only for destinations and sources that start at a layer.
+#define VKCNN_ALIGNED_DESTINATION
+#define VKCNN_WEIGHT_TYPE uvec4  // 8 float16
+#include "convolution_bindings.glsl"
+#include "convolution_tiles.h"
+
+const int THREADS = 32 * WARPS_M * WARPS_N;
+const int TILE_M = WARPS_M * FRAG_M * 16;
+const int TILE_N = WARPS_N * FRAG_N * 16;
+const int K_CHUNK = 16 * K_STEPS;
+const int SLOTS = K_CHUNK / 4;    // source texels per row and chunk
+const int A_ROW = SLOTS + 2;      // uvec2 (4 float16) per shared row, 16 bytes of padding
+const int B_VECS = TILE_N / 8;    // uvec4 (8 float16) per row of the weight tile
+const int B_ROW = B_VECS + 1;
+const int A_STAGE = TILE_M * A_ROW;
+const int B_STAGE = K_CHUNK * B_ROW;
+const int ROW_STEP = THREADS / SLOTS;
+const int A_LOADS = TILE_M / ROW_STEP;
+const int B_LOADS = K_CHUNK * B_VECS / THREADS;
+const int C_ROW = 20;  // floats per row of a warp's epilogue fragment (padded)
+shared uvec2 aS[2 * A_STAGE];
+shared uvec4 bS[2 * B_STAGE];
+shared float cS[WARPS_M * WARPS_N * 16 * C_ROW];
+
+#ifdef VKCNN_REFLECTION
+void main() {
+  imageStore(uDestination, ivec3(0),
+             texelFetch(uSource, ivec3(0), 0) + texelFetch(uResidual, ivec3(0), 0) +
+                 float(weights[0].x) + bias[0] + slopes[0] + float(pc.geometry.clipX));
+}
+#else
+void main() {
+  Geometry g = pc.geometry;
+  ConvolutionParams cp = pc.convolution;
+  const int t = int(gl_LocalInvocationID.x);
+  const int warp = t / 32, lane = t % 32;
+  const int wm = warp % WARPS_M, wn = warp / WARPS_M;
+  const int pixels = g.clipWidth * g.clipHeight;
+  const int rowCount = pixels * g.imageCount;
+  const int m0 = int(gl_WorkGroupID.x) * TILE_M;
+  const int n0 = int(gl_WorkGroupID.y) * TILE_N;
+  const int S = (cp.inputChannelsPerGroup + 3) / 4;
+  const int slots = cp.kernelWidth * cp.kernelHeight * S;
+  const int chunks = (slots + SLOTS - 1) / SLOTS;
+  const int rowsOfWeights = (slots * 4 + VKCNN_MATRIX_ROW_ALIGN - 1) / VKCNN_MATRIX_ROW_ALIGN *
+                            VKCNN_MATRIX_ROW_ALIGN;
+  const int columns = (pc.destination.featureChannels + VKCNN_MATRIX_COLUMN_ALIGN - 1) /
+                      VKCNN_MATRIX_COLUMN_ALIGN * VKCNN_MATRIX_COLUMN_ALIGN;
+  const ivec2 size = textureSize(uSource, 0).xy;
+  const int slot = t % SLOTS;
+
+  // The rows this invocation fetches: their window origin and first layer, once.
+  ivec2 origin[A_LOADS];
+  int layer[A_LOADS];
+  [[unroll]] for (int l = 0; l < A_LOADS; ++l) {
+    const int m = m0 + t / SLOTS + l * ROW_STEP;
+    const int img = min(m, rowCount - 1) / pixels, pixel = min(m, rowCount - 1) - img * pixels;
+    origin[l] = ivec2(pixel % g.clipWidth, pixel / g.clipWidth) * ivec2(cp.strideX, cp.strideY) +
+                ivec2(g.offsetX, g.offsetY);
+    // Rows past the end read nothing: an origin no tap brings inside the source.
+    if (m >= rowCount) origin[l] = ivec2(-1 << 30);
+    layer[l] = img * pc.source.layersPerImage;
+  }
+
+  fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[FRAG_M][FRAG_N];
+  [[unroll]] for (int i = 0; i < FRAG_M; ++i)
+    [[unroll]] for (int j = 0; j < FRAG_N; ++j)
+      acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+
+  // The next chunk waits in registers as fetched (texels as vec4, weights as uvec4): nothing
+  // reads them until STORE, after the matrix steps, so their latency hides behind those. Packing
+  // the texels at fetch time instead would wait for them right there.
+  vec4 xa[A_LOADS];
+  bvec4 lanes;
+  uvec4 rb[B_LOADS];
+  // Chunk `chunk` of this invocation's texels and weights (zero past the end).
+#define FETCH(chunk)                                                                               \
+  {                                                                                                \
+    const int gs = (chunk) * SLOTS + slot;                                                         \
+    const int tap = gs / S, s = gs - tap * S;                                                      \
+    const int ky = tap / cp.kernelWidth, kx = tap - ky * cp.kernelWidth;                           \
+    const ivec2 d = ivec2(kx * cp.dilationX, ky * cp.dilationY);                                   \
+    lanes = lessThan(ivec4(4 * s) + ivec4(0, 1, 2, 3),                                             \
+                     ivec4(gs < slots ? cp.inputChannelsPerGroup : 0));                            \
+    [[unroll]] for (int l = 0; l < A_LOADS; ++l) {                                                 \
+      const ivec2 p = origin[l] + d;                                                               \
+      xa[l] = vec4(0.0);                                                                           \
+      if (all(greaterThanEqual(p, ivec2(0))) && all(lessThan(p, size)) && gs < slots)              \
+        xa[l] = texelFetch(uSource, ivec3(p, layer[l] + s), 0);                                    \
+    }                                                                                              \
+    [[unroll]] for (int l = 0; l < B_LOADS; ++l) {                                                 \
+      const int e = t + l * THREADS, k = (chunk) * K_CHUNK + e / B_VECS;                           \
+      rb[l] = uvec4(0);                                                                            \
+      if (k < rowsOfWeights) rb[l] = weights[(k * columns + n0) / 8 + e % B_VECS];                 \
+    }                                                                                              \
+  }
+  // Into shared stage `stage`: channels past the window (another layer's data, or padding) as
+  // zero, whatever they hold.
+#define STORE(stage)                                                                               \
+  {                                                                                                \
+    [[unroll]] for (int l = 0; l < A_LOADS; ++l) {                                                 \
+      const vec4 x = mix(vec4(0.0), xa[l], lanes);                                                 \
+      aS[(stage) * A_STAGE + (t / SLOTS + l * ROW_STEP) * A_ROW + slot] =                          \
+          uvec2(packHalf2x16(x.xy), packHalf2x16(x.zw));                                           \
+    }                                                                                              \
+    [[unroll]] for (int l = 0; l < B_LOADS; ++l) {                                                 \
+      const int e = t + l * THREADS;                                                               \
+      bS[(stage) * B_STAGE + (e / B_VECS) * B_ROW + e % B_VECS] = rb[l];                           \
+    }                                                                                              \
+  }
+
+  FETCH(0)
+  STORE(0)
+  barrier();
+  for (int chunk = 0; chunk < chunks; ++chunk) {
+    const int stage = chunk & 1;
+    // Past the last chunk this fetches nothing and stores zeros nobody reads: no branch, so
+    // nothing stands between the fetch and the matrix steps.
+    FETCH(chunk + 1)
+    [[unroll]] for (int step = 0; step < K_STEPS; ++step) {
+      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[FRAG_M], fb[FRAG_N];
+      [[unroll]] for (int i = 0; i < FRAG_M; ++i)
+        coopMatLoadNV(fa[i], aS, uint(stage * A_STAGE + (wm * FRAG_M + i) * 16 * A_ROW + step * 4),
+                      uint(A_ROW), false);
+      [[unroll]] for (int j = 0; j < FRAG_N; ++j)
+        coopMatLoadNV(fb[j], bS, uint(stage * B_STAGE + step * 16 * B_ROW + (wn * FRAG_N + j) * 2),
+                      uint(B_ROW), false);
+      [[unroll]] for (int i = 0; i < FRAG_M; ++i)
+        [[unroll]] for (int j = 0; j < FRAG_N; ++j)
+          acc[i][j] = coopMatMulAddNV(fa[i], fb[j], acc[i][j]);
+    }
+    STORE(stage ^ 1)
+    barrier();
+  }
+
+  // Epilogue, one fragment at a time through this warp's 16 x 16 floats: each lane takes two
+  // (pixel, slice) pairs of it.
+  const int cBase = warp * 16 * C_ROW;
+  [[unroll]] for (int i = 0; i < FRAG_M; ++i)
+    [[unroll]] for (int j = 0; j < FRAG_N; ++j) {
+      coopMatStoreNV(acc[i][j], cS, uint(cBase), uint(C_ROW), false);
+      subgroupMemoryBarrierShared();
+      subgroupBarrier();
+      [[unroll]] for (int h = 0; h < 2; ++h) {
+        const int e = lane + 32 * h, row = e % 16, q = e / 16;
+        const int m = m0 + (wm * FRAG_M + i) * 16 + row;
+        const int n = (n0 + (wn * FRAG_N + j) * 16) / 4 + q;
+        if (m >= rowCount || n >= g.slices) continue;
+        const int at = cBase + row * C_ROW + 4 * q;
+        const vec4 sum = vec4(cS[at], cS[at + 1], cS[at + 2], cS[at + 3]);
+        const int img = m / pixels, pixel = m - img * pixels;
+        const ivec2 p = ivec2(g.clipX + pixel % g.clipWidth, g.clipY + pixel / g.clipWidth);
+        // Lanes past the output channels compute a clamped channel; writeSlice drops them.
+        const ivec4 oc =
+            min(ivec4(4 * n) + ivec4(0, 1, 2, 3), pc.destination.featureChannels - 1);
+        writeSlice(pc.destination, p, img, n, convolutionOutput(p, img, n, oc, sum));
+      }
+      subgroupBarrier();
+    }
+}
+#endif

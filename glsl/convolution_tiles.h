@@ -1,0 +1,67 @@
+// The tiles of the matrix-unit convolution (convolution_tiled.comp) and of the GEMM ceiling
+// (bench/gemm_ceiling.comp): the one table both shaders' specialization constants come from. A
+// tile is WARPS_M x WARPS_N warps (32 invocations each), each holding FRAG_M x FRAG_N fragments
+// of 16 x 16 outputs, and reduces K_STEPS 16-deep steps per shared-memory stage; the shaders keep
+// two stages. Constant ids: 0 WARPS_M, 1 WARPS_N, 2 FRAG_M, 3 FRAG_N, 4 K_STEPS, 5 the workgroup
+// size (32 x WARPS_M x WARPS_N).
+//
+// The float16 weight matrix of the matrix-unit shaders has its columns (output channels) padded
+// with zeros to a multiple of VKCNN_MATRIX_COLUMN_ALIGN, which every tile's width divides, and its
+// rows (the reduction) to a multiple of 64, which every stage's depth divides.
+#ifndef VKCNN_CONVOLUTION_TILES_H
+#define VKCNN_CONVOLUTION_TILES_H
+
+#define VKCNN_MATRIX_COLUMN_ALIGN 128
+#define VKCNN_MATRIX_ROW_ALIGN 64
+
+#ifdef __cplusplus
+#include <cstdint>
+
+namespace vkcnn::detail {
+
+struct MatrixTile {
+  const char* name;  // what VKCNN_CONVOLUTION_TILE and the profile call it
+  uint32_t warpsM, warpsN, fragmentsM, fragmentsN, kSteps;
+  // The selector's cost model (convolution.cpp), fitted to the H100's per-shape table
+  // (bench/NOTES.md, 2026-11-24): workgroups a multiprocessor runs at once, and the time of one
+  // round of them through one stage, in nanoseconds.
+  uint32_t residentPerMultiprocessor;
+  uint32_t nanosecondsPerStage;
+
+  constexpr uint32_t rows() const { return warpsM * fragmentsM * 16; }
+  constexpr uint32_t columns() const { return warpsN * fragmentsN * 16; }
+  constexpr uint32_t threads() const { return 32 * warpsM * warpsN; }
+  constexpr uint32_t depth() const { return 16 * kSteps; }
+  // Shared memory of convolution_tiled.comp: two stages of A (rows x depth float16, rows padded
+  // by 16 bytes) and B (depth x columns, padded likewise), and a 16 x 20 float fragment per warp.
+  constexpr uint32_t sharedBytes() const {
+    return 2 * (rows() * (kSteps * 32 + 16) + kSteps * 16 * (columns() * 2 + 16)) +
+           warpsM * warpsN * 16 * 20 * 4;
+  }
+};
+
+// 128x64, 64x128 with 4 warps (of 64x32 / 32x64) and 128x128 with 4 warps of 64x64 were measured
+// too and lost on every shape (NOTES.md); they are not kept. A tile whose nanosecondsPerStage is
+// 0 is not fitted yet: only VKCNN_CONVOLUTION_TILE picks it.
+inline constexpr MatrixTile kMatrixTiles[] = {
+    {"128x128", 2, 4, 4, 2, 2, 1, 9830},   {"64x64", 2, 2, 2, 2, 2, 6, 7660},
+    {"64x64k64", 2, 2, 2, 2, 4, 2, 10570}, {"32x64", 1, 2, 2, 2, 2, 4, 5040},
+    {"128x64w8", 4, 2, 2, 2, 2, 2, 0},     {"64x128w8", 2, 4, 2, 2, 2, 2, 0},
+};
+
+static_assert(VKCNN_MATRIX_COLUMN_ALIGN % 128 == 0 && VKCNN_MATRIX_ROW_ALIGN % 64 == 0);
+constexpr bool tilesFit() {
+  for (const MatrixTile& t : kMatrixTiles)
+    if (VKCNN_MATRIX_COLUMN_ALIGN % t.columns() || VKCNN_MATRIX_ROW_ALIGN % (16 * t.kSteps) ||
+        t.sharedBytes() > 49152 || (t.rows() * t.kSteps * 4) % t.threads() ||
+        (t.kSteps * 16 * t.columns() / 8) % t.threads())
+      return false;
+  return true;
+}
+static_assert(tilesFit(),
+              "every tile divides the padding, fits 48 KiB and splits its loads evenly");
+
+}  // namespace vkcnn::detail
+#endif
+
+#endif

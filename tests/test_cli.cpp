@@ -1,0 +1,580 @@
+// The vkcnn command-line tool, run as a user runs it: on small models built here and the committed
+// Fashion-MNIST model, checking exit status and output for each point of issue #13's CLI list and
+// the --shape option of issue #12. Under ctest VKCNN_VALIDATION=1 reaches the tool too, so any
+// validation message would also fail a run (exit status 3).
+#define STB_IMAGE_WRITE_IMPLEMENTATION
+#include <stb/stb_image_write.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "onnx_model_builder.h"
+#include "test_support.h"
+
+// The samples' environment: without validation in the sanitizer build (tests/CMakeLists.txt).
+#ifndef VKCNN_SAMPLE_ENVIRONMENT
+#define VKCNN_SAMPLE_ENVIRONMENT ""
+#endif
+
+using namespace vkcnn;
+using namespace vkcnn::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int status = -1;
+  std::string output;  // stdout and stderr together
+  bool has(const std::string& part) const {
+    const bool found = output.find(part) != std::string::npos;
+    if (!found) MESSAGE("'" << part << "' is not in the output:\n" << output);
+    return found;
+  }
+};
+
+// Runs `vkcnn ARGUMENTS` through the shell, with `environment` (NAME=VALUE ...) in front.
+Result cli(const std::string& arguments, const std::string& environment = {},
+           const std::string& program = VKCNN_CLI) {
+  const std::string command = environment + " " + program + " " + arguments + " 2>&1";
+  Result r;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  REQUIRE(pipe);
+  char buffer[4096];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) r.output.append(buffer, n);
+  const int status = ::pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  INFO("vkcnn " << arguments << "\n" << r.output);
+  // Messages name command-line options, never the library's C++ names, and nothing crashes.
+  CHECK(r.output.find("Options::") == std::string::npos);
+  CHECK(r.output.find("terminate called") == std::string::npos);
+  CHECK(r.output.find("std::") == std::string::npos);
+  return r;
+}
+
+const fs::path& directory() {
+  static const fs::path dir = [] {
+    fs::path d = fs::temp_directory_path() / ("vkcnn-test-cli-" + std::to_string(::getpid()));
+    fs::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+std::string file(const std::string& name) {
+  return (directory() / name).string();
+}
+
+std::string save(const std::string& name, const OnnxModelBuilder& b) {
+  const std::vector<uint8_t> bytes = b.bytes();
+  std::ofstream out(file(name), std::ios::binary);
+  out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+  return file(name);
+}
+
+void writeNpy(const std::string& path, const std::vector<int64_t>& shape,
+              const std::vector<float>& values) {
+  std::string dims;
+  for (int64_t d : shape) dims += std::to_string(d) + ", ";
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
+  while ((10 + header.size() + 1) % 64) header += ' ';
+  header += '\n';
+  std::ofstream out(path, std::ios::binary);
+  const uint16_t length = uint16_t(header.size());
+  out.write("\x93NUMPY\x01\x00", 8);
+  out.write(reinterpret_cast<const char*>(&length), 2);
+  out.write(header.data(), std::streamsize(header.size()));
+  out.write(reinterpret_cast<const char*>(values.data()), std::streamsize(values.size() * 4));
+}
+
+std::vector<float> readNpyData(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(bytes.size() > 10);
+  uint16_t length = 0;
+  std::memcpy(&length, bytes.data() + 8, 2);
+  std::vector<float> v((bytes.size() - 10 - length) / 4);
+  std::memcpy(v.data(), bytes.data() + 10 + length, v.size() * 4);
+  return v;
+}
+
+// A strict JSON check (RFC 8259 grammar: no inf, nan or bare words).
+struct JsonChecker {
+  const std::string& s;
+  size_t i = 0;
+  void space() {
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+  }
+  bool literal(const char* word) {
+    const size_t n = std::strlen(word);
+    if (s.compare(i, n, word) != 0) return false;
+    i += n;
+    return true;
+  }
+  bool string() {
+    if (s[i] != '"') return false;
+    for (++i; i < s.size() && s[i] != '"'; ++i)
+      if (s[i] == '\\') ++i;
+    return i++ < s.size();
+  }
+  bool number() {
+    static const std::regex grammar(R"(^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?)");
+    std::smatch m;
+    const std::string rest = s.substr(i, 64);
+    if (!std::regex_search(rest, m, grammar)) return false;
+    i += size_t(m.length(0));
+    return true;
+  }
+  bool value() {
+    space();
+    if (i >= s.size()) return false;
+    bool ok;
+    if (s[i] == '{' || s[i] == '[') {
+      const char close = s[i] == '{' ? '}' : ']';
+      const bool object = s[i] == '{';
+      ++i;
+      space();
+      if (s[i] == close) {
+        ++i;
+        return true;
+      }
+      while (true) {
+        if (object) {
+          space();
+          if (!string()) return false;
+          space();
+          if (s[i++] != ':') return false;
+        }
+        if (!value()) return false;
+        space();
+        if (s[i] == close) {
+          ++i;
+          return true;
+        }
+        if (s[i++] != ',') return false;
+      }
+    }
+    ok =
+        s[i] == '"' ? string() : literal("true") || literal("false") || literal("null") || number();
+    return ok;
+  }
+  bool valid() {
+    if (!value()) return false;
+    space();
+    return i == s.size();
+  }
+};
+
+bool validJson(const std::string& text) {
+  return JsonChecker{text}.valid();
+}
+
+// The number after "key": in a JSON text (NaN if absent or not a number).
+double jsonNumber(const std::string& json, const std::string& key) {
+  const std::regex pattern("\"" + key + "\": (-?[0-9.eE+-]+)");
+  std::smatch m;
+  return std::regex_search(json, m, pattern) ? std::stod(m[1]) : NAN;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+const std::string kFashion = VKCNN_FASHION_MNIST_ONNX;
+
+// x [1, 3, 8, 8] -> Relu -> y: the picture tests read what the tool fed in.
+std::string identityModel() {
+  OnnxModelBuilder b(13);
+  b.input("x", {1, 3, 8, 8});
+  b.node("Relu", {"x"}, {"y"});
+  b.output("y", 4);
+  return save("identity.onnx", b);
+}
+
+// a + b and a * b, fixed batch 1, [1, 2, 2, 2].
+std::string twoInputModel() {
+  OnnxModelBuilder b(13);
+  b.input("a", {1, 2, 2, 2});
+  b.input("b", {1, 2, 2, 2});
+  b.node("Add", {"a", "b"}, {"sum"});
+  b.output("sum", 4);
+  return save("two.onnx", b);
+}
+
+// x [N, 3, H, W] -> 3x3 Conv to 4 channels (padding 1) -> y: dynamic batch, height and width.
+std::string dynamicModel() {
+  OnnxModelBuilder b(13);
+  b.input("x", {-1, 3, -1, -1}, onnx::TensorProto::FLOAT, {"N", "", "H", "W"});
+  b.initializer("w", {4, 3, 3, 3}, randomFloats(4 * 27, 5));
+  auto& conv = b.node("Conv", {"x", "w"}, {"y"});
+  setAttribute(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.output("y", 4);
+  return save("dynamic.onnx", b);
+}
+
+}  // namespace
+
+TEST_CASE("cli: --version, --help, ops, and unknown commands") {
+  Result r = cli("--version");
+  CHECK_MESSAGE(r.status == 0, r.output);
+  CHECK(r.has("vkcnn 0."));
+  r = cli("--help");
+  CHECK_MESSAGE(r.status == 0, r.output);
+  CHECK(r.has("inspect MODEL.onnx"));
+  CHECK(cli("frobnicate").status == 2);
+  for (const char* command : {"info", "run", "bench", "profile", "inspect", "ops"}) {
+    r = cli(std::string(command) + " --help");
+    CHECK_MESSAGE(r.status == 0, r.output);
+    CHECK(r.has(std::string("usage: vkcnn ") + command));
+  }
+  r = cli("ops");
+  CHECK_MESSAGE(r.status == 0, r.output);
+  CHECK(r.has("Conv\n"));
+  r = cli("ops --json -");
+  CHECK_MESSAGE(r.status == 0, r.output);
+  CHECK(validJson(r.output));
+  CHECK(r.has("\"MaxPool\""));
+#ifdef VKCNN_FASHION_MNIST_SAMPLE
+  r = cli("--help", VKCNN_SAMPLE_ENVIRONMENT, VKCNN_FASHION_MNIST_SAMPLE);
+  CHECK_MESSAGE(r.status == 0, r.output);
+  CHECK(r.has("usage: vkcnn-fashion-mnist"));
+  CHECK(r.has("--images N"));
+  CHECK(cli("--images x", VKCNN_SAMPLE_ENVIRONMENT, VKCNN_FASHION_MNIST_SAMPLE).status == 2);
+#endif
+}
+
+TEST_CASE("cli: info says whether validation is on; a validation message fails the command") {
+  Result r = cli("info", "VKCNN_VALIDATION=1");
+  CHECK_MESSAGE(r.status == 0, r.output);
+  CHECK(r.has("validation: on"));
+  r = cli("info --json -", "VKCNN_VALIDATION=0");
+  CHECK_MESSAGE(r.status == 0, r.output);
+  CHECK(validJson(r.output));
+  CHECK(r.has("\"validation\": false"));
+  // A message through the Context's own debug messenger (the tool's test hook sends one).
+  r = cli("info", "VKCNN_VALIDATION=1 VKCNN_CLI_INJECT_VALIDATION_MESSAGE=1");
+  CHECK_MESSAGE(r.status == 3, r.output);
+  CHECK(r.has("the validation layer reported 1 message"));
+}
+
+TEST_CASE("cli: a device out of range is a clear error, from --device or VKCNN_DEVICE") {
+  writeNpy(file("fashion1.npy"), {1, 1, 28, 28}, randomFloats(784, 1, 0, 1));
+  Result r = cli("run " + kFashion + " --input " + file("fashion1.npy") +
+                 " --device 99999999999999999999999");
+  CHECK_MESSAGE(r.status == 2, r.output);
+  CHECK(r.has("--device '99999999999999999999999' matches no device"));
+  r = cli("run " + kFashion + " --input " + file("fashion1.npy"),
+          "VKCNN_DEVICE=99999999999999999999999");
+  CHECK_MESSAGE(r.status == 2, r.output);
+  CHECK(r.has("VKCNN_DEVICE '99999999999999999999999' matches no device"));
+  r = cli("info --device 'no such GPU'");
+  CHECK_MESSAGE(r.status == 2, r.output);
+  CHECK(r.has("matches no device"));
+}
+
+TEST_CASE("cli: the command line is checked before any work") {
+  const std::string in = file("fashion1.npy");
+  writeNpy(in, {1, 1, 28, 28}, randomFloats(784, 1, 0, 1));
+  // A directory as the model.
+  Result r = cli("run " + directory().string() + " --input " + in);
+  CHECK_MESSAGE(r.status == 2, r.output);
+  CHECK(r.has("is a directory"));
+  CHECK(cli("bench " + file("missing.onnx")).has("no such file"));
+  // Options given twice, together when they exclude each other, on the wrong model.
+  r = cli("run " + kFashion + " --input " + in + " --input " + in);
+  CHECK_MESSAGE(r.status == 2, r.output);
+  CHECK(r.has("--input is given twice"));
+  r = cli("bench " + kFashion + " --fp16 --fp32");
+  CHECK_MESSAGE(r.status == 2, r.output);
+  CHECK(r.has("--fp16 and --fp32 exclude each other"));
+  r = cli("bench " + twoInputModel() + " --batch 2");
+  CHECK_MESSAGE(r.status == 2, r.output);
+  CHECK(r.has("--batch 2: the model's batch is fixed at 1"));
+  CHECK(cli("bench " + kFashion + " --iterations 0").status == 2);
+  CHECK(cli("bench " + kFashion + " --iterations 3 --duration 1").status == 2);
+  CHECK(cli("bench " + kFashion + " --top 3").has("unknown option '--top'"));
+  // Output, JSON and reference paths before the run, each naming its option.
+  r = cli("run " + kFashion + " --input " + in + " --output " + file("nowhere/out.npy"));
+  CHECK_MESSAGE(r.status == 2, r.output);
+  CHECK(r.has("--output " + file("nowhere/out.npy") + ": the folder"));
+  CHECK_FALSE(r.has("ran on"));
+  r = cli("bench " + kFashion + " --json " + directory().string());
+  CHECK_MESSAGE(r.status == 2, r.output);
+  CHECK(r.has("--json " + directory().string() + " is a directory"));
+  r = cli("bench " + kFashion + " --reference " + file("missing.npy"));
+  CHECK_MESSAGE(r.status == 2, r.output);
+  CHECK(r.has("--reference " + file("missing.npy") + ": no such file"));
+  // A write that fails says why.
+  if (fs::exists("/dev/full")) {
+    r = cli("info --json /dev/full");
+    CHECK_MESSAGE(r.status == 1, r.output);
+    CHECK(r.has("--json /dev/full: write failed (No space left on device)"));
+  }
+}
+
+TEST_CASE("cli: run with --opt=value, outputs, labels with softmax probabilities, JSON") {
+  const std::string in = file("fashion2.npy");
+  writeNpy(in, {2, 1, 28, 28}, randomFloats(2 * 784, 2, 0, 1));
+  // The .npy sets the dynamic batch (2).
+  Result r = cli("run " + kFashion + " --input=" + in + " --top=1 --output=" + file("f.npy") +
+                 " --json=" + file("run.json"));
+  CHECK_MESSAGE(r.status == 0, r.output);
+  CHECK(r.has("output 'probabilities' [2, 10]"));
+  CHECK(r.has("image 1  #1  class"));
+  CHECK_FALSE(r.has("#2"));
+  CHECK(readNpyData(file("f_probabilities.npy")).size() == 20);
+  CHECK(readNpyData(file("f_logits.npy")).size() == 20);
+  const std::string json = slurp(file("run.json"));
+  CHECK(validJson(json));
+  CHECK(jsonNumber(json, "batch") == 2);
+
+  // Logits [1, 3] = 1, 2, 3: softmax 9.00%, 24.47%, 66.52%.
+  OnnxModelBuilder b(13);
+  b.input("x", {1, 3});
+  b.node("Relu", {"x"}, {"y"});
+  b.output("y", 2);
+  const std::string model = save("logits.onnx", b);
+  writeNpy(file("logits.npy"), {1, 3}, {1, 2, 3});
+  {
+    std::ofstream labels(file("labels.txt"));
+    labels << "dog\nbird\ncat\n";
+  }
+  r = cli("run " + model + " --input " + file("logits.npy") + " --labels " + file("labels.txt") +
+          " --fp32");
+  CHECK_MESSAGE(r.status == 0, r.output);
+  CHECK(r.has("#1  class 2   66.52%  cat"));
+  CHECK(r.has("#2  class 1   24.47%  bird"));
+  CHECK(r.has("#3  class 0    9.00%  dog"));
+  r = cli("run " + model + " --input " + file("logits.npy") + " --labels " + file("labels.txt") +
+          " --json -");
+  CHECK_MESSAGE(r.status == 0, r.output);
+  const std::string runJson = r.output.substr(0, r.output.find('\n'));
+  CHECK(validJson(runJson));
+  CHECK(r.has("\"label\": \"cat\""));
+}
+
+TEST_CASE("cli: a model with several inputs takes --input NAME=FILE") {
+  const std::string model = twoInputModel();
+  const std::vector<float> a = randomFloats(8, 3), bValues = randomFloats(8, 4);
+  writeNpy(file("a.npy"), {1, 2, 2, 2}, a);
+  writeNpy(file("b.npy"), {1, 2, 2, 2}, bValues);
+  Result r = cli("run " + model + " --input a=" + file("a.npy") + " --input b=" + file("b.npy") +
+                 " --fp32 --output " + file("sum.npy"));
+  CHECK_MESSAGE(r.status == 0, r.output);
+  const std::vector<float> sum = readNpyData(file("sum.npy"));
+  REQUIRE(sum.size() == 8);
+  for (size_t i = 0; i < 8; ++i) CHECK(sum[i] == doctest::Approx(a[i] + bValues[i]).epsilon(1e-6));
+  r = cli("run " + model + " --input " + file("a.npy"));
+  CHECK_MESSAGE(r.status == 2, r.output);
+  CHECK(r.has("give each with --input NAME=FILE"));
+  r = cli("run " + model + " --input a=" + file("a.npy"));
+  CHECK_MESSAGE(r.status == 2, r.output);
+  CHECK(r.has("input 'b' has no file: give --input b=FILE"));
+  r = cli("run " + model + " --input c=" + file("a.npy") + " --input b=" + file("b.npy"));
+  CHECK_MESSAGE(r.status == 2, r.output);
+  CHECK(r.has("the model has no input 'c' (inputs: 'a', 'b')"));
+  r = cli("run " + model + " --input a=" + file("a.npy") + " --input a=" + file("b.npy"));
+  CHECK_MESSAGE(r.status == 2, r.output);
+  CHECK(r.has("--input is given twice for input 'a'"));
+}
+
+TEST_CASE("cli: --shape and .npy inputs set dynamic dimensions; messages name the option") {
+  const std::string model = dynamicModel();
+  Result r = cli("run " + model + " --input " + file("none.npy"));
+  CHECK_MESSAGE(r.status == 2, r.output);  // the missing file first
+  r = cli("profile " + model);
+  CHECK_MESSAGE(r.status == 2, r.output);
+  CHECK(
+      r.has("input 'x' [N, 3, H, W] has dynamic dimensions: give its shape with --shape "
+            "x=1x3xSIZExSIZE"));
+  r = cli("profile " + model + " --shape x=1x3x6x10 --iterations 1 --json -");
+  CHECK_MESSAGE(r.status == 0, r.output);
+  INFO(r.output);
+  CHECK(validJson(r.output.substr(0, r.output.find('\n'))));
+  r = cli("bench " + model + " --shape x=2x3x5x7 --iterations 2 --warmup 0");
+  CHECK_MESSAGE(r.status == 0, r.output);
+  CHECK(r.has("batch 2"));
+  r = cli("bench " + model + " --shape x=1x4x5x7");
+  CHECK_MESSAGE(r.status == 2, r.output);
+  CHECK(r.has("--shape x=1x4x5x7: dimension 1 of input 'x' [N, 3, H, W] is 3 in the model, not 4"));
+  r = cli("bench " + model + " --shape y=1x3x5x7");
+  CHECK(r.has("--shape y=1x3x5x7: the model has no input 'y' (inputs: 'x')"));
+  CHECK(cli("bench " + model + " --shape x=1x3x5").has("has rank 3"));
+  CHECK(cli("bench " + model + " --shape x=1x3xAx5").has("'A' is not a size"));
+  CHECK(cli("bench " + model + " --shape x=1x3x5x5 --shape x=1x3x5x5").has("given twice"));
+  r = cli("bench " + model + " --shape x=1x3x5x7 --batch 2");
+  CHECK_MESSAGE(r.status == 2, r.output);
+  CHECK(r.has("--batch 2 disagrees with the shape [1, 3, 5, 7]"));
+  // A .npy fixes every dynamic dimension from its own shape.
+  writeNpy(file("x.npy"), {1, 3, 4, 5}, randomFloats(60, 6));
+  r = cli("run " + model + " --input " + file("x.npy") + " --output " + file("y.npy"));
+  CHECK_MESSAGE(r.status == 0, r.output);
+  CHECK(r.has("output 'y' [1, 4, 4, 5]"));
+  CHECK(readNpyData(file("y.npy")).size() == 80);
+  // inspect: FLOPs once the sizes are known (2 x 4 x 27 multiply-adds per pixel).
+  r = cli("inspect " + model);
+  CHECK_MESSAGE(r.status == 0, r.output);
+  CHECK(r.has("x                        [N, 3, H, W]"));
+  CHECK(r.has("FLOPs: unknown (give the dynamic inputs' sizes with --shape"));
+  r = cli("inspect " + model + " --shape x=1x3x8x8");
+  CHECK_MESSAGE(r.status == 0, r.output);
+  CHECK(r.has("(13824)"));
+  r = cli("inspect " + model + " --shape x=1x3x8x8 --json -");
+  CHECK(validJson(r.output.substr(0, r.output.find('\n'))));
+  CHECK(jsonNumber(r.output, "flops") == 13824);
+}
+
+TEST_CASE("cli: inspect lists operators, support, parameters and FLOPs") {
+  Result r = cli("inspect " + kFashion);
+  CHECK_MESSAGE(r.status == 0, r.output);
+  CHECK(r.has("opset 13"));
+  CHECK(r.has("input                    [batch, 1, 28, 28]   float32"));
+  CHECK(r.has("probabilities"));
+  CHECK(r.has("Conv                          2  yes"));
+  CHECK(r.has("parameters: 114.31 k (114314)"));
+  // Two convolutions and two fully-connected layers at batch 1.
+  CHECK(r.has("(5846784) in 4 convolutions and matrix products at input [1, 1, 28, 28]"));
+  r = cli("inspect " + kFashion + " --batch 4 --json -");
+  CHECK(validJson(r.output.substr(0, r.output.find('\n'))));
+  CHECK(jsonNumber(r.output, "flops") == 4 * 5846784.0);
+  CHECK(jsonNumber(r.output, "parameters") == 114314);
+
+  OnnxModelBuilder b(13);
+  b.input("x", {1, 3, 4, 4});
+  b.node("Sin", {"x"}, {"s"});
+  b.node("Relu", {"s"}, {"y"});
+  b.output("y", 4);
+  r = cli("inspect " + save("sin.onnx", b));
+  CHECK_MESSAGE(r.status == 0, r.output);
+  CHECK(r.has("Sin                           1  NO"));
+  CHECK(r.has("1 nodes use operators vkcnn does not support"));
+}
+
+TEST_CASE("cli: bench figures are sound: p90 >= median, exact integers, valid JSON") {
+  for (int iterations : {2, 3, 5}) {
+    Result r = cli("bench " + kFashion + " --warmup 0 --iterations " + std::to_string(iterations) +
+                   " --json " + file("bench.json"));
+    REQUIRE_MESSAGE(r.status == 0, r.output);
+    const std::string json = slurp(file("bench.json"));
+    CHECK(validJson(json));
+    CHECK(jsonNumber(json, "resident_p90_ms") >= jsonNumber(json, "resident_median_ms"));
+    CHECK(jsonNumber(json, "end_to_end_p90_ms") >= jsonNumber(json, "end_to_end_median_ms"));
+    CHECK(jsonNumber(json, "resident_runs") == iterations);
+    // Byte counts as whole numbers, never 6.71089e+07.
+    CHECK(std::regex_search(json, std::regex("\"device_bytes\": [0-9]+[,}]")));
+    CHECK(std::regex_search(json, std::regex("\"peak_temporary_bytes\": [0-9]+[,}]")));
+  }
+  // A reference of the wrong size is an error before the runs.
+  writeNpy(file("ref11.npy"), {1, 11}, std::vector<float>(11, 0.1f));
+  Result r = cli("bench " + kFashion + " --reference " + file("ref11.npy"));
+  CHECK_MESSAGE(r.status == 1, r.output);
+  CHECK(r.has("--reference " + file("ref11.npy") +
+              " holds [1, 11] (11 values) but output "
+              "'probabilities' is [1, 10] (10)"));
+  CHECK_FALSE(r.has("GPU-resident"));
+
+  // An output of NaN (0 / 0) against a reference: null in the JSON, exit status 1.
+  OnnxModelBuilder b(13);
+  b.input("x", {1, 2, 2, 2});
+  b.node("Div", {"x", "x"}, {"y"});
+  b.output("y", 4);
+  const std::string model = save("div.onnx", b);
+  writeNpy(file("zeros.npy"), {1, 2, 2, 2}, std::vector<float>(8, 0.0f));
+  writeNpy(file("ones.npy"), {1, 2, 2, 2}, std::vector<float>(8, 1.0f));
+  r = cli("bench " + model + " --input " + file("zeros.npy") + " --reference " + file("ones.npy") +
+          " --iterations 2 --json " + file("nan.json"));
+  CHECK_MESSAGE(r.status == 1, r.output);
+  CHECK(r.has("relative L2 vs reference: not finite"));
+  const std::string json = slurp(file("nan.json"));
+  CHECK(validJson(json));
+  CHECK(json.find("\"relative_l2\": null") != std::string::npos);
+  r = cli("bench " + model + " --input " + file("ones.npy") + " --reference " + file("ones.npy") +
+          " --iterations 2 --fp32 --json -");
+  CHECK_MESSAGE(r.status == 0, r.output);
+  CHECK(jsonNumber(r.output, "relative_l2") == 0);
+}
+
+TEST_CASE("cli: bench --duration runs for a time and shows progress") {
+  Result r = cli("bench " + kFashion + " --duration 1.2 --warmup 1 --json " + file("d.json"));
+  CHECK_MESSAGE(r.status == 0, r.output);
+  // Each timed phase took over a second: progress, then how long it took.
+  CHECK(r.has("vkcnn: GPU-resident runs... "));
+  CHECK(r.has("vkcnn: GPU-resident runs: done in 1."));
+  CHECK(r.has("vkcnn: end-to-end runs: done in 1."));
+  const std::string json = slurp(file("d.json"));
+  CHECK(jsonNumber(json, "resident_runs") >= 2);
+  CHECK(jsonNumber(json, "resident_runs") * jsonNumber(json, "resident_median_ms") >= 600);
+}
+
+TEST_CASE("cli: pictures are resized on the shorter side and centre-cropped, as torchvision") {
+  // 40 x 20: red columns 0-9, green 10-29, blue 30-39. Resized to 18 x 9 (shorter side 9 =
+  // 8 x 256/224) and cropped to the middle 8 x 8, whose filter taps all fall in the green band.
+  const int w = 40, h = 20;
+  std::vector<uint8_t> pixels(size_t(w) * h * 3, 0);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x)
+      pixels[(size_t(y) * w + x) * 3 + (x < 10 ? 0 : x < 30 ? 1 : 2)] = 255;
+  REQUIRE(stbi_write_png(file("bands.png").c_str(), w, h, 3, pixels.data(), w * 3));
+  const std::string model = identityModel();
+  Result r = cli("run " + model + " --input " + file("bands.png") +
+                 " --no-normalize --fp32 --output " + file("crop.npy"));
+  REQUIRE_MESSAGE(r.status == 0, r.output);
+  std::vector<float> crop = readNpyData(file("crop.npy"));
+  REQUIRE(crop.size() == 192);
+  for (size_t i = 0; i < 64; ++i) {
+    CHECK(crop[i] == 0.0f);        // red
+    CHECK(crop[64 + i] == 1.0f);   // green
+    CHECK(crop[128 + i] == 0.0f);  // blue
+  }
+  // --stretch squeezes the whole picture in: red on the left, blue on the right.
+  r = cli("run " + model + " --input " + file("bands.png") + " --no-normalize --fp32 --stretch " +
+          "--output " + file("stretch.npy"));
+  REQUIRE_MESSAGE(r.status == 0, r.output);
+  crop = readNpyData(file("stretch.npy"));
+  CHECK(crop[0] == 1.0f);        // red at (0, 0)
+  CHECK(crop[128 + 7] == 1.0f);  // blue at (0, 7)
+  // --resize 8: 16 x 8, cropped at column 4: the filter reaches the red band at the left edge.
+  r = cli("run " + model + " --input " + file("bands.png") + " --no-normalize --fp32 --resize 8 " +
+          "--output " + file("resize8.npy"));
+  REQUIRE_MESSAGE(r.status == 0, r.output);
+  crop = readNpyData(file("resize8.npy"));
+  CHECK(crop[0] > 0.0f);
+  CHECK(crop[0] < 0.5f);
+  CHECK(crop[4] == 0.0f);
+  // ImageNet normalisation by default: green (1 - 0.456) / 0.224.
+  r = cli("run " + model + " --input " + file("bands.png") + " --fp32 --output " +
+          file("normalized.npy"));
+  REQUIRE_MESSAGE(r.status == 0, r.output);
+  crop = readNpyData(file("normalized.npy"));
+  CHECK(crop[64] == doctest::Approx((1 - 0.456) / 0.224).epsilon(1e-5));
+  CHECK(cli("run " + model + " --input " + file("bands.png") + " --stretch --resize 9").status ==
+        2);
+}
+
+#ifdef VKCNN_ONNX_CLASSIFY_SAMPLE
+TEST_CASE("cli: the classification sample runs on Session") {
+  std::vector<uint8_t> pixels(40 * 30);
+  for (size_t i = 0; i < pixels.size(); ++i) pixels[i] = uint8_t(i * 7);
+  REQUIRE(stbi_write_png(file("grey.png").c_str(), 40, 30, 1, pixels.data(), 40));
+  Result r =
+      cli(kFashion + " " + file("grey.png"), VKCNN_SAMPLE_ENVIRONMENT, VKCNN_ONNX_CLASSIFY_SAMPLE);
+  CHECK_MESSAGE(r.status == 0, r.output);
+  CHECK(r.has("  1. class "));
+  CHECK(r.has("  5. class "));
+  r = cli(kFashion + " " + file("missing.png"), VKCNN_SAMPLE_ENVIRONMENT,
+          VKCNN_ONNX_CLASSIFY_SAMPLE);
+  CHECK_MESSAGE(r.status == 1, r.output);
+  CHECK(r.has("missing.png"));
+  CHECK(cli("--help", VKCNN_SAMPLE_ENVIRONMENT, VKCNN_ONNX_CLASSIFY_SAMPLE).status == 0);
+}
+#endif
+
+TEST_CASE("cli: cleanup") {
+  fs::remove_all(directory());
+}

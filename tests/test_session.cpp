@@ -1,0 +1,366 @@
+// Session: load from a file and from memory, names and shapes, run() host to host against the
+// Graph's own results and a double-precision CPU reference, encode() on the application's Images
+// and Buffers, a batch split into chunks from one import, and every misuse as a clear Error.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <vkcnn/session.h>
+
+#include "onnx_model_builder.h"
+#include "test_support.h"
+
+using namespace vkcnn;
+using namespace vkcnn::test;
+
+namespace {
+
+// Two inputs, two outputs: relu(a + b) and a * b, all [batch, 5, 3, 2] (batch dynamic unless
+// fixedBatch).
+std::vector<uint8_t> twoInputModel(int64_t fixedBatch = -1) {
+  OnnxModelBuilder b(13);
+  b.input("a", {fixedBatch, 5, 3, 2}, onnx::TensorProto::FLOAT, {"N"});
+  b.input("b", {fixedBatch, 5, 3, 2}, onnx::TensorProto::FLOAT, {"N"});
+  b.node("Add", {"a", "b"}, {"sum"});
+  b.node("Relu", {"sum"}, {"relu_sum"});
+  b.node("Mul", {"a", "b"}, {"product"});
+  b.output("relu_sum", 4);
+  b.output("product", 4);
+  return b.bytes();
+}
+
+// x [N, 3, 2, 2] -> 1x1 Conv to `channels` channels with bias -> Relu -> GlobalAveragePool ->
+// Flatten: y [N, channels]. Wide enough that one Image holds few images of the convolution's
+// output (channels / 4 array layers each).
+struct WideModel {
+  uint32_t channels;
+  std::vector<float> weights, bias;
+  std::vector<uint8_t> bytes;
+
+  explicit WideModel(uint32_t c) : channels(c) {
+    weights = randomFloats(size_t(c) * 3, 7);
+    bias = randomFloats(c, 8);
+    OnnxModelBuilder b(13);
+    b.input("x", {-1, 3, 2, 2}, onnx::TensorProto::FLOAT, {"N"});
+    b.initializer("w", {int64_t(c), 3, 1, 1}, weights);
+    b.initializer("bias", {int64_t(c)}, bias);
+    b.node("Conv", {"x", "w", "bias"}, {"conv"});
+    b.node("Relu", {"conv"}, {"relu"});
+    b.node("GlobalAveragePool", {"relu"}, {"pool"});
+    b.node("Flatten", {"pool"}, {"y"});
+    b.output("y", 2);
+    bytes = b.bytes();
+  }
+
+  std::vector<double> reference(const std::vector<float>& x, uint32_t batch) const {
+    std::vector<double> y(size_t(batch) * channels);
+    for (uint32_t n = 0; n < batch; ++n)
+      for (uint32_t o = 0; o < channels; ++o) {
+        double sum = 0;
+        for (uint32_t p = 0; p < 4; ++p) {
+          double v = bias[o];
+          for (uint32_t i = 0; i < 3; ++i)
+            v += double(weights[o * 3 + i]) * x[(size_t(n) * 3 + i) * 4 + p];
+          sum += std::max(v, 0.0);
+        }
+        y[size_t(n) * channels + o] = sum / 4;
+      }
+    return y;
+  }
+};
+
+double relativeError(const std::vector<float>& got, const std::vector<double>& want) {
+  double diff = 0, norm = 0;
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    diff += (got[i] - want[i]) * (got[i] - want[i]);
+    norm += want[i] * want[i];
+  }
+  return std::sqrt(diff / std::max(norm, 1e-30));
+}
+
+// What the Graph computes for the same inputs, without a Session (the path the Session wraps).
+std::vector<std::vector<float>> graphResults(const std::vector<uint8_t>& bytes,
+                                             const OnnxImportOptions& options,
+                                             const std::vector<std::vector<float>>& inputs) {
+  OnnxImport net = importOnnxModelFromMemory(context(), bytes, options);
+  std::vector<Image> images;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    images.push_back(
+        makeOnnxImage(context(), net.info.inputs[i], inputs[i], ChannelFormat::float32));
+  CommandBuffer cb(context());
+  std::vector<Image> outputs = net.graph.encode(cb, images);
+  cb.commit();
+  cb.waitUntilCompleted();
+  std::vector<std::vector<float>> result;
+  for (size_t o = 0; o < outputs.size(); ++o)
+    result.push_back(readOnnxImage(outputs[o], net.info.outputs[o]));
+  return result;
+}
+
+template <class F>
+std::string errorOf(F&& f, ErrorCode expected) {
+  std::string foreign;
+  try {
+    f();
+  } catch (const Error& e) {
+    CHECK(std::string(toString(e.code())) == toString(expected));
+    return e.what();
+  } catch (const std::exception& e) {
+    foreign = e.what();
+  }
+  INFO("a foreign exception escaped (empty: no exception): " << foreign);
+  CHECK(false);
+  return {};
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("session: names, shapes and run() agree with the Graph, in both precisions") {
+  const std::vector<uint8_t> bytes = twoInputModel();
+  for (ChannelFormat format : {ChannelFormat::float32, ChannelFormat::float16}) {
+    CAPTURE(format);
+    SessionOptions options;
+    options.precision = format;
+    options.batch = 3;
+    Session session = Session::fromMemory(context(), bytes, options);
+    CHECK(session.batch() == 3);
+    CHECK(session.chunkSize() == 3);
+    CHECK(session.chunks() == 1);
+    CHECK((session.precision() == format));
+    REQUIRE(session.inputs().size() == 2);
+    REQUIRE(session.outputs().size() == 2);
+    CHECK(session.inputs()[0].name == "a");
+    CHECK(session.inputs()[1].name == "b");
+    CHECK(session.outputs()[0].name == "relu_sum");
+    CHECK(session.outputs()[1].name == "product");
+    CHECK(session.input("b").shape == std::vector<int64_t>{3, 5, 3, 2});
+    CHECK(session.output("product").elementCount == 90);
+    CHECK(session.input("a").featureChannels == 5);
+    CHECK(session.input("a").numberOfImages == 3);
+
+    const std::vector<float> a = randomFloats(90, 1), b = randomFloats(90, 2);
+    OnnxImportOptions importOptions;
+    importOptions.dynamicBatchSize = 3;
+    importOptions.channelFormat = format;
+    const auto expected = graphResults(bytes, importOptions, {a, b});
+    // Twice: the second run resubmits the recording with new data.
+    for (int pass = 0; pass < 2; ++pass) {
+      auto outputs = session.run({{"a", {{3, 5, 3, 2}, a}}, {"b", {{}, b}}});
+      REQUIRE(outputs.size() == 2);
+      CHECK(outputs["relu_sum"].shape == std::vector<int64_t>{3, 5, 3, 2});
+      CHECK(outputs["relu_sum"].data == expected[0]);
+      CHECK(outputs["product"].data == expected[1]);
+    }
+    // The span form, into the caller's memory (poisoned first).
+    std::vector<float> sum(90, NAN), product(90, NAN);
+    const std::vector<std::span<const float>> in{a, b};
+    const std::vector<std::span<float>> out{sum, product};
+    session.run(in, out);
+    CHECK(sum == expected[0]);
+    CHECK(product == expected[1]);
+  }
+}
+
+TEST_CASE("session: a file path, and its errors") {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("vkcnn-test-session-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::vector<uint8_t> bytes = twoInputModel(2);
+  const auto path = dir / "two.onnx";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+  }
+  Session session(context(), path.string());
+  CHECK(session.batch() == 2);  // the model's fixed batch
+  CHECK(session.inputs()[0].shape == std::vector<int64_t>{2, 5, 3, 2});
+
+  std::string m = errorOf([&] { Session s(context(), dir.string()); }, ErrorCode::io);
+  CHECK(contains(m, "is a directory"));
+  m = errorOf([&] { Session s(context(), (dir / "missing.onnx").string()); }, ErrorCode::io);
+  CHECK(contains(m, "missing.onnx: no such file"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("session: a batch on a fixed-batch model, and bad inputs, are clear errors") {
+  SessionOptions options;
+  options.batch = 3;
+  std::string m = errorOf([&] { Session::fromMemory(context(), twoInputModel(2), options); },
+                          ErrorCode::invalidArgument);
+  CHECK(contains(m, "a batch of 3 was asked for, but the model's batch is fixed at 2"));
+  options.batch = 2;
+  Session session = Session::fromMemory(context(), twoInputModel(2), options);
+  options.precision = ChannelFormat::unorm8;
+  errorOf([&] { Session::fromMemory(context(), twoInputModel(2), options); },
+          ErrorCode::invalidArgument);
+
+  const std::vector<float> good(60, 0.5f), bad(59, 0.5f);
+  m = errorOf([&] { session.run({{"a", {{}, good}}}); }, ErrorCode::invalidArgument);
+  CHECK(contains(m, "input 'b' [2, 5, 3, 2] was not given"));
+  m = errorOf(
+      [&] {
+        session.run({{"a", {{}, good}}, {"b", {{}, good}}, {"c", {{}, good}}});
+      },
+      ErrorCode::invalidArgument);
+  CHECK(contains(m, "no input 'c' (inputs: 'a', 'b')"));
+  m = errorOf(
+      [&] {
+        session.run({{"a", {{2, 5, 2, 3}, good}}, {"b", {{}, good}}});
+      },
+      ErrorCode::invalidArgument);
+  CHECK(contains(m, "input 'a' is [2, 5, 3, 2] but a tensor of [2, 5, 2, 3] was given"));
+  m = errorOf(
+      [&] {
+        session.run({{"a", {{}, bad}}, {"b", {{}, good}}});
+      },
+      ErrorCode::invalidArgument);
+  CHECK(contains(m, "holds 60 values, not 59"));
+  errorOf([&] { (void)session.output("nothing"); }, ErrorCode::invalidArgument);
+  // Still usable after the errors.
+  auto out = session.run({{"a", {{}, good}}, {"b", {{}, good}}});
+  CHECK(out["product"].data == std::vector<float>(60, 0.25f));
+
+  // The importer's messages name the Session's options.
+  OnnxModelBuilder dynamic(13);
+  dynamic.input("x", {1, 3, -1, 4}, onnx::TensorProto::FLOAT, {"", "", "H", ""});
+  dynamic.node("Relu", {"x"}, {"y"});
+  dynamic.output("y", 4);
+  m = errorOf([&] { Session::fromMemory(context(), dynamic.bytes()); }, ErrorCode::invalidArgument);
+  CHECK(contains(m, "SessionOptions::inputShapes"));
+  CHECK_FALSE(contains(m, "OnnxImportOptions"));
+  SessionOptions dynamicShape;
+  dynamicShape.inputShapes["x"] = {1, 3, 2};
+  m = errorOf([&] { Session::fromMemory(context(), WideModel(8).bytes, dynamicShape); },
+              ErrorCode::invalidArgument);
+  CHECK(contains(m, "has rank 4 but [1, 3, 2] was given"));
+
+  // A device index beyond any integer type: a vkcnn::Error, not std::out_of_range.
+  SessionOptions deviceOptions;
+  deviceOptions.context.device = "99999999999999999999999";
+  m = errorOf([&] { Session::fromMemory(twoInputModel(), deviceOptions); },
+              ErrorCode::invalidArgument);
+  CHECK(contains(m, "99999999999999999999999"));
+}
+
+TEST_CASE("session: encode() on the application's Images and Buffers") {
+  const std::vector<uint8_t> bytes = twoInputModel();
+  SessionOptions options;
+  options.precision = ChannelFormat::float32;
+  options.batch = 2;
+  Session session = Session::fromMemory(context(), bytes, options);
+  const std::vector<float> a = randomFloats(60, 3), b = randomFloats(60, 4);
+  OnnxImportOptions importOptions;
+  importOptions.dynamicBatchSize = 2;
+  importOptions.channelFormat = ChannelFormat::float32;
+  const auto expected = graphResults(bytes, importOptions, {a, b});
+
+  SUBCASE("Images") {
+    OnnxTensorInfo ia = session.modelInfo().inputs[0], ib = session.modelInfo().inputs[1];
+    std::vector<Image> inputs{makeOnnxImage(context(), ia, a, ChannelFormat::float16),
+                              makeOnnxImage(context(), ib, b, ChannelFormat::float32)};
+    std::vector<Image> outputs;
+    for (const auto& o : session.outputs()) {
+      ImageDescriptor d{o.width, o.height, o.featureChannels, o.numberOfImages,
+                        ChannelFormat::float32};
+      outputs.emplace_back(context(), d);
+      fill(outputs.back(), NAN);
+    }
+    CommandBuffer cb(context());
+    session.encode(cb, inputs, outputs);
+    cb.commit();
+    cb.waitUntilCompleted();
+    // Input a went through float16 storage here.
+    const std::vector<float> product = readOnnxImage(outputs[1], session.modelInfo().outputs[1]);
+    std::vector<double> want(60);
+    for (size_t i = 0; i < 60; ++i) want[i] = roundToHalf(a[i]) * double(b[i]);
+    CHECK(relativeError(product, want) < 1e-6);
+    CHECK(readOnnxImage(outputs[0], session.modelInfo().outputs[0]).size() == 60);
+
+    std::string m =
+        errorOf([&] { session.encode(cb, {inputs[0]}, outputs); }, ErrorCode::invalidArgument);
+    CHECK(contains(m, "1 input and 2 output Images were given"));
+  }
+  SUBCASE("Buffers") {
+    std::vector<Buffer> inputs{Buffer(context(), 60 * 4, "a"), Buffer(context(), 60 * 4, "b")};
+    inputs[0].writeFloats(a);
+    inputs[1].writeFloats(b);
+    std::vector<Buffer> outputs{Buffer(context(), 60 * 4, "sum"), Buffer(context(), 64 * 4, "p")};
+    const std::vector<float> nan(64, NAN);
+    outputs[0].writeFloats(std::span(nan).first(60));
+    outputs[1].writeFloats(nan);
+    CommandBuffer cb(context());
+    session.encode(cb, inputs, outputs);
+    cb.commit();
+    cb.waitUntilCompleted();
+    CHECK(outputs[0].readFloats() == expected[0]);
+    const std::vector<float> p = outputs[1].readFloats();
+    CHECK(std::vector<float>(p.begin(), p.begin() + 60) == expected[1]);
+    CHECK(std::isnan(p[60]));  // nothing written past the tensor
+
+    std::string m = errorOf(
+        [&] {
+          session.encode(cb, {inputs[0], Buffer(context(), 16, "small")}, outputs);
+        },
+        ErrorCode::invalidArgument);
+    CHECK(contains(m, "input 'b' [2, 5, 3, 2] needs 240 bytes but its Buffer 'small' has 16"));
+  }
+}
+
+TEST_CASE("session: a batch too large for one Image runs in chunks from one import") {
+  // 600 channels: 150 array layers per image, so an Image holds at most 13 on a device with 2048
+  // layers; a batch of 30 becomes 3 chunks of 10.
+  const WideModel model(600);
+  SessionOptions options;
+  options.precision = ChannelFormat::float32;
+  options.batch = 30;
+  Session session = Session::fromMemory(context(), model.bytes, options);
+  const uint32_t most = session.graph().maxNumberOfImages();
+  CAPTURE(most);
+  REQUIRE(most < 30);
+  CHECK(session.chunkSize() <= most);
+  CHECK(30 % session.chunkSize() == 0);
+  CHECK(session.chunks() > 1);
+  CHECK(session.inputs()[0].shape == std::vector<int64_t>{30, 3, 2, 2});
+  CHECK(session.inputs()[0].numberOfImages == session.chunkSize());
+  CHECK(session.outputs()[0].shape == std::vector<int64_t>{30, 600});
+  CHECK(session.graph().statistics().kernels >= 1);
+
+  const std::vector<float> x = randomFloats(30 * 12, 11);
+  auto out = session.run({{"x", {{}, x}}});
+  CHECK(relativeError(out["y"].data, model.reference(x, 30)) < 1e-5);
+
+  // float16 storage, the same batch.
+  options.precision = ChannelFormat::float16;
+  Session half = Session::fromMemory(context(), model.bytes, options);
+  CHECK(half.chunks() == session.chunks());
+  auto outHalf = half.run({{"x", {{}, x}}});
+  CHECK(relativeError(outHalf["y"].data, model.reference(x, 30)) < 2e-3);
+
+  // The network alone on the Session's own Images, every chunk in one command buffer.
+  for (uint32_t c = 0; c < session.chunks(); ++c) {
+    Image output = session.outputImages(c)[0];
+    fill(output, NAN);
+  }
+  CommandBuffer cb(context());
+  session.encode(cb);
+  cb.commit();
+  cb.waitUntilCompleted();
+  std::vector<float> all;
+  for (uint32_t c = 0; c < session.chunks(); ++c) {
+    OnnxTensorInfo info = session.modelInfo().outputs[0];
+    info.dims[0] = session.chunkSize();
+    info.numberOfImages = session.chunkSize();
+    const auto part = readOnnxImage(session.outputImages(c)[0], info);
+    all.insert(all.end(), part.begin(), part.end());
+  }
+  CHECK(relativeError(all, model.reference(x, 30)) < 1e-5);
+  errorOf([&] { (void)session.inputImages(session.chunks()); }, ErrorCode::invalidArgument);
+}
