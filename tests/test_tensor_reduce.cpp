@@ -229,3 +229,45 @@ TEST_CASE("tensor layer normalization: every axis, broadcast scale and bias") {
   cb.commit();
   cb.waitUntilCompleted();
 }
+
+TEST_CASE("tensor argmax and argmin: every axis, ties, keepDimensions") {
+  for (TensorDataType type : {TensorDataType::float32, TensorDataType::float16}) {
+    const Shape shape = type == TensorDataType::float32 ? Shape{3, 200, 5} : Shape{3, 4, 5};
+    // Few distinct values, so ties are common.
+    std::vector<float> data = test::randomFloats(countOf(shape), 61, 0, 4);
+    for (float& v : data) v = std::floor(v);
+    Tensor source(test::context(), {shape, type, "source"});
+    source.writeFloats(data);
+    for (int32_t axis = 0; axis < 3; ++axis)
+      for (bool maximum : {true, false})
+        for (bool last : {false, true})
+          for (bool keep : {true, false}) {
+            CAPTURE(name(type));
+            CAPTURE(axis);
+            CAPTURE(maximum);
+            CAPTURE(last);
+            TensorArgReduction kernel(test::context(), maximum, axis, keep, last);
+            const Shape outShape = kernel.destinationShape(source);
+            Tensor out = poisoned(outShape, type);
+            test::runOnce([&](CommandBuffer& cb) { kernel.encode(cb, source, out); });
+            Shape kept = shape;
+            kept[size_t(axis)] = 1;
+            std::vector<double> expected(countOf(kept));
+            for (uint64_t i = 0; i < expected.size(); ++i) {
+              auto c = coordinates(i, kept);
+              int64_t best = -1;
+              double bestValue = 0;
+              for (uint32_t j = 0; j < shape[size_t(axis)]; ++j) {
+                c[size_t(axis)] = j;
+                const double v = data[flatten(c, shape)];
+                const bool wins = best < 0 || (maximum ? v > bestValue : v < bestValue) ||
+                                  (v == bestValue && last);
+                if (wins) best = j, bestValue = v;
+              }
+              expected[i] = double(best);
+            }
+            CHECK(countOf(outShape) == expected.size());
+            CHECK(relativeError(out.readFloats(), expected) == 0);
+          }
+  }
+}

@@ -419,6 +419,24 @@ class VKCNN_API TensorReduction : public TensorKernel {
   bool keepDimensions_;
 };
 
+// ONNX ArgMax / ArgMin along one axis: the index of the largest (smallest) element, the first of
+// equal ones or with selectLastIndex the last, written as a float (exact to 2^24 in float32,
+// 2048 in float16). keepDimensions keeps the axis as extent 1.
+class VKCNN_API TensorArgReduction : public TensorKernel {
+ public:
+  TensorArgReduction(const Context& context, bool maximum, int32_t axis = 0,
+                     bool keepDimensions = true, bool selectLastIndex = false);
+
+  std::vector<uint32_t> destinationShape(const Tensor& source) const;
+  void encode(CommandBuffer& commandBuffer, const Tensor& source, const Tensor& destination);
+  TemporaryTensor encode(CommandBuffer& commandBuffer, const Tensor& source);
+
+ private:
+  bool maximum_;
+  int32_t axis_;
+  bool keepDimensions_, selectLastIndex_;
+};
+
 // ONNX Softmax / LogSoftmax (opset 13) along one axis of any rank. (Older opsets' flattening to
 // 2D is a reshape to [outer, inner] and axis 1.)
 class VKCNN_API TensorSoftmax : public TensorKernel {

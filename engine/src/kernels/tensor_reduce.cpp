@@ -135,6 +135,68 @@ TemporaryTensor TensorReduction::encode(CommandBuffer& commandBuffer, const Tens
   return t;
 }
 
+// ---- TensorArgReduction -----------------------------------------------------------------------
+
+TensorArgReduction::TensorArgReduction(const Context& context, bool maximum, int32_t axis,
+                                       bool keepDimensions, bool selectLastIndex)
+    : TensorKernel(context, maximum ? "tensor argmax" : "tensor argmin"),
+      maximum_(maximum),
+      axis_(axis),
+      keepDimensions_(keepDimensions),
+      selectLastIndex_(selectLastIndex) {}
+
+std::vector<uint32_t> TensorArgReduction::destinationShape(const Tensor& source) const {
+  const std::string what = "TensorArgReduction '" + label + "'";
+  if (!source.valid()) throw Error(ErrorCode::invalidArgument, what + ": the source is empty");
+  const uint32_t axis = detail::resolveAxis(axis_, source.rank(), what);
+  std::vector<uint32_t> shape;
+  for (uint32_t i = 0; i < source.rank(); ++i)
+    if (i != axis)
+      shape.push_back(source.shape()[i]);
+    else if (keepDimensions_)
+      shape.push_back(1);
+  if (shape.empty()) shape.push_back(1);
+  return shape;
+}
+
+void TensorArgReduction::encode(CommandBuffer& commandBuffer, const Tensor& source,
+                                const Tensor& destination) {
+  const std::string what = "TensorArgReduction '" + label + "'";
+  detail::CommandBufferImpl& cb = *commandBuffer.impl();
+  checkSources(cb, what, source, destination);
+  detail::requireShape(destination, destinationShape(source), "destination", what);
+  const uint32_t axis = detail::resolveAxis(axis_, source.rank(), what);
+  detail::IndexSpace outer{{}, {{}, {}}};
+  uint32_t kept = 0;
+  for (uint32_t i = 0; i < source.rank(); ++i) {
+    if (i == axis) continue;
+    outer.shape.push_back(source.shape()[i]);
+    outer.strides[0].push_back(source.strides()[i]);
+    outer.strides[1].push_back(destination.strides()[keepDimensions_ ? i : kept++]);
+  }
+  outer.simplify();
+  detail::IndexSpace inner{{source.shape()[axis]}, {{source.strides()[axis]}}};
+  detail::DispatchRecorder d(cb, detail::ShaderId::tensor_arg_reduce,
+                             detail::variantFor(source.dataType()), what);
+  detail::shader::TensorParams p{};
+  p.args[0].offset = detail::bindTensor(d, cb, 1, source, false);
+  p.args[1].offset = detail::bindTensor(d, cb, 2, destination, true);
+  detail::setOuter(p, outer);
+  detail::setInner(p, inner);
+  p.op = maximum_ ? 0 : 1;
+  p.i0 = selectLastIndex_ ? 1 : 0;
+  dispatchReducing(d, p, outer.count(), inner.count());
+  detail::markWritten(destination);
+  detail::consumeRead(source);
+}
+
+TemporaryTensor TensorArgReduction::encode(CommandBuffer& commandBuffer, const Tensor& source) {
+  TemporaryTensor t(commandBuffer,
+                    {destinationShape(source), source.dataType(), label + " output"});
+  encode(commandBuffer, source, t);
+  return t;
+}
+
 // ---- TensorSoftmax ----------------------------------------------------------------------------
 
 TensorSoftmax::TensorSoftmax(const Context& context, int32_t axis, bool logarithm)
