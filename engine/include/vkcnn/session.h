@@ -136,7 +136,8 @@ class VKCNN_API Session {
   // On the Session's own Images (inputImages(), outputImages()): the network alone, every chunk.
   void encode(CommandBuffer& commandBuffer);
   // The Session's own Images of chunk `chunk`, in input and output order: inputs float32, outputs
-  // in precision(). run() and encode(CommandBuffer&, Buffers...) go through them.
+  // in precision(). run() and encode(CommandBuffer&, Buffers...) go through them too: wait for a
+  // command buffer that uses them before calling run(), and commit it only after run() returned.
   const std::vector<Image>& inputImages(uint32_t chunk = 0) const;
   const std::vector<Image>& outputImages(uint32_t chunk = 0) const;
 
