@@ -947,14 +947,23 @@ TEST_CASE("onnx import: channel shuffle and pixel shuffle patterns map onto kern
     CHECK(relativeL2(r.outputs[3], s2d) <= 1e-7);
     CHECK(r.imported.graph.statistics().kernels == 4);
   }
-  SUBCASE("Reshape/Transpose that moves data otherwise is a clear error") {
+  SUBCASE("a Transpose that moves data otherwise runs on a Tensor") {
     OnnxModelBuilder b(13);
     b.input("x", {1, 4, 3, 5});
     auto& t = b.node("Transpose", {"x"}, {"y"}, "nhwc");
     setAttribute(t, "perm", std::vector<int64_t>{0, 2, 3, 1});
     b.output("y", 4);
-    VKCNN_CHECK_ERROR(importOnnxFromMemory(context(), serialized(b)), ErrorCode::unsupported,
-                      "node 'nhwc' (Transpose, opset 13): Transpose with perm [0, 2, 3, 1]");
+    const Tensor x = floatTensor(1, 4, 3, 5, 77);
+    Result r = run(b, {toFloats(x)});
+    std::vector<double> want;
+    for (uint32_t y = 0; y < 3; ++y)
+      for (uint32_t xx = 0; xx < 5; ++xx)
+        for (uint32_t c = 0; c < 4; ++c) want.push_back(x.at(0, c, y, xx));
+    CHECK(r.imported.info.outputs[0].dims == std::vector<int64_t>{1, 3, 5, 4});
+    CHECK(relativeL2(r.outputs[0], want) <= 1e-7);
+    const std::vector<std::string> lines = r.imported.graph.describe();
+    CHECK(std::find(lines.begin(), lines.end(), "nhwc (transpose) -> tensor [1, 3, 5, 4]") !=
+          lines.end());
   }
 }
 
@@ -1087,4 +1096,101 @@ TEST_CASE("onnx import: float16 graphs, 1D convolution, outputs of inputs, and h
   Image wrong(context(), {4, 4, 3});
   VKCNN_CHECK_ERROR(readOnnxImage(wrong, info), ErrorCode::invalidArgument,
                     "does not have the shape of tensor 'x'");
+}
+
+// Values that leave the image layout run on Tensors: a detection head's transposes and reshapes
+// to [1, anchors, 4], an NHWC input made NCHW, GELU (Erf) with a constant varying along W, Concat
+// along W and Slice with a step; outputs against CPU references, one conversion per boundary.
+TEST_CASE("onnx import: values that leave the image layout run on Tensors") {
+  SUBCASE("a detection head: [1, anchors, 4] boxes and [1, anchors, 3] scores") {
+    const uint32_t c = 4, h = 3, w = 5, anchors = 2;
+    const auto wb = randomFloats(anchors * 4 * c, 70), wc = randomFloats(anchors * 3 * c, 71);
+    OnnxModelBuilder b(13);
+    b.input("x", {1, c, h, w});
+    b.initializer("Wb", {anchors * 4, c, 1, 1}, wb);
+    b.initializer("Wc", {anchors * 3, c, 1, 1}, wc);
+    b.initializerInt64("boxShape", {3}, {1, -1, 4});
+    b.initializerInt64("scoreShape", {3}, {1, -1, 3});
+    b.node("Conv", {"x", "Wb"}, {"cb"});
+    b.node("Conv", {"x", "Wc"}, {"cc"});
+    setAttribute(b.node("Transpose", {"cb"}, {"tb"}), "perm", std::vector<int64_t>{0, 2, 3, 1});
+    setAttribute(b.node("Transpose", {"cc"}, {"tc"}), "perm", std::vector<int64_t>{0, 2, 3, 1});
+    b.node("Reshape", {"tb", "boxShape"}, {"boxes"});
+    b.node("Reshape", {"tc", "scoreShape"}, {"rc"});
+    b.node("Sigmoid", {"rc"}, {"scores"});
+    b.output("boxes", 3);
+    b.output("scores", 3);
+    const Tensor x = floatTensor(1, c, h, w, 72);
+    Result r = run(b, {toFloats(x)});
+    const Tensor cb = conv(x, wb, {}, ConvParams{anchors * 4}),
+                 cc = conv(x, wc, {}, ConvParams{anchors * 3});
+    std::vector<double> boxes, scores;
+    for (uint32_t y = 0; y < h; ++y)
+      for (uint32_t xx = 0; xx < w; ++xx) {
+        for (uint32_t k = 0; k < anchors * 4; ++k) boxes.push_back(cb.at(0, k, y, xx));
+        for (uint32_t k = 0; k < anchors * 3; ++k)
+          scores.push_back(1 / (1 + std::exp(-cc.at(0, k, y, xx))));
+      }
+    CHECK(r.imported.info.outputs[0].dims == std::vector<int64_t>{1, h * w * anchors, 4});
+    CHECK(r.imported.info.outputs[1].dims == std::vector<int64_t>{1, h * w * anchors, 3});
+    CHECK(relativeL2(r.outputs[0], boxes) <= 1e-5);
+    CHECK(relativeL2(r.outputs[1], scores) <= 1e-5);
+    // Each convolution's image to a Tensor, each output back to an Image.
+    CHECK(r.imported.graph.statistics().conversions == 4);
+  }
+  SUBCASE("an NHWC input transposed to NCHW before a convolution") {
+    const uint32_t n = 2, h = 5, w = 3, c = 6, m = 4;
+    const auto wt = randomFloats(m * c, 73);
+    OnnxModelBuilder b(13);
+    b.input("x", {n, h, w, c});
+    b.initializer("W", {m, c, 1, 1}, wt);
+    setAttribute(b.node("Transpose", {"x"}, {"t"}), "perm", std::vector<int64_t>{0, 3, 1, 2});
+    b.node("Conv", {"t", "W"}, {"c"});
+    b.node("Relu", {"c"}, {"y"});
+    b.output("y", 4);
+    // The input's elements in NHWC order; the reference convolves them as NCHW.
+    const Tensor nhwc = floatTensor(n, h, w, c, 74);
+    Tensor nchw(n, c, h, w);
+    for (uint32_t i = 0; i < n; ++i)
+      for (uint32_t y = 0; y < h; ++y)
+        for (uint32_t xx = 0; xx < w; ++xx)
+          for (uint32_t ch = 0; ch < c; ++ch) nchw.at(i, ch, y, xx) = nhwc.at(i, y, xx, ch);
+    Result r = run(b, {toFloats(nhwc)});
+    CHECK(relativeL2(r.outputs[0], apply(conv(nchw, wt, {}, ConvParams{m}), relu).data) <= 1e-5);
+    CHECK(r.imported.graph.statistics().conversions == 2);
+  }
+  SUBCASE("GELU, a constant along W, Concat along W and a Slice with a step") {
+    const uint32_t c = 3, h = 4, w = 5;
+    const auto k = randomFloats(w, 75);
+    OnnxModelBuilder b(13);
+    b.input("x", {1, c, h, w});
+    b.initializer("sqrt2", {}, {1.41421356f});
+    b.initializer("half", {}, {0.5f});
+    b.initializer("one", {}, {1.f});
+    b.initializer("k", {w}, k);
+    b.initializerInt64("starts", {1}, {0});
+    b.initializerInt64("ends", {1}, {1000});
+    b.initializerInt64("axes", {1}, {3});
+    b.initializerInt64("steps", {1}, {3});
+    b.node("Div", {"x", "sqrt2"}, {"d"});
+    b.node("Erf", {"d"}, {"e"});
+    b.node("Add", {"e", "one"}, {"e1"});
+    b.node("Mul", {"x", "e1"}, {"xe"});
+    b.node("Mul", {"xe", "half"}, {"gelu"});
+    b.node("Mul", {"gelu", "k"}, {"scaled"});
+    setAttribute(b.node("Concat", {"scaled", "x"}, {"wide"}), "axis", int64_t(3));
+    b.node("Slice", {"wide", "starts", "ends", "axes", "steps"}, {"y"});
+    b.output("y", 4);
+    const Tensor x = floatTensor(1, c, h, w, 76);
+    Result r = run(b, {toFloats(x)});
+    std::vector<double> want;
+    for (uint32_t ch = 0; ch < c; ++ch)
+      for (uint32_t y = 0; y < h; ++y)
+        for (uint32_t col = 0; col < 2 * w; col += 3) {
+          const double v = x.at(0, ch, y, col % w);
+          want.push_back(col < w ? 0.5 * v * (1 + std::erf(v / 1.41421356)) * k[col] : v);
+        }
+    CHECK(r.imported.info.outputs[0].dims == std::vector<int64_t>{1, c, h, 4});
+    CHECK(relativeL2(r.outputs[0], want) <= 1e-5);
+  }
 }

@@ -15,7 +15,10 @@
 // to [N, C, L, 1]); rank 2 [N, C] is 1 x 1 x C; rank 1 [C] is one image of 1 x 1 x C.
 // Reshapes and flattens that keep the element order are free: the tensor keeps the image of its
 // source (OnnxTensorInfo says which). In every case the tensor's elements in row-major order are
-// the images' FeatureChannelsxHeightxWidth data, image after image.
+// the images' FeatureChannelsxHeightxWidth data, image after image. Inside the Graph, a value the
+// image layout cannot hold (after a transpose across it, broadcasting along N, H or W, a
+// concatenation off the channels, a strided slice, ...) is a Tensor of its ONNX shape; an output
+// that is one comes back as an Image of the canonical layout above (or [N, elements / N, 1, 1]).
 //
 // Errors: an operator, attribute or tensor form the importer cannot map is
 // Error(ErrorCode::unsupported) naming the node, the operator and the opset; a malformed,

@@ -190,6 +190,7 @@ GraphOptions Importer::graphOptions() const {
   GraphOptions g;
   g.channelFormat = options_.channelFormat;
   g.optimize = options_.optimize;
+  g.numberOfImages = batch_;
   g.label = !options_.label.empty()          ? options_.label
             : !model_.graph().name().empty() ? model_.graph().name()
                                              : "onnx";
@@ -271,12 +272,64 @@ const HostTensor& Importer::floatConstant(int k, const std::string& role) const 
                 elementTypeName(t.type) + "; only float tensors are supported there");
   return t;
 }
-const ImageValue& Importer::imageInput(int k) const {
+const ImageValue& Importer::valueInput(int k) const {
   const Value& v = input(k);
   if (!v.isImage)
     unsupported("input " + std::to_string(k) + " ('" + node_->input(k) +
                 "') is a constant, and this operator is only evaluated on image data");
   return v.image;
+}
+
+const ImageValue& Importer::imageInput(int k) {
+  valueInput(k);
+  Value& v = values_.find(node_->input(k))->second;
+  if (!isTensor(v.image)) return v.image;
+  if (!v.imageForm.tensor.valid()) v.imageForm = toImageValue(v.image);
+  return v.imageForm;
+}
+
+// A Tensor value as an Image: its canonical image ([N, C, H, W], [N, C, L], [N, C], [C]) when
+// its first axis is the batch, else [batch, elements / batch, 1, 1] viewed with its own dims.
+ImageValue Importer::toImageValue(const ImageValue& v) {
+  int64_t total = 1;
+  for (int64_t d : v.dims) total *= d;
+  std::optional<Shape4> s = v.dims.size() <= 4 ? canonicalShape(v.dims) : std::nullopt;
+  if (!s || s->n != batch_) {
+    if (batch_ == 0 || total % batch_)
+      unsupported("the tensor " + dimsToString(v.dims) + " does not split into " +
+                  std::to_string(batch_) + " images (tensor layout)");
+    s = Shape4{batch_, total / batch_, 1, 1};
+  }
+  const GraphTensor t =
+      graph_.reshape(v.tensor, {uint32_t(s->n), uint32_t(s->c), uint32_t(s->h), uint32_t(s->w)},
+                     nodeName() + " (as image)");
+  return ImageValue{graph_.toImage(t), v.dims};
+}
+
+GraphTensor Importer::tensorOf(const ImageValue& v) {
+  std::vector<uint32_t> shape;
+  for (int64_t d : v.dims) {
+    if (d < 1) unsupported("an empty tensor " + dimsToString(v.dims));
+    shape.push_back(u32(d, "dimension"));
+  }
+  if (shape.empty()) shape = {1};  // a scalar
+  if (isTensor(v) && graph_.tensorShape(v.tensor) == shape) return v.tensor;
+  return graph_.reshape(v.tensor, shape, nodeName() + " (view)");
+}
+
+GraphTensor Importer::constantTensor(const HostTensor& t) {
+  std::vector<uint32_t> shape;
+  for (int64_t d : t.dims) {
+    if (d < 1) unsupported("an empty constant " + dimsToString(t.dims));
+    shape.push_back(u32(d, "dimension"));
+  }
+  if (shape.empty()) shape = {1};
+  return graph_.constant(shape, toFloats(t), nodeName() + " (constant)");
+}
+
+GraphTensor Importer::tensorInput(int k) {
+  const Value& v = input(k);
+  return v.isImage ? tensorOf(v.image) : constantTensor(v.constant);
 }
 
 void Importer::setOutput(int k, Value v) {
@@ -342,6 +395,9 @@ GraphTensor Importer::neuron(const ImageValue& x, const NeuronDescriptor& n) {
   return graph_.neuron(x.tensor, n, nodeName());
 }
 void Importer::neuronOp(const NeuronDescriptor& n) {
+  const ImageValue& v = valueInput(0);
+  if (isTensor(v) && n.type != NeuronType::prelu)
+    return setImage(0, graph_.tensorNeuron(v.tensor, n, nodeName()), v.dims);
   const ImageValue& x = imageInput(0);
   setImage(0, neuron(x, n), x.dims);
 }
@@ -466,7 +522,11 @@ void Importer::importInputs() {
                   "; image inputs have rank 1 to 4 ([N, C, H, W], [N, C, L], [N, C], [C]) "
                   "(tensor rank)");
     if (count == 0) unsupported(what + " is empty " + dimsToString(dims));
-    if (batch_ == 0) batch_ = uint32_t(shape4->n);
+    if (batch_ == 0) {
+      // Tensor values hold the batch: the Graph is made for it (no node exists yet).
+      batch_ = uint32_t(shape4->n);
+      graph_ = Graph(context_, graphOptions());
+    }
     if (shape4->n != batch_)
       unsupported(what + " has batch " + std::to_string(shape4->n) + " but an earlier input has " +
                   std::to_string(batch_) + "; every image input must have the same N (batch)");
@@ -496,7 +556,8 @@ void Importer::importOutputs() {
       unsupported("graph output '" + out.name() +
                   "' is a constant computed at import (it does not depend on an image input); "
                   "graphs output images only (constant output)");
-    const ImageValue& v = it->second.image;
+    const ImageValue& v =
+        isTensor(it->second.image) ? toImageValue(it->second.image) : it->second.image;
     graph_.output(v.tensor, out.name());
     OnnxTensorInfo info = declaredInfo(out);
     info.dims = v.dims;

@@ -55,10 +55,13 @@ struct ImageValue {
   std::vector<int64_t> dims;
 };
 
+// A constant, or a value of the Graph (`isImage`): an Image, or a Tensor (when it left the image
+// layout); `image.dims` are its ONNX dims either way.
 struct Value {
   bool isImage = false;
   HostTensor constant;
   ImageValue image;
+  ImageValue imageForm;  // a Tensor value's conversion to an Image, once made
 };
 
 // invalidModel unless 0 <= v <= kMaxElements.
@@ -140,7 +143,17 @@ class Importer {
   const Value& input(int k) const;
   const HostTensor& constantInput(int k, const std::string& role) const;
   const HostTensor& floatConstant(int k, const std::string& role) const;
-  const ImageValue& imageInput(int k) const;
+  // A Graph value as an Image (a Tensor value is converted, once).
+  const ImageValue& imageInput(int k);
+  // A Graph value as it is: an Image or a Tensor.
+  const ImageValue& valueInput(int k) const;
+  bool isTensor(const ImageValue& v) const { return graph_.isTensor(v.tensor); }
+  // A Graph Tensor of exactly the value's dims (an Image is converted; a reshape is a view).
+  GraphTensor tensorOf(const ImageValue& v);
+  // A constant as a Graph Tensor (float data; integers and booleans as floats).
+  GraphTensor constantTensor(const HostTensor& t);
+  // Input k as a Graph Tensor, whether a Graph value or a constant.
+  GraphTensor tensorInput(int k);
 
   // Outputs. An output the node leaves unnamed is dropped.
   bool outputUsed(int k) const;
@@ -164,6 +177,7 @@ class Importer {
 
  private:
   GraphOptions graphOptions() const;
+  ImageValue toImageValue(const ImageValue& v);
   const onnx::AttributeProto* typedAttribute(const std::string& name, int type) const;
   void importInputs();
   void importNode(const onnx::NodeProto& node, size_t index);

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "onnx/importer.h"
+#include "vkcnn/tensor_ops.h"
 #include "vkcnn/error.h"
 
 namespace vkcnn::detail::onnx_import {
@@ -71,14 +72,43 @@ void identity(Importer& im) {
     }
     if (im.outputUsed(1)) unsupported("the Dropout mask output of image data");
   }
-  im.setImage(0, im.imageInput(0));
+  im.setImage(0, im.valueInput(0));
 }
 
 void cast(Importer& im) {
   const int32_t to = int32_t(im.attrInt("to", kFloat));
   if (!isFloatType(to))
     unsupported(std::string("Cast of image data to ") + elementTypeName(to) + " (data type)");
-  im.setImage(0, im.imageInput(0));
+  im.setImage(0, im.valueInput(0));
+}
+
+TensorBinaryOperation tensorOperation(const std::string& op) {
+  if (op == "Add" || op == "Sum" || op == "Mean") return TensorBinaryOperation::add;
+  if (op == "Sub") return TensorBinaryOperation::subtract;
+  if (op == "Mul") return TensorBinaryOperation::multiply;
+  if (op == "Div") return TensorBinaryOperation::divide;
+  if (op == "Pow") return TensorBinaryOperation::power;
+  if (op == "Max") return TensorBinaryOperation::maximum;
+  if (op == "Min") return TensorBinaryOperation::minimum;
+  if (op == "Equal") return TensorBinaryOperation::equal;
+  if (op == "Less") return TensorBinaryOperation::less;
+  if (op == "Greater") return TensorBinaryOperation::greater;
+  if (op == "LessOrEqual") return TensorBinaryOperation::lessOrEqual;
+  if (op == "GreaterOrEqual") return TensorBinaryOperation::greaterOrEqual;
+  if (op == "PRelu") return TensorBinaryOperation::prelu;
+  unsupported("operator " + op + " on tensors (operator)");
+}
+
+// Inputs 0 and 1 (Graph values or constants) as Tensors combined by a Tensor kernel with numpy
+// broadcasting: what leaves the image layout.
+void tensorBinary(Importer& im, TensorBinaryOperation operation) {
+  auto dimsOf = [&](int k) -> const std::vector<int64_t>& {
+    const Value& v = im.input(k);
+    return v.isImage ? v.image.dims : v.constant.dims;
+  };
+  const std::vector<int64_t> dims = broadcastShapes(dimsOf(0), dimsOf(1));
+  GraphTensor a = im.tensorInput(0), b = im.tensorInput(1);
+  im.setImage(0, im.graph().tensorBinary(a, b, operation, im.nodeName()), dims);
 }
 
 void arithmetic(Importer& im, const std::string& op) {
@@ -89,44 +119,58 @@ void arithmetic(Importer& im, const std::string& op) {
                                         : op == "Mul" ? ArithmeticOperation::multiply
                                                       : ArithmeticOperation::divide;
   if (imageA && imageB) {
-    ImageValue a = im.imageInput(0), b = im.imageInput(1);
+    ImageValue a = im.valueInput(0), b = im.valueInput(1);
     if (legacy) b.dims = legacyBroadcastDims(im, a.dims, b.dims);
+    const ImageValue first = a, second = b;
     const std::vector<int64_t> dims = broadcastShapes(a.dims, b.dims);
+    // The image kernels broadcast b onto a along the channels or over the whole plane (1x1).
+    bool image = !im.isTensor(a) && !im.isTensor(b);
     bool swapped = false;
-    if (b.dims == dims && a.dims != dims) {
-      if (op == "Div") unsupported("Div that broadcasts its first operand");
+    if (image && b.dims == dims && a.dims != dims) {
+      if (op == "Div") image = false;
       std::swap(a, b);
       swapped = true;
     }
-    if (a.dims != dims)
-      unsupported("both operands broadcast: " + dimsToString(a.dims) + " and " +
-                  dimsToString(b.dims));
-    if (!(a.dims == b.dims && im.imageShape(a) == im.imageShape(b))) {
-      // b broadcasts onto a: both must be canonical images of the same rank.
-      im.requireCanonical(a);
+    image = image && a.dims == dims;
+    if (image && !(a.dims == b.dims && im.imageShape(a) == im.imageShape(b))) {
       std::vector<int64_t> bd = b.dims;
       bd.insert(bd.begin(), a.dims.size() - bd.size(), 1);
-      if (bd[0] != a.dims[0]) unsupported("an operand broadcast along the batch axis");
-      im.requireCanonical(ImageValue{b.tensor, bd});
+      const ImageValue bv{b.tensor, bd};
+      image = im.canonical(a) && bd[0] == a.dims[0] && im.canonical(bv);
+      if (image) {
+        const Shape4 sa = im.imageShape(a), sb = im.imageShape(bv);
+        image = ((sb.h == sa.h && sb.w == sa.w) || (sb.h == 1 && sb.w == 1)) &&
+                (sb.c == sa.c || sb.c == 1);
+      }
     }
+    if (!image)
+      return im.setImage(0,
+                         im.graph().tensorBinary(im.tensorOf(first), im.tensorOf(second),
+                                                 tensorOperation(op), im.nodeName()),
+                         dims);
     GraphTensor out = im.graph().arithmetic(a.tensor, b.tensor, operation, im.nodeName());
     if (swapped && op == "Sub")
       out = im.graph().neuron(out, NeuronDescriptor::of(NeuronType::linear, -1.f, 0.f),
                               im.nodeName() + " (negated)");
     return im.setImage(0, out, dims);
   }
-  // One constant operand: an affine node (the Graph decides what it folds into).
+  // One constant operand: an affine node (the Graph decides what it folds into) when it is a
+  // scalar or one value per channel of an image; else a Tensor kernel.
   const bool imageFirst = imageA;
-  const ImageValue& x = im.imageInput(imageFirst ? 0 : 1);
+  const ImageValue& x = im.valueInput(imageFirst ? 0 : 1);
   HostTensor k = im.constantInput(imageFirst ? 1 : 0, "constant operand");
   if (legacy && imageFirst) k = reshaped(k, legacyBroadcastDims(im, x.dims, k.dims));
   if (!k.isFloat()) unsupported("arithmetic with a non-float constant (data type)");
   if (k.size() == 0) invalidModel("an empty constant operand");
   const std::vector<int64_t> dims = broadcastShapes(x.dims, k.dims);
-  if (dims != x.dims)
-    unsupported("a constant operand that enlarges the image data " + dimsToString(x.dims) + " to " +
-                dimsToString(dims));
-  if (op == "Div" && !imageFirst) unsupported("dividing a constant by image data");
+  auto onTensor = [&] {
+    GraphTensor kt = im.constantTensor(k), xt = im.tensorOf(x);
+    im.setImage(0,
+                im.graph().tensorBinary(imageFirst ? xt : kt, imageFirst ? kt : xt,
+                                        tensorOperation(op), im.nodeName()),
+                dims);
+  };
+  if (dims != x.dims || (op == "Div" && !imageFirst) || im.isTensor(x)) return onTensor();
   // y = scale * x + shift for the constant value v.
   auto affineOf = [&](float v) -> std::pair<float, float> {
     if (op == "Add") return {1.f, v};
@@ -138,14 +182,12 @@ void arithmetic(Importer& im, const std::string& op) {
   std::vector<float> values = {k.f[0]};
   if (!scalar) {
     // Per channel: the constant is 1 everywhere but the channel axis.
-    im.requireCanonical(x);
+    if (!im.canonical(x)) return onTensor();
     std::vector<int64_t> kd = k.dims;
     kd.insert(kd.begin(), x.dims.size() - kd.size(), 1);
     const size_t channelAxis = x.dims.size() == 1 ? 0 : 1;
     for (size_t a = 0; a < kd.size(); ++a)
-      if (a != channelAxis && kd[a] != 1)
-        unsupported("a constant operand " + dimsToString(k.dims) + " that varies along axis " +
-                    std::to_string(a) + " (only scalars and per-channel constants are supported)");
+      if (a != channelAxis && kd[a] != 1) return onTensor();
     values = k.f;
   }
   std::vector<float> scale(values.size()), shift(values.size());
@@ -176,16 +218,30 @@ void sum(Importer& im, bool mean) {
 }
 
 void prelu(Importer& im) {
-  const ImageValue& x = im.imageInput(0);
+  const ImageValue& v = im.valueInput(0);
   const HostTensor& slope = im.floatConstant(1, "slope");
+  if (slope.size() == 0) invalidModel("PRelu with an empty slope");
   NeuronDescriptor n{NeuronType::prelu};
+  // Slopes along any axis but the channels, or a Tensor value: a Tensor kernel.
+  auto onTensor = [&] {
+    const std::vector<int64_t> dims = broadcastShapes(v.dims, slope.dims);
+    if (dims != v.dims)
+      invalidModel("PRelu slope " + dimsToString(slope.dims) + " does not broadcast onto " +
+                   dimsToString(v.dims));
+    im.setImage(0,
+                im.graph().tensorBinary(im.tensorOf(v), im.constantTensor(slope),
+                                        TensorBinaryOperation::prelu, im.nodeName()),
+                v.dims);
+  };
+  if (im.isTensor(v)) return onTensor();
+  const ImageValue& x = im.imageInput(0);
   if (slope.size() == 1 ||
-      std::all_of(slope.f.begin(), slope.f.end(), [&](float v) { return v == slope.f[0]; })) {
-    if (slope.size() == 0) invalidModel("PRelu with an empty slope");
+      std::all_of(slope.f.begin(), slope.f.end(), [&](float f) { return f == slope.f[0]; })) {
     n.preluSlopes = {slope.f[0]};
     return im.setImage(0, im.neuron(x, n), x.dims);
   }
-  const Shape4 s = im.requireCanonical(x);
+  if (!im.canonical(x)) return onTensor();
+  const Shape4 s = im.imageShape(x);
   std::vector<int64_t> sd = slope.dims;
   // Before opset 7 a slope of C values was per channel; later it broadcasts numpy-style.
   if (im.opset() < 7 && sd.size() == 1 && sd[0] == s.c) sd = {s.c, 1, 1};
@@ -194,9 +250,7 @@ void prelu(Importer& im) {
     invalidModel("PRelu slope " + dimsToString(slope.dims) + " is too large");
   sd.insert(sd.begin(), x.dims.size() - sd.size(), 1);
   for (size_t a = 0; a < sd.size(); ++a)
-    if ((a == 1 && sd[a] != s.c) || (a != 1 && sd[a] != 1))
-      unsupported("PRelu slope " + dimsToString(slope.dims) +
-                  " that is neither one value nor one per channel");
+    if ((a == 1 && sd[a] != s.c) || (a != 1 && sd[a] != 1)) return onTensor();
   n.preluSlopes = slope.f;
   im.setImage(0, im.neuron(x, n), x.dims);
 }
@@ -238,6 +292,38 @@ void pow(Importer& im) {
   char exponent[64];
   std::snprintf(exponent, sizeof(exponent), "%.0f", p);
   unsupported(std::string("Pow with the integer exponent ") + exponent);
+}
+
+// A Tensor unary kernel on input 0 (Erf, Floor, Ceil, Reciprocal: no image kernel has them).
+template <TensorUnaryOperation operation>
+void tensorUnary(Importer& im) {
+  const ImageValue& x = im.valueInput(0);
+  im.setImage(0, im.graph().tensorUnary(im.tensorOf(x), operation, im.nodeName()), x.dims);
+}
+
+// Comparisons, Max and Min of two or more inputs, on Tensors (their results are 0 or 1).
+void tensorVariadic(Importer& im) {
+  if (im.inputCount() == 2) return tensorBinary(im, tensorOperation(im.opType()));
+  const ImageValue& first = im.valueInput(0);
+  GraphTensor acc = im.tensorInput(0);
+  std::vector<int64_t> dims = first.dims;
+  for (int k = 1; k < im.inputCount(); ++k) {
+    const Value& v = im.input(k);
+    dims = broadcastShapes(dims, v.isImage ? v.image.dims : v.constant.dims);
+    acc = im.graph().tensorBinary(acc, im.tensorInput(k), tensorOperation(im.opType()),
+                                  im.nodeName() + " #" + std::to_string(k));
+  }
+  im.setImage(0, acc, dims);
+}
+
+void where(Importer& im) {
+  std::vector<int64_t> dims;
+  for (int k = 0; k < 3; ++k) {
+    const Value& v = im.input(k);
+    dims = broadcastShapes(dims, v.isImage ? v.image.dims : v.constant.dims);
+  }
+  const GraphTensor c = im.tensorInput(0), x = im.tensorInput(1), y = im.tensorInput(2);
+  im.setImage(0, im.graph().where(c, x, y, im.nodeName()), dims);
 }
 
 constexpr int64_t kLast = kNewestOpset;
@@ -310,27 +396,28 @@ std::span<const OpEntry> elementwiseOps() {
        },
        cast},
       // On constants and shapes only.
-      {"Max", 1, kLast, foldVariadic, nullptr},
-      {"Min", 1, kLast, foldVariadic, nullptr},
-      {"Equal", 1, kLast, foldBinary, nullptr},
-      {"Less", 1, kLast, foldBinary, nullptr},
-      {"Greater", 1, kLast, foldBinary, nullptr},
-      {"LessOrEqual", 12, kLast, foldBinary, nullptr},
-      {"GreaterOrEqual", 12, kLast, foldBinary, nullptr},
+      {"Max", 1, kLast, foldVariadic, tensorVariadic},
+      {"Min", 1, kLast, foldVariadic, tensorVariadic},
+      {"Equal", 1, kLast, foldBinary, tensorVariadic},
+      {"Less", 1, kLast, foldBinary, tensorVariadic},
+      {"Greater", 1, kLast, foldBinary, tensorVariadic},
+      {"LessOrEqual", 12, kLast, foldBinary, tensorVariadic},
+      {"GreaterOrEqual", 12, kLast, foldBinary, tensorVariadic},
       {"And", 1, kLast, foldBinary, nullptr},
       {"Or", 1, kLast, foldBinary, nullptr},
       {"Xor", 1, kLast, foldBinary, nullptr},
       {"Not", 1, kLast, foldUnary, nullptr},
-      {"Floor", 1, kLast, foldUnary, nullptr},
-      {"Ceil", 1, kLast, foldUnary, nullptr},
+      {"Floor", 1, kLast, foldUnary, tensorUnary<TensorUnaryOperation::floor>},
+      {"Ceil", 1, kLast, foldUnary, tensorUnary<TensorUnaryOperation::ceil>},
       {"Round", 11, kLast, foldUnary, nullptr},
-      {"Reciprocal", 1, kLast, foldUnary, nullptr},
+      {"Reciprocal", 1, kLast, foldUnary, tensorUnary<TensorUnaryOperation::reciprocal>},
       {"Sign", 9, kLast, foldUnary, nullptr},
       {"Where", 9, kLast,
        [](Importer& im) {
-         im.setConstant(0, where(operand(im, 0), operand(im, 1), operand(im, 2)));
+         im.setConstant(0, onnx_import::where(operand(im, 0), operand(im, 1), operand(im, 2)));
        },
-       nullptr},
+       where},
+      {"Erf", 9, kLast, nullptr, tensorUnary<TensorUnaryOperation::erf>},
   };
   return ops;
 }

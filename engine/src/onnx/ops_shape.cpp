@@ -9,11 +9,12 @@
 #include "vkcnn/error.h"
 #include "vkcnn/neuron.h"
 #include "vkcnn/rearrange.h"
+#include "vkcnn/tensor_ops.h"
 
 namespace vkcnn::detail::onnx_import {
 
 void reshapeLike(Importer& im, std::vector<int64_t> dims) {
-  const ImageValue& x = im.imageInput(0);
+  const ImageValue& x = im.valueInput(0);
   if (checkedElementCount(dims, "reshaped tensor") != checkedElementCount(x.dims, "tensor"))
     invalidModel(dimsToString(x.dims) + " cannot become " + dimsToString(dims));
   im.setImage(0, x.tensor, std::move(dims));
@@ -276,30 +277,34 @@ void foldSlice(Importer& im) {
 // ---- image data ----
 
 void concat(Importer& im) {
-  std::vector<const ImageValue*> parts;
-  for (int k = 0; k < im.inputCount(); ++k) {
-    if (!im.hasInput(k)) continue;
-    if (!im.input(k).isImage)
-      unsupported("Concat of image data with a constant (input " + std::to_string(k) + ")");
-    parts.push_back(&im.imageInput(k));
-  }
-  if (parts.empty()) invalidModel("Concat without inputs");
-  if (parts.size() == 1) return im.setImage(0, *parts[0]);
-  const int64_t rank = int64_t(parts[0]->dims.size());
+  std::vector<int> present;
+  for (int k = 0; k < im.inputCount(); ++k)
+    if (im.hasInput(k)) present.push_back(k);
+  if (present.empty()) invalidModel("Concat without inputs");
+  auto dimsOf = [&](int k) -> const std::vector<int64_t>& {
+    const Value& v = im.input(k);
+    return v.isImage ? v.image.dims : v.constant.dims;
+  };
+  if (present.size() == 1) return im.setImage(0, im.valueInput(present[0]));
+  const int64_t rank = int64_t(dimsOf(present[0]).size());
   const int64_t axis = normalizeAxis(im.attrInt("axis", im.opset() < 4 ? 1 : 0), rank, "Concat");
-  std::vector<GraphTensor> tensors;
-  std::vector<int64_t> dims = parts[0]->dims;
+  std::vector<int64_t> dims = dimsOf(present[0]);
   dims[size_t(axis)] = 0;
-  for (const ImageValue* p : parts) {
-    im.requireCanonical(*p);
-    if (int64_t(p->dims.size()) != rank) invalidModel("Concat inputs differ in rank");
-    dims[size_t(axis)] += p->dims[size_t(axis)];
-    tensors.push_back(p->tensor);
+  // Images along the channel axis: the Graph's channel concatenation (storage, mostly).
+  bool images = imageAxis(size_t(rank), axis) == ImageAxis::c;
+  for (int k : present) {
+    if (int64_t(dimsOf(k).size()) != rank) invalidModel("Concat inputs differ in rank");
+    dims[size_t(axis)] += dimsOf(k)[size_t(axis)];
+    const Value& v = im.input(k);
+    images = images && v.isImage && !im.isTensor(v.image) && im.canonical(v.image);
   }
-  if (imageAxis(size_t(rank), axis) != ImageAxis::c)
-    unsupported("Concat along axis " + std::to_string(axis) + " of " + dimsToString(dims) +
-                " (only the channel axis is supported) (tensor layout)");
-  im.setImage(0, im.graph().concat(tensors, im.nodeName()), dims);
+  std::vector<GraphTensor> parts;
+  if (images) {
+    for (int k : present) parts.push_back(im.imageInput(k).tensor);
+    return im.setImage(0, im.graph().concat(parts, im.nodeName()), dims);
+  }
+  for (int k : present) parts.push_back(im.tensorInput(k));
+  im.setImage(0, im.graph().concat(parts, uint32_t(axis), im.nodeName()), dims);
 }
 
 // One window of a canonical image: channels [c0, +cn), rows [y0, +hn), columns [x0, +wn).
@@ -344,23 +349,34 @@ void split(Importer& im) {
 }
 
 void slice(Importer& im) {
-  const ImageValue& x = im.imageInput(0);
+  const ImageValue& x = im.valueInput(0);
   const int64_t rank = int64_t(x.dims.size());
   std::vector<int64_t> starts, ends, axes, steps;
   sliceParameters(im, rank, starts, ends, axes, steps);
   std::vector<int64_t> first(size_t(rank), 0), dims = x.dims;
-  bool identity = true;
+  bool identity = true, steps1 = true;
   for (size_t k = 0; k < starts.size(); ++k) {
     const int64_t a = axes[k];
     const SliceRange r = sliceRange(x.dims[size_t(a)], starts[k], ends[k], steps[k]);
     if (r.count == x.dims[size_t(a)] && (steps[k] == 1 || r.count <= 1) && r.start == 0) continue;
     if (r.count == 0) unsupported("a Slice that leaves nothing");
-    if (steps[k] != 1 && r.count > 1) unsupported("Slice with step " + std::to_string(steps[k]));
+    steps1 = steps1 && (steps[k] == 1 || r.count <= 1);
     first[size_t(a)] = r.start;
     dims[size_t(a)] = r.count;
     identity = false;
   }
   if (identity) return im.setImage(0, x);
+  // Steps, the batch axis, a Tensor or a reshaped view: a Tensor slice.
+  bool batchAxis = false;
+  for (size_t k = 0; k < starts.size(); ++k)
+    batchAxis =
+        batchAxis || (dims[size_t(axes[k])] != x.dims[size_t(axes[k])] && x.dims.size() <= 4 &&
+                      imageAxis(size_t(rank), axes[k]) == ImageAxis::n);
+  if (!steps1 || batchAxis || im.isTensor(x) || !im.canonical(x)) {
+    const std::vector<int32_t> axes32(axes.begin(), axes.end());
+    return im.setImage(
+        0, im.graph().slice(im.tensorOf(x), axes32, starts, ends, steps, im.nodeName()), dims);
+  }
   const Shape4 s = im.requireCanonical(x);
   Crop crop{0, s.c, 0, s.h, 0, s.w};
   for (int64_t a = 0; a < rank; ++a) {
@@ -391,7 +407,7 @@ void slice(Importer& im) {
 }
 
 void transpose(Importer& im) {
-  const ImageValue& x = im.imageInput(0);
+  const ImageValue& x = im.valueInput(0);
   const int64_t rank = int64_t(x.dims.size());
   std::vector<int64_t> perm;
   if (auto p = im.attrInts("perm"))
@@ -412,6 +428,12 @@ void transpose(Importer& im) {
   for (int64_t p : perm)
     if (x.dims[size_t(p)] != 1) order.push_back(p);
   if (std::is_sorted(order.begin(), order.end())) return reshapeLike(im, dims);
+  // Anything else leaves the image layout: a Tensor transpose.
+  auto onTensor = [&] {
+    const std::vector<uint32_t> p(perm.begin(), perm.end());
+    im.setImage(0, im.graph().transpose(im.tensorOf(x), p, im.nodeName()), dims);
+  };
+  if (im.isTensor(x)) return onTensor();
 
   const Shape4 s = im.imageShape(x);
   const auto& d = x.dims;
@@ -452,8 +474,7 @@ void transpose(Importer& im) {
       return im.setImage(0, im.graph().unary(x.tensor, k, im.nodeName()), dims);
     }
   }
-  unsupported("Transpose with perm " + dimsToString(perm) + " of " + dimsToString(x.dims) +
-              " moves data across the image layout (tensor layout)");
+  onTensor();
 }
 
 void depthSpace(Importer& im, bool toSpace) {
@@ -480,10 +501,19 @@ void depthSpace(Importer& im, bool toSpace) {
 }
 
 void expand(Importer& im) {
-  const ImageValue& x = im.imageInput(0);
+  const ImageValue& x = im.valueInput(0);
   const auto dims = broadcastShapes(x.dims, toInt64s(im.constantInput(1, "shape")));
-  if (dims != x.dims) unsupported("Expand that enlarges image data (tensor layout)");
-  reshapeLike(im, dims);
+  if (dims == x.dims) return reshapeLike(im, dims);
+  // Enlarging: x times ones that broadcast it to `dims` (ones only along the enlarged axes).
+  std::vector<int64_t> ones(dims.size(), 1);
+  const size_t lead = dims.size() - x.dims.size();
+  for (size_t a = 0; a < dims.size(); ++a)
+    if (a < lead || x.dims[a - lead] != dims[a]) ones[a] = dims[a];
+  const HostTensor one = constantOfShape(ones, HostTensor::floats({1}, {1.f}));
+  im.setImage(0,
+              im.graph().tensorBinary(im.tensorOf(x), im.constantTensor(one),
+                                      TensorBinaryOperation::multiply, im.nodeName()),
+              dims);
 }
 
 constexpr int64_t kLast = kNewestOpset;
@@ -516,25 +546,25 @@ std::span<const OpEntry> shapeOps() {
          const HostTensor& x = operand(im, 0);
          im.setConstant(0, reshaped(x, reshapeTarget(im, x.dims)));
        },
-       [](Importer& im) { reshapeLike(im, reshapeTarget(im, im.imageInput(0).dims)); }},
+       [](Importer& im) { reshapeLike(im, reshapeTarget(im, im.valueInput(0).dims)); }},
       {"Flatten", 1, kLast,
        [](Importer& im) {
          const HostTensor& x = operand(im, 0);
          im.setConstant(0, reshaped(x, flattenTarget(im, x.dims)));
        },
-       [](Importer& im) { reshapeLike(im, flattenTarget(im, im.imageInput(0).dims)); }},
+       [](Importer& im) { reshapeLike(im, flattenTarget(im, im.valueInput(0).dims)); }},
       {"Squeeze", 1, kLast,
        [](Importer& im) {
          const HostTensor& x = operand(im, 0);
          im.setConstant(0, reshaped(x, squeezeTarget(im, x.dims)));
        },
-       [](Importer& im) { reshapeLike(im, squeezeTarget(im, im.imageInput(0).dims)); }},
+       [](Importer& im) { reshapeLike(im, squeezeTarget(im, im.valueInput(0).dims)); }},
       {"Unsqueeze", 1, kLast,
        [](Importer& im) {
          const HostTensor& x = operand(im, 0);
          im.setConstant(0, reshaped(x, unsqueezeTarget(im, x.dims)));
        },
-       [](Importer& im) { reshapeLike(im, unsqueezeTarget(im, im.imageInput(0).dims)); }},
+       [](Importer& im) { reshapeLike(im, unsqueezeTarget(im, im.valueInput(0).dims)); }},
       {"Expand", 8, kLast,
        [](Importer& im) { im.setConstant(0, expanded(operand(im, 0), toInt64s(operand(im, 1)))); },
        expand},
