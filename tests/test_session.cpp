@@ -183,6 +183,26 @@ TEST_CASE("session: a file path, and its errors") {
   CHECK(session.batch() == 2);  // the model's fixed batch
   CHECK(session.inputs()[0].shape == std::vector<int64_t>{2, 5, 3, 2});
 
+  // Where the load went: every phase measured, together no more than the whole (exclusive phases);
+  // the first run comes after it.
+  const SessionLoadStatistics& l = session.loadStatistics();
+  CHECK(l.readMs > 0);
+  CHECK(l.parseMs > 0);
+  CHECK(l.importMs > 0);
+  CHECK(l.shapeInferenceMs > 0);
+  CHECK(l.optimizeMs > 0);
+  CHECK(l.imagesMs > 0);
+  CHECK(l.firstRunMs == 0);
+  const double phases = l.readMs + l.parseMs + l.checkMs + l.importMs + l.shapeInferenceMs +
+                        l.optimizeMs + l.packMs + l.uploadMs + l.imagesMs;
+  CHECK(phases <= l.totalMs);
+  session.run({{"a", {{}, randomFloats(60, 1)}}, {"b", {{}, randomFloats(60, 2)}}});
+  CHECK(session.loadStatistics().firstRunMs > 0);
+  CHECK(session.loadStatistics().pipelinesMs <= session.loadStatistics().firstRunMs);
+  const double firstRun = session.loadStatistics().firstRunMs;
+  session.run({{"a", {{}, randomFloats(60, 1)}}, {"b", {{}, randomFloats(60, 2)}}});
+  CHECK(session.loadStatistics().firstRunMs == firstRun);  // the first run's, kept
+
   std::string m = errorOf([&] { Session s(context(), dir.string()); }, ErrorCode::io);
   CHECK(contains(m, "is a directory"));
   m = errorOf([&] { Session s(context(), (dir / "missing.onnx").string()); }, ErrorCode::io);

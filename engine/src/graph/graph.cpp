@@ -11,6 +11,8 @@
 #include "kernels/kernel_encoding.h"
 #include "vkcnn/error.h"
 #include "vkcnn/tensor_ops.h"
+#include "vulkan/context_impl.h"
+#include "vulkan/load_clock.h"
 
 namespace vkcnn {
 namespace detail {
@@ -869,6 +871,8 @@ using detail::ConcatNode;
 using detail::encodeTensorNode;
 using detail::GraphNode;
 using detail::kNone;
+using detail::LoadPhase;
+using detail::PhaseTimer;
 
 Graph::Graph(const Context& context, const GraphOptions& options)
     : state_(std::make_unique<detail::GraphState>(detail::GraphState{context, options})) {}
@@ -1328,9 +1332,15 @@ void Graph::compile() {
   if (s.compiled) return;
   if (s.outputs.empty())
     throw Error(ErrorCode::invalidArgument, "graph '" + s.options.label + "' has no outputs");
-  if (s.options.optimize) s.optimize();
-  s.planConcatenations(s.options.optimize);
-  s.lower();
+  {
+    PhaseTimer timer(s.context.impl()->loadClock(), LoadPhase::optimize);
+    if (s.options.optimize) s.optimize();
+    s.planConcatenations(s.options.optimize);
+  }
+  {
+    PhaseTimer timer(s.context.impl()->loadClock(), LoadPhase::lower);
+    s.lower();
+  }
   s.schedule();
   s.compiled = true;
 }

@@ -50,6 +50,8 @@ std::shared_ptr<DeviceBuffer> DeviceBuffer::create(ContextImpl& context, VkDevic
                                                 b->allocation_.offset),
                 "vkBindBufferMemory");
   if (data) {
+    PhaseTimer timer(context.loadClock(), LoadPhase::upload);
+    context.loadClock().countUpload(size, 1);
     StagingPool::Lease staging = context.staging().acquire(size, label.c_str());
     std::memcpy(staging->data(), data, size);
     staging->flush();

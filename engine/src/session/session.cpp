@@ -9,6 +9,7 @@
 #include "vkcnn/session.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -18,6 +19,7 @@
 #include <sstream>
 
 #include "vkcnn/error.h"
+#include "vulkan/load_clock.h"
 
 namespace vkcnn {
 namespace detail {
@@ -33,6 +35,7 @@ struct SessionState {
   std::vector<Buffer> inputBuffers, outputBuffers;
   std::unique_ptr<CommandBuffer> recording;  // run()'s, reusable
   std::string label;
+  SessionLoadStatistics load;
 
   SessionState(Context c, OnnxImport i) : context(std::move(c)), import(std::move(i)) {}
 };
@@ -40,6 +43,13 @@ struct SessionState {
 }  // namespace detail
 
 namespace {
+
+using Clock = std::chrono::steady_clock;
+using detail::LoadPhase;
+
+double millisecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
 
 // The library boundary: only vkcnn::Error leaves a Session call.
 template <class F>
@@ -103,8 +113,14 @@ SessionTensorInfo tensorInfo(const OnnxTensorInfo& info, uint32_t chunks) {
   return t;
 }
 
+// `started`: when the load began (before the file was read).
 std::unique_ptr<detail::SessionState> load(const Context& context, std::span<const uint8_t> bytes,
-                                           const SessionOptions& options) {
+                                           const SessionOptions& options,
+                                           Clock::time_point started) {
+  const double readMs = millisecondsSince(started);
+  detail::LoadClock& clock = detail::loadClock(context);
+  const detail::LoadClockSnapshot before = clock.snapshot();
+  const auto importStart = Clock::now();
   if (options.precision != ChannelFormat::float16 && options.precision != ChannelFormat::float32)
     throw Error(ErrorCode::invalidArgument, std::string("precision ") +
                                                 toString(options.precision) +
@@ -127,6 +143,8 @@ std::unique_ptr<detail::SessionState> load(const Context& context, std::span<con
       message.replace(at, from.size(), to);
     throw Error(e.code(), message);
   }
+  const double importTotalMs = millisecondsSince(importStart);
+  const detail::LoadClockSnapshot imported = clock.snapshot().since(before);
   auto s = std::make_unique<detail::SessionState>(context, std::move(*import));
   s->precision = options.precision;
   s->label = options.label.empty() ? s->import.info.graphName : options.label;
@@ -145,6 +163,7 @@ std::unique_ptr<detail::SessionState> load(const Context& context, std::span<con
   s->chunk = s->batch;
   while (s->chunk > most || s->batch % s->chunk) --s->chunk;  // equal chunks that fit
   const uint32_t chunks = s->batch / s->chunk;
+  const auto imagesStart = Clock::now();
   for (const auto& in : info.inputs) s->inputs.push_back(tensorInfo(in, chunks));
   for (const auto& out : info.outputs) s->outputs.push_back(tensorInfo(out, chunks));
 
@@ -166,6 +185,24 @@ std::unique_ptr<detail::SessionState> load(const Context& context, std::span<con
     s->inputImages.push_back(std::move(ins));
     s->outputImages.push_back(std::move(outs));
   }
+  SessionLoadStatistics& l = s->load;
+  l.imagesMs = millisecondsSince(imagesStart);
+  const detail::LoadClockSnapshot all = clock.snapshot().since(before);
+  l.readMs = readMs;
+  l.parseMs = all.ms(LoadPhase::parse);
+  l.checkMs = all.ms(LoadPhase::check);
+  l.shapeInferenceMs = all.ms(LoadPhase::shapeInference);
+  // Kernels the importer builds itself upload during the import.
+  l.importMs = std::max(0.0, importTotalMs - l.parseMs - l.checkMs - l.shapeInferenceMs -
+                                 imported.ms(LoadPhase::upload));
+  l.optimizeMs = all.ms(LoadPhase::optimize);
+  l.uploadMs = all.ms(LoadPhase::upload);
+  l.packMs = std::max(
+      0.0, all.ms(LoadPhase::lower) - (all.ms(LoadPhase::upload) - imported.ms(LoadPhase::upload)));
+  l.uploadBytes = all.uploadBytes;
+  l.uploadSubmissions = all.uploadSubmissions;
+  l.pipelineCacheLoaded = context.pipelineCacheLoaded();
+  l.totalMs = millisecondsSince(started);
   return s;
 }
 
@@ -219,23 +256,29 @@ Session::Session(std::unique_ptr<detail::SessionState> state) : state_(std::move
 
 Session::Session(const std::string& path, const SessionOptions& options)
     : Session(guarded(path, [&] {
+        const auto started = Clock::now();
         Context context(options.context);
-        return load(context, readModelFile(path), options);
+        return load(context, readModelFile(path), options, started);
       })) {}
 
 Session::Session(const Context& context, const std::string& path, const SessionOptions& options)
-    : Session(guarded(path, [&] { return load(context, readModelFile(path), options); })) {}
+    : Session(guarded(path, [&] {
+        const auto started = Clock::now();
+        return load(context, readModelFile(path), options, started);
+      })) {}
 
 Session Session::fromMemory(std::span<const uint8_t> bytes, const SessionOptions& options) {
   return Session(guarded("model in memory", [&] {
+    const auto started = Clock::now();
     Context context(options.context);
-    return load(context, bytes, options);
+    return load(context, bytes, options, started);
   }));
 }
 
 Session Session::fromMemory(const Context& context, std::span<const uint8_t> bytes,
                             const SessionOptions& options) {
-  return Session(guarded("model in memory", [&] { return load(context, bytes, options); }));
+  return Session(
+      guarded("model in memory", [&] { return load(context, bytes, options, Clock::now()); }));
 }
 
 Session::~Session() = default;
@@ -281,6 +324,9 @@ const Graph& Session::graph() const {
 const OnnxModelInfo& Session::modelInfo() const {
   return state_->import.info;
 }
+const SessionLoadStatistics& Session::loadStatistics() const {
+  return state_->load;
+}
 
 std::map<std::string, HostTensor> Session::run(const std::map<std::string, HostTensor>& inputs) {
   return guarded(state_->label + ": run", [&] {
@@ -317,6 +363,10 @@ void Session::run(std::span<const std::span<const float>> inputs,
                   std::span<const std::span<float>> outputs) {
   guarded(state_->label + ": run", [&] {
     auto& s = *state_;
+    const bool first = s.load.firstRunMs == 0;
+    const auto started = Clock::now();
+    detail::LoadClock& clock = detail::loadClock(s.context);
+    const detail::LoadClockSnapshot before = clock.snapshot();
     if (inputs.size() != s.inputs.size() || outputs.size() != s.outputs.size())
       throw Error(ErrorCode::invalidArgument,
                   std::to_string(inputs.size()) + " inputs and " + std::to_string(outputs.size()) +
@@ -363,6 +413,12 @@ void Session::run(std::span<const std::span<const float>> inputs,
     }
     for (size_t o = 0; o < outputs.size(); ++o)
       std::memcpy(outputs[o].data(), s.outputBuffers[o].contents(), outputs[o].size_bytes());
+    if (first) {
+      const detail::LoadClockSnapshot during = clock.snapshot().since(before);
+      s.load.firstRunMs = std::max(1e-6, millisecondsSince(started));
+      s.load.pipelinesMs = during.ms(LoadPhase::pipelines);
+      s.load.pipelinesCreated = during.pipelinesCreated;
+    }
   });
 }
 
