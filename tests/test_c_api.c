@@ -483,6 +483,60 @@ int main(int argc, char** argv) {
   CHECK(vkcnn_context_validation_message_count(own) == 0);
   vkcnn_context_destroy(own);
 
+  /* From memory (the bytes need not outlive the call), on private buffers written by copy; the
+   * VkImage behind a vkcnn image. */
+  {
+    FILE* file = fopen(model, "rb");
+    CHECK(file != NULL);
+    if (!file) return 1;
+    fseek(file, 0, SEEK_END);
+    const long size = ftell(file);
+    fseek(file, 0, SEEK_SET);
+    unsigned char* bytes = malloc((size_t)size);
+    CHECK(bytes && fread(bytes, 1, (size_t)size, file) == (size_t)size);
+    fclose(file);
+    vkcnn_context memoryContext;
+    REQUIRE_OK(vkcnn_context_create(&options, &memoryContext));
+    sessionOptions.batch = BATCH;
+    sessionOptions.context_options = NULL;
+    CHECK(vkcnn_session_create_from_memory(memoryContext, bytes, 3, &sessionOptions, &session) ==
+          VKCNN_ERROR_INVALID_MODEL);
+    CHECK(strstr(vkcnn_last_error(), "3 bytes are not an ONNX model") != NULL);
+    REQUIRE_OK(vkcnn_session_create_from_memory(memoryContext, bytes, (size_t)size, &sessionOptions,
+                                                &session));
+    memset(bytes, 0, (size_t)size);
+    free(bytes);
+    vkcnn_buffer input, output;
+    REQUIRE_OK(vkcnn_buffer_create(memoryContext, sizeof x, 0, "c private input", &input));
+    REQUIRE_OK(vkcnn_buffer_create(memoryContext, sizeof y, 0, "c private output", &output));
+    REQUIRE_OK(vkcnn_buffer_write(input, x, sizeof x, 0));
+    CHECK(vkcnn_buffer_write(input, x, sizeof x, 4) == VKCNN_ERROR_INVALID_ARGUMENT);
+    vkcnn_command_buffer cb;
+    REQUIRE_OK(vkcnn_command_buffer_create(memoryContext, "c from memory", &cb));
+    REQUIRE_OK(vkcnn_session_encode_buffers(session, cb, &input, 1, &output, 1));
+    REQUIRE_OK(vkcnn_command_buffer_commit(cb));
+    REQUIRE_OK(vkcnn_command_buffer_wait_until_completed(cb));
+    vkcnn_command_buffer_destroy(cb);
+    memset(y, 0xff, sizeof y);
+    REQUIRE_OK(vkcnn_buffer_read(output, y, sizeof y, 0));
+    printf("from memory, private buffers: largest difference %.1e\n", worstError(x, y));
+    CHECK(worstError(x, y) < 1e-4);
+    vkcnn_buffer_destroy(input);
+    vkcnn_buffer_destroy(output);
+    vkcnn_session_destroy(session);
+
+    vkcnn_image_descriptor small = {2, 2, 4, 1, VKCNN_CHANNEL_FORMAT_FLOAT16, "c handle"};
+    vkcnn_image owned;
+    REQUIRE_OK(vkcnn_image_create(memoryContext, &small, &owned));
+    VkImage handle = VK_NULL_HANDLE;
+    REQUIRE_OK(vkcnn_image_vk_image(owned, &handle));
+    CHECK(handle != VK_NULL_HANDLE);
+    CHECK(vkcnn_image_vk_image(NULL, &handle) == VKCNN_ERROR_INVALID_ARGUMENT);
+    vkcnn_image_destroy(owned);
+    CHECK(vkcnn_context_validation_message_count(memoryContext) == 0);
+    vkcnn_context_destroy(memoryContext);
+  }
+
   if (failures)
     fprintf(stderr, "%d checks failed\n", failures);
   else

@@ -82,8 +82,10 @@ struct SessionLoadStatistics {
   double importMs = 0;          // operators translated, constants folded, weights copied out
   double shapeInferenceMs = 0;  // onnx's shape inference, cross-checking the importer's shapes
   double optimizeMs = 0;        // the Graph's rewrites: fusion, folding, concatenation planning
-  double packMs = 0;            // kernels built: weights folded and repacked (uploads excluded)
-  double uploadMs = 0;          // weights copied into device memory (staging, submissions)
+  double packMs = 0;            // kernels built: weights folded and repacked (wall time, on
+                                // several threads; uploads excluded)
+  double uploadMs = 0;          // weights copied into device memory: the submissions and waits
+                                // (the copies into staging count as packing when batched)
   double imagesMs = 0;          // the Session's input and output Images
   double totalMs = 0;           // the whole load (the constructor or fromMemory)
   uint64_t uploadBytes = 0;

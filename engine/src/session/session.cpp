@@ -8,12 +8,16 @@
 // tensor info is the batch's) and never again.
 #include "vkcnn/session.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <new>
 #include <optional>
 #include <sstream>
@@ -77,23 +81,49 @@ std::string namesText(const std::vector<SessionTensorInfo>& infos) {
   return s.empty() ? "none" : s;
 }
 
-std::vector<uint8_t> readModelFile(const std::string& path) {
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(status)) throw Error(ErrorCode::io, path + ": no such file");
-  if (std::filesystem::is_directory(status))
-    throw Error(ErrorCode::io, path + " is a directory, not a model file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorCode::io, path + ": cannot open (" + std::strerror(errno) + ")");
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  if (size < 0) throw Error(ErrorCode::io, path + ": cannot read its size");
-  in.seekg(0);
-  std::vector<uint8_t> bytes(static_cast<size_t>(size));
-  if (size && !in.read(reinterpret_cast<char*>(bytes.data()), size))
-    throw Error(ErrorCode::io, path + ": read failed (" + std::strerror(errno) + ")");
-  return bytes;
-}
+// The model file mapped read-only: no copy of its bytes (weights are most of a model: 100 MB for
+// resnet50, 550 MB for vgg16) and no zero-filled buffer before the read.
+class ModelFile {
+ public:
+  explicit ModelFile(const std::string& path) {
+    std::error_code ec;
+    const auto status = std::filesystem::status(path, ec);
+    if (ec || !std::filesystem::exists(status)) throw Error(ErrorCode::io, path + ": no such file");
+    if (std::filesystem::is_directory(status))
+      throw Error(ErrorCode::io, path + " is a directory, not a model file");
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) throw Error(ErrorCode::io, path + ": cannot open (" + std::strerror(errno) + ")");
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0 || st.st_size < 0)
+      fail(path + ": cannot read its size (" + std::strerror(errno) + ")");
+    size_ = size_t(st.st_size);
+    if (!size_) return;
+    if (!S_ISREG(st.st_mode)) fail(path + " is not a regular file");
+    mapping_ = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd_, 0);
+    if (mapping_ == MAP_FAILED) {
+      mapping_ = nullptr;
+      fail(path + ": cannot map (" + std::strerror(errno) + ")");
+    }
+    ::madvise(mapping_, size_, MADV_SEQUENTIAL | MADV_WILLNEED);
+  }
+  ~ModelFile() {
+    if (mapping_) ::munmap(mapping_, size_);
+    if (fd_ >= 0) ::close(fd_);
+  }
+  ModelFile(const ModelFile&) = delete;
+  ModelFile& operator=(const ModelFile&) = delete;
+  std::span<const uint8_t> bytes() const { return {static_cast<const uint8_t*>(mapping_), size_}; }
+
+ private:
+  [[noreturn]] void fail(const std::string& message) {
+    ::close(fd_);
+    fd_ = -1;
+    throw Error(ErrorCode::io, message);
+  }
+  int fd_ = -1;
+  size_t size_ = 0;
+  void* mapping_ = nullptr;
+};
 
 SessionTensorInfo tensorInfo(const OnnxTensorInfo& info, uint32_t chunks) {
   SessionTensorInfo t;
@@ -258,13 +288,15 @@ Session::Session(const std::string& path, const SessionOptions& options)
     : Session(guarded(path, [&] {
         const auto started = Clock::now();
         Context context(options.context);
-        return load(context, readModelFile(path), options, started);
+        const ModelFile file(path);
+        return load(context, file.bytes(), options, started);
       })) {}
 
 Session::Session(const Context& context, const std::string& path, const SessionOptions& options)
     : Session(guarded(path, [&] {
         const auto started = Clock::now();
-        return load(context, readModelFile(path), options, started);
+        const ModelFile file(path);
+        return load(context, file.bytes(), options, started);
       })) {}
 
 Session Session::fromMemory(std::span<const uint8_t> bytes, const SessionOptions& options) {

@@ -11,6 +11,7 @@
 #include "memory/allocator.h"
 #include "memory/device_buffer.h"
 #include "memory/temporary_pool.h"
+#include "memory/upload_batch.h"
 #include "vkcnn/context.h"
 #include "vkcnn/error.h"
 #include "vulkan/load_clock.h"
@@ -68,6 +69,8 @@ class ContextImpl : public std::enable_shared_from_this<ContextImpl> {
   StagingPool& staging() { return *staging_; }
   // Time per load phase (load_clock.h).
   LoadClock& loadClock() { return loadClock_; }
+  // The open UploadBatches (upload_batch.h).
+  UploadBatchRegistry& uploadBatches() { return uploadBatches_; }
   // A small storage buffer bound where a kernel's optional buffer is absent.
   const std::shared_ptr<class DeviceBuffer>& emptyBuffer();
   void waitIdle();
@@ -141,6 +144,7 @@ class ContextImpl : public std::enable_shared_from_this<ContextImpl> {
   std::unique_ptr<TemporaryBlockCache> temporaryBlocks_;
   std::unique_ptr<StagingPool> staging_;
   LoadClock loadClock_;
+  UploadBatchRegistry uploadBatches_;
   std::mutex emptyBufferMutex_;
   std::shared_ptr<class DeviceBuffer> emptyBuffer_;
   VkSampler sampler_ = VK_NULL_HANDLE;
