@@ -253,10 +253,16 @@ TEST_CASE("cli: info says whether validation is on; a validation message fails t
   Result r = cli("info", "VKCNN_VALIDATION=1");
   CHECK_MESSAGE(r.status == 0, r.output);
   CHECK(r.has("validation: on"));
+  // Memory: the block size chosen for the device, the budget, what is allocated.
+  CHECK(std::regex_search(r.output, std::regex(R"(memory: shared blocks of \d+\.\d MiB)")));
+  CHECK(r.has("no budget"));
   r = cli("info --json -", "VKCNN_VALIDATION=0");
   CHECK_MESSAGE(r.status == 0, r.output);
   CHECK(validJson(r.output));
   CHECK(r.has("\"validation\": false"));
+  CHECK(jsonNumber(r.output, "memory_block_size") > 0);
+  CHECK(jsonNumber(r.output, "memory_budget") == 0);
+  CHECK(jsonNumber(r.output, "device_bytes_allocated") >= 0);
   // A message through the Context's own debug messenger (the tool's test hook sends one).
   r = cli("info", "VKCNN_VALIDATION=1 VKCNN_CLI_INJECT_VALIDATION_MESSAGE=1");
   CHECK_MESSAGE(r.status == 3, r.output);
@@ -498,6 +504,10 @@ TEST_CASE("cli: bench figures are sound: p90 >= median, exact integers, valid JS
           " --iterations 2 --fp32 --json -");
   CHECK_MESSAGE(r.status == 0, r.output);
   CHECK(jsonNumber(r.output, "relative_l2") == 0);
+  // Memory use: the Context's device memory and the temporary pool's peak.
+  CHECK(jsonNumber(r.output, "device_bytes") > 0);
+  CHECK(jsonNumber(r.output, "peak_temporary_bytes") >= 0);
+  CHECK(jsonNumber(r.output, "intermediate_tensor_bytes") >= 0);
 }
 
 TEST_CASE("cli: bench --cold, and a batch split into chunks from one load") {
