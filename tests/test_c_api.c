@@ -2,8 +2,9 @@
  * context with validation and a log callback; images written and read back; a session (a small
  * ONNX classifier head: global average pool, flatten, Gemm, batch 2) run host to host, encoded on
  * vkcnn buffers, on the application's own VkBuffers in the application's own VkCommandBuffer, and
- * on the application's own VkImage; a context adopting a device; every result against a CPU
- * computation.
+ * on the application's own VkImage; a context adopting a device; a session from memory on
+ * private buffers written by copy; the load's statistics; an image's VkImage; every result against
+ * a CPU computation.
  *   test_c_api [MODEL.onnx]   (default: fuzz/corpus/onnx/gap_flatten_gemm.onnx, from the
  *                              repository root, as scripts/device-run-tests.sh runs it) */
 #include <vkcnn/vkcnn.h>
@@ -341,8 +342,14 @@ int main(int argc, char** argv) {
   for (int i = 0; i < BATCH * CHANNELS * PIXELS; ++i) x[i] = (float)(i % 11 - 5) * 0.25f;
   const float* inputs[1] = {x};
   float* outputs[1] = {y};
+  vkcnn_load_statistics load;
+  REQUIRE_OK(vkcnn_session_load_statistics(session, &load));
+  CHECK(load.parse_ms > 0 && load.load_ms >= load.parse_ms && load.first_run_ms == 0);
+  CHECK(vkcnn_session_load_statistics(session, NULL) == VKCNN_ERROR_INVALID_ARGUMENT);
   memset(y, 0xff, sizeof y); /* NaN */
   REQUIRE_OK(vkcnn_session_run(session, inputs, 1, outputs, 1));
+  REQUIRE_OK(vkcnn_session_load_statistics(session, &load));
+  CHECK(load.first_run_ms > 0);
   printf("run: largest difference %.1e\n", worstError(x, y));
   CHECK(worstError(x, y) < 1e-4);
   CHECK(vkcnn_session_run(session, inputs, 2, outputs, 1) == VKCNN_ERROR_INVALID_ARGUMENT);
