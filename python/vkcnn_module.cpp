@@ -68,6 +68,27 @@ class PySession {
     return session_->precision() == vkcnn::ChannelFormat::float32 ? "fp32" : "fp16";
   }
   std::string device() const { return session_->context().capabilities().deviceName; }
+  py::dict loadStatistics() const {
+    const vkcnn::SessionLoadStatistics& l = session_->loadStatistics();
+    py::dict d;
+    d["read_ms"] = l.readMs;
+    d["parse_ms"] = l.parseMs;
+    d["check_ms"] = l.checkMs;
+    d["import_ms"] = l.importMs;
+    d["shape_inference_ms"] = l.shapeInferenceMs;
+    d["optimize_ms"] = l.optimizeMs;
+    d["pack_ms"] = l.packMs;
+    d["upload_ms"] = l.uploadMs;
+    d["images_ms"] = l.imagesMs;
+    d["load_ms"] = l.totalMs;
+    d["first_run_ms"] = l.firstRunMs;
+    d["pipelines_ms"] = l.pipelinesMs;
+    d["pipelines_created"] = l.pipelinesCreated;
+    d["pipeline_cache_loaded"] = l.pipelineCacheLoaded;
+    d["upload_bytes"] = l.uploadBytes;
+    d["upload_submissions"] = l.uploadSubmissions;
+    return d;
+  }
 
   // {name: array} (any float-convertible arrays, shaped as the inputs), or one array for a model
   // with one input.
@@ -175,6 +196,10 @@ PYBIND11_MODULE(vkcnn, m) {
       .def_property_readonly("batch", &PySession::batch)
       .def_property_readonly("precision", &PySession::precision)
       .def_property_readonly("device", &PySession::device)
+      .def_property_readonly("load_statistics", &PySession::loadStatistics,
+                             "Where the load's time went (milliseconds per phase: parse, check, "
+                             "import, shape_inference, optimize, pack, upload, ...; first_run_ms "
+                             "once run() was called).")
       .def("run", &PySession::run, py::arg("inputs"),
            "Runs the model on {name: array} (or one array) and returns {name: float32 array}.");
 }

@@ -2,8 +2,9 @@
  * context with validation and a log callback; images written and read back; a session (a small
  * ONNX classifier head: global average pool, flatten, Gemm, batch 2) run host to host, encoded on
  * vkcnn buffers, on the application's own VkBuffers in the application's own VkCommandBuffer, and
- * on the application's own VkImage; a context adopting a device; every result against a CPU
- * computation.
+ * on the application's own VkImage; a context adopting a device; a session from memory on
+ * private buffers written by copy; the load's statistics; an image's VkImage; every result against
+ * a CPU computation.
  *   test_c_api [MODEL.onnx]   (default: fuzz/corpus/onnx/gap_flatten_gemm.onnx, from the
  *                              repository root, as scripts/device-run-tests.sh runs it) */
 #include <vkcnn/vkcnn.h>
@@ -341,8 +342,14 @@ int main(int argc, char** argv) {
   for (int i = 0; i < BATCH * CHANNELS * PIXELS; ++i) x[i] = (float)(i % 11 - 5) * 0.25f;
   const float* inputs[1] = {x};
   float* outputs[1] = {y};
+  vkcnn_load_statistics load;
+  REQUIRE_OK(vkcnn_session_load_statistics(session, &load));
+  CHECK(load.parse_ms > 0 && load.load_ms >= load.parse_ms && load.first_run_ms == 0);
+  CHECK(vkcnn_session_load_statistics(session, NULL) == VKCNN_ERROR_INVALID_ARGUMENT);
   memset(y, 0xff, sizeof y); /* NaN */
   REQUIRE_OK(vkcnn_session_run(session, inputs, 1, outputs, 1));
+  REQUIRE_OK(vkcnn_session_load_statistics(session, &load));
+  CHECK(load.first_run_ms > 0);
   printf("run: largest difference %.1e\n", worstError(x, y));
   CHECK(worstError(x, y) < 1e-4);
   CHECK(vkcnn_session_run(session, inputs, 2, outputs, 1) == VKCNN_ERROR_INVALID_ARGUMENT);
@@ -482,6 +489,60 @@ int main(int argc, char** argv) {
   vkcnn_session_destroy(session);
   CHECK(vkcnn_context_validation_message_count(own) == 0);
   vkcnn_context_destroy(own);
+
+  /* From memory (the bytes need not outlive the call), on private buffers written by copy; the
+   * VkImage behind a vkcnn image. */
+  {
+    FILE* file = fopen(model, "rb");
+    CHECK(file != NULL);
+    if (!file) return 1;
+    fseek(file, 0, SEEK_END);
+    const long size = ftell(file);
+    fseek(file, 0, SEEK_SET);
+    unsigned char* bytes = malloc((size_t)size);
+    CHECK(bytes && fread(bytes, 1, (size_t)size, file) == (size_t)size);
+    fclose(file);
+    vkcnn_context memoryContext;
+    REQUIRE_OK(vkcnn_context_create(&options, &memoryContext));
+    sessionOptions.batch = BATCH;
+    sessionOptions.context_options = NULL;
+    CHECK(vkcnn_session_create_from_memory(memoryContext, bytes, 3, &sessionOptions, &session) ==
+          VKCNN_ERROR_INVALID_MODEL);
+    CHECK(strstr(vkcnn_last_error(), "3 bytes are not an ONNX model") != NULL);
+    REQUIRE_OK(vkcnn_session_create_from_memory(memoryContext, bytes, (size_t)size, &sessionOptions,
+                                                &session));
+    memset(bytes, 0, (size_t)size);
+    free(bytes);
+    vkcnn_buffer input, output;
+    REQUIRE_OK(vkcnn_buffer_create(memoryContext, sizeof x, 0, "c private input", &input));
+    REQUIRE_OK(vkcnn_buffer_create(memoryContext, sizeof y, 0, "c private output", &output));
+    REQUIRE_OK(vkcnn_buffer_write(input, x, sizeof x, 0));
+    CHECK(vkcnn_buffer_write(input, x, sizeof x, 4) == VKCNN_ERROR_INVALID_ARGUMENT);
+    vkcnn_command_buffer cb;
+    REQUIRE_OK(vkcnn_command_buffer_create(memoryContext, "c from memory", &cb));
+    REQUIRE_OK(vkcnn_session_encode_buffers(session, cb, &input, 1, &output, 1));
+    REQUIRE_OK(vkcnn_command_buffer_commit(cb));
+    REQUIRE_OK(vkcnn_command_buffer_wait_until_completed(cb));
+    vkcnn_command_buffer_destroy(cb);
+    memset(y, 0xff, sizeof y);
+    REQUIRE_OK(vkcnn_buffer_read(output, y, sizeof y, 0));
+    printf("from memory, private buffers: largest difference %.1e\n", worstError(x, y));
+    CHECK(worstError(x, y) < 1e-4);
+    vkcnn_buffer_destroy(input);
+    vkcnn_buffer_destroy(output);
+    vkcnn_session_destroy(session);
+
+    vkcnn_image_descriptor small = {2, 2, 4, 1, VKCNN_CHANNEL_FORMAT_FLOAT16, "c handle"};
+    vkcnn_image owned;
+    REQUIRE_OK(vkcnn_image_create(memoryContext, &small, &owned));
+    VkImage handle = VK_NULL_HANDLE;
+    REQUIRE_OK(vkcnn_image_vk_image(owned, &handle));
+    CHECK(handle != VK_NULL_HANDLE);
+    CHECK(vkcnn_image_vk_image(NULL, &handle) == VKCNN_ERROR_INVALID_ARGUMENT);
+    vkcnn_image_destroy(owned);
+    CHECK(vkcnn_context_validation_message_count(memoryContext) == 0);
+    vkcnn_context_destroy(memoryContext);
+  }
 
   if (failures)
     fprintf(stderr, "%d checks failed\n", failures);

@@ -253,10 +253,16 @@ TEST_CASE("cli: info says whether validation is on; a validation message fails t
   Result r = cli("info", "VKCNN_VALIDATION=1");
   CHECK_MESSAGE(r.status == 0, r.output);
   CHECK(r.has("validation: on"));
+  // Memory: the block size chosen for the device, the budget, what is allocated.
+  CHECK(std::regex_search(r.output, std::regex(R"(memory: shared blocks of \d+\.\d MiB)")));
+  CHECK(r.has("no budget"));
   r = cli("info --json -", "VKCNN_VALIDATION=0");
   CHECK_MESSAGE(r.status == 0, r.output);
   CHECK(validJson(r.output));
   CHECK(r.has("\"validation\": false"));
+  CHECK(jsonNumber(r.output, "memory_block_size") > 0);
+  CHECK(jsonNumber(r.output, "memory_budget") == 0);
+  CHECK(jsonNumber(r.output, "device_bytes_allocated") >= 0);
   // A message through the Context's own debug messenger (the tool's test hook sends one).
   r = cli("info", "VKCNN_VALIDATION=1 VKCNN_CLI_INJECT_VALIDATION_MESSAGE=1");
   CHECK_MESSAGE(r.status == 3, r.output);
@@ -498,6 +504,10 @@ TEST_CASE("cli: bench figures are sound: p90 >= median, exact integers, valid JS
           " --iterations 2 --fp32 --json -");
   CHECK_MESSAGE(r.status == 0, r.output);
   CHECK(jsonNumber(r.output, "relative_l2") == 0);
+  // Memory use: the Context's device memory and the temporary pool's peak.
+  CHECK(jsonNumber(r.output, "device_bytes") > 0);
+  CHECK(jsonNumber(r.output, "peak_temporary_bytes") >= 0);
+  CHECK(jsonNumber(r.output, "intermediate_tensor_bytes") >= 0);
 }
 
 TEST_CASE("cli: bench --cold, and a batch split into chunks from one load") {
@@ -505,6 +515,35 @@ TEST_CASE("cli: bench --cold, and a batch split into chunks from one load") {
   CHECK_MESSAGE(r.status == 0, r.output);
   CHECK(jsonNumber(r.output, "cold_no_cache_ms") > 0);
   CHECK(jsonNumber(r.output, "cold_with_cache_ms") > 0);
+  // Phase by phase; the first start finds no cache, the second reads the one the first wrote.
+  for (const char* phase : {"context", "read", "parse", "check", "import", "shape_inference",
+                            "optimize", "pack", "upload", "images", "pipelines"})
+    CHECK(jsonNumber(r.output, std::string("cold_no_cache_") + phase + "_ms") >= 0);
+  CHECK(jsonNumber(r.output, "cold_no_cache_load_ms") > 0);
+  CHECK(jsonNumber(r.output, "cold_no_cache_first_run_ms") > 0);
+  CHECK(jsonNumber(r.output, "cold_no_cache_load_ms") +
+            jsonNumber(r.output, "cold_no_cache_first_run_ms") <=
+        jsonNumber(r.output, "cold_no_cache_ms"));
+  CHECK(jsonNumber(r.output, "cold_no_cache_pipeline_cache_loaded") == 0);
+  CHECK(jsonNumber(r.output, "cold_no_cache_pipelines_created") > 0);
+  CHECK(jsonNumber(r.output, "cold_with_cache_pipeline_cache_loaded") == 1);
+  CHECK(jsonNumber(r.output, "cold_no_cache_upload_bytes") > 0);
+  // --cold-only with a kept --cache-dir: a second process reads what the first wrote.
+  const std::string cache = file("bench-cache");
+  fs::remove_all(cache);
+  for (int process = 0; process < 2; ++process) {
+    r = cli("bench " + kFashion + " --cold-only --cache-dir " + cache + " --json -");
+    CHECK_MESSAGE(r.status == 0, r.output);
+    CHECK(jsonNumber(r.output, "cold_pipeline_cache_loaded") == process);
+    CHECK(jsonNumber(r.output, "cold_first_run_ms") > 0);
+    CHECK(std::isnan(jsonNumber(r.output, "resident_median_ms")));
+  }
+  r = cli("bench " + kFashion + " --cold-only");
+  CHECK_MESSAGE(r.status == 0, r.output);
+  CHECK(r.has("weight packing"));
+  CHECK(r.has("of it pipelines"));
+  CHECK(cli("bench " + kFashion + " --cold-only --iterations 3").status == 2);
+  CHECK(cli("bench " + kFashion + " --cache-dir " + cache).status == 2);
   // 600 channels take 150 array layers per image: a batch of 30 does not fit one Image.
   OnnxModelBuilder b(13);
   b.input("x", {-1, 3, 2, 2}, onnx::TensorProto::FLOAT, {"N"});

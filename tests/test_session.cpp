@@ -1,6 +1,7 @@
 // Session: load from a file and from memory, names and shapes, run() host to host against the
 // Graph's own results and a double-precision CPU reference, encode() on the application's Images
-// and Buffers, a batch split into chunks from one import, and every misuse as a clear Error.
+// and Buffers, a batch split into chunks from one import, every misuse as a clear Error, the load's
+// statistics, and every allocation of a load failing in turn.
 #include <unistd.h>
 
 #include <cmath>
@@ -183,6 +184,26 @@ TEST_CASE("session: a file path, and its errors") {
   CHECK(session.batch() == 2);  // the model's fixed batch
   CHECK(session.inputs()[0].shape == std::vector<int64_t>{2, 5, 3, 2});
 
+  // Where the load went: every phase measured, together no more than the whole (exclusive phases);
+  // the first run comes after it.
+  const SessionLoadStatistics& l = session.loadStatistics();
+  CHECK(l.readMs > 0);
+  CHECK(l.parseMs > 0);
+  CHECK(l.importMs > 0);
+  CHECK(l.shapeInferenceMs > 0);
+  CHECK(l.optimizeMs > 0);
+  CHECK(l.imagesMs > 0);
+  CHECK(l.firstRunMs == 0);
+  const double phases = l.readMs + l.parseMs + l.checkMs + l.importMs + l.shapeInferenceMs +
+                        l.optimizeMs + l.packMs + l.uploadMs + l.imagesMs;
+  CHECK(phases <= l.totalMs);
+  session.run({{"a", {{}, randomFloats(60, 1)}}, {"b", {{}, randomFloats(60, 2)}}});
+  CHECK(session.loadStatistics().firstRunMs > 0);
+  CHECK(session.loadStatistics().pipelinesMs <= session.loadStatistics().firstRunMs);
+  const double firstRun = session.loadStatistics().firstRunMs;
+  session.run({{"a", {{}, randomFloats(60, 1)}}, {"b", {{}, randomFloats(60, 2)}}});
+  CHECK(session.loadStatistics().firstRunMs == firstRun);  // the first run's, kept
+
   std::string m = errorOf([&] { Session s(context(), dir.string()); }, ErrorCode::io);
   CHECK(contains(m, "is a directory"));
   m = errorOf([&] { Session s(context(), (dir / "missing.onnx").string()); }, ErrorCode::io);
@@ -363,4 +384,52 @@ TEST_CASE("session: a batch too large for one Image runs in chunks from one impo
   }
   CHECK(relativeError(all, model.reference(x, 30)) < 1e-5);
   errorOf([&] { (void)session.inputImages(session.chunks()); }, ErrorCode::invalidArgument);
+}
+
+TEST_CASE(
+    "session: each allocation of a load fails cleanly in turn (parallel kernels, batched "
+    "uploads)") {
+  // Two convolutions: built on two threads where there are two, their weights gathered into one
+  // UploadBatch; a failure in any allocation (weights, staging, images, pools) must be a clean
+  // outOfMemory that leaves nothing allocated, and the next load must be right.
+  OnnxModelBuilder b(13);
+  b.input("x", {1, 8, 5, 5});
+  b.initializer("w1", {16, 8, 3, 3}, randomFloats(16 * 8 * 9, 21));
+  b.initializer("b1", {16}, randomFloats(16, 22));
+  b.node("Conv", {"x", "w1", "b1"}, {"c1"});
+  b.node("Relu", {"c1"}, {"r1"});
+  b.initializer("w2", {4, 16, 1, 1}, randomFloats(64, 23));
+  b.node("Conv", {"r1", "w2"}, {"y"});
+  b.output("y", 4);
+  const std::vector<uint8_t> bytes = b.bytes();
+  const std::vector<float> x = randomFloats(8 * 25, 24);
+  SessionOptions options;
+  options.precision = ChannelFormat::float32;
+  Context context = makeContext();
+  auto loadAndRun = [&] {
+    Session session = Session::fromMemory(context, bytes, options);
+    return session.run({{"x", {{}, x}}})["y"].data;
+  };
+  const std::vector<float> expected = loadAndRun();  // also makes what the Context keeps
+  CHECK(expected.size() == 4 * 9);
+  context.trimTemporaryMemory();
+  const MemoryStatistics baseline = context.memoryStatistics();
+  const uint64_t before = baseline.allocationRequests;
+  CHECK(loadAndRun() == expected);
+  const uint64_t requests = context.memoryStatistics().allocationRequests - before;
+  CHECK(requests >= 4);  // weights, staging, images, the temporary pool
+  for (uint64_t n = 1; n <= requests; ++n) {
+    CAPTURE(n);
+    context.injectAllocationFailure(n);
+    const std::string m = errorOf([&] { loadAndRun(); }, ErrorCode::outOfMemory);
+    CHECK(contains(m, "(injected"));
+    context.injectAllocationFailure(0);
+    context.trimTemporaryMemory();
+    const MemoryStatistics now = context.memoryStatistics();
+    CHECK(now.liveAllocations == baseline.liveAllocations);
+    CHECK(now.deviceBytesInUse == baseline.deviceBytesInUse);
+    CHECK(loadAndRun() == expected);
+    context.trimTemporaryMemory();  // the next attempt makes the same requests
+  }
+  CHECK(context.validationMessageCount() == 0);
 }

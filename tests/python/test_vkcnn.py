@@ -63,7 +63,12 @@ class Module(unittest.TestCase):
         s = vkcnn.Session(MODEL, precision="fp16", batch=2)
         self.assertEqual(s.inputs, {"x": (2, 4, 3, 3)})
         x = np.linspace(-3, 3, 2 * 4 * 9, dtype=np.float32).reshape(2, 4, 3, 3)
+        load = s.load_statistics
+        self.assertGreater(load["parse_ms"], 0)
+        self.assertGreater(load["load_ms"], 0)
+        self.assertEqual(load["first_run_ms"], 0)
         np.testing.assert_allclose(s.run({"x": x})["y"], reference(x), rtol=0, atol=1e-2)
+        self.assertGreater(s.load_statistics["first_run_ms"], 0)
 
     def test_errors(self):
         s = vkcnn.Session(MODEL, precision="fp32", batch=1)

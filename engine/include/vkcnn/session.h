@@ -72,6 +72,33 @@ struct SessionTensorInfo {
   uint32_t width = 0, height = 0, featureChannels = 0, numberOfImages = 0;
 };
 
+// Where the time of loading a Session went, in milliseconds of wall time (`vkcnn bench --cold`
+// prints it). Phases are exclusive: together with the rest (Context work, bookkeeping) they make
+// totalMs. Loads on other threads that share the Context at the same time add into the phases.
+struct SessionLoadStatistics {
+  double readMs = 0;            // the model file read into memory (0 from memory)
+  double parseMs = 0;           // protobuf parsing
+  double checkMs = 0;           // onnx's checker
+  double importMs = 0;          // operators translated, constants folded, weights copied out
+  double shapeInferenceMs = 0;  // onnx's shape inference, cross-checking the importer's shapes
+  double optimizeMs = 0;        // the Graph's rewrites: fusion, folding, concatenation planning
+  double packMs = 0;            // kernels built: weights folded and repacked (wall time, on
+                                // several threads; uploads excluded)
+  double uploadMs = 0;          // weights copied into device memory: the submissions and waits
+                                // (the copies into staging count as packing when batched)
+  double imagesMs = 0;          // the Session's input and output Images
+  double totalMs = 0;           // the whole load (the constructor or fromMemory)
+  uint64_t uploadBytes = 0;
+  uint64_t uploadSubmissions = 0;
+  // The first run(): command buffer recorded (pipelines created on first use, through the
+  // Context's pipeline cache), submitted and waited for; 0 until run() was called.
+  double firstRunMs = 0;
+  double pipelinesMs = 0;  // within firstRunMs
+  uint64_t pipelinesCreated = 0;
+  // Whether the Context read a pipeline cache file (Context::pipelineCacheLoaded()).
+  bool pipelineCacheLoaded = false;
+};
+
 // A float32 tensor on the host: row-major elements and the ONNX shape.
 struct HostTensor {
   std::vector<int64_t> shape;
@@ -109,6 +136,8 @@ class VKCNN_API Session {
   // description as imported (opset, producer; its tensor infos describe the whole batch).
   const Graph& graph() const;
   const OnnxModelInfo& modelInfo() const;
+  // Where the load's time went, and the first run()'s.
+  const SessionLoadStatistics& loadStatistics() const;
 
   // ---- host to host, one submission each ----
 

@@ -302,6 +302,17 @@ VKCNN_API vkcnn_status vkcnn_session_input_info(vkcnn_session session, uint32_t 
                                                 vkcnn_tensor_info* info);
 VKCNN_API vkcnn_status vkcnn_session_output_info(vkcnn_session session, uint32_t index,
                                                  vkcnn_tensor_info* info);
+/* Where the session's load went, in milliseconds (session.h, SessionLoadStatistics); the first
+ * run's figures are 0 until vkcnn_session_run was called. */
+typedef struct vkcnn_load_statistics {
+  double read_ms, parse_ms, check_ms, import_ms, shape_inference_ms, optimize_ms, pack_ms,
+      upload_ms, images_ms, load_ms;
+  double first_run_ms, pipelines_ms;
+  uint64_t pipelines_created, upload_bytes, upload_submissions;
+  int pipeline_cache_loaded;
+} vkcnn_load_statistics;
+VKCNN_API vkcnn_status vkcnn_session_load_statistics(vkcnn_session session,
+                                                     vkcnn_load_statistics* statistics);
 /* Host to host in one submission: inputs[i] holds input i's element_count floats (row-major),
  * outputs[o] receives output o's; input_count and output_count must be the session's. */
 VKCNN_API vkcnn_status vkcnn_session_run(vkcnn_session session, const float* const* inputs,

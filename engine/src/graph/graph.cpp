@@ -4,13 +4,22 @@
 #include "vkcnn/graph.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <thread>
 #include <cmath>
 #include <sstream>
+#include <system_error>
 #include <variant>
 
 #include "kernels/kernel_encoding.h"
 #include "vkcnn/error.h"
 #include "vkcnn/tensor_ops.h"
+#include "vulkan/context_impl.h"
+#include "vulkan/load_clock.h"
 
 namespace vkcnn {
 namespace detail {
@@ -199,6 +208,45 @@ struct GraphTensorInfo {
   std::vector<uint32_t> tensorShape;
   bool isTensor() const { return !tensorShape.empty(); }
 };
+
+// Runs body(0) .. body(count - 1) on up to hardware_concurrency threads, the calling one among
+// them, each taking the next index (layers differ in size by orders of magnitude). Workers enrol
+// in the calling thread's UploadBatch. The first exception is rethrown once all have stopped.
+// VKCNN_LOAD_THREADS=N caps the threads (1: on the calling thread alone).
+template <class F>
+void parallelFor(ContextImpl& context, size_t count, F&& body) {
+  size_t threads = std::max(1u, std::thread::hardware_concurrency());
+  if (const char* cap = std::getenv("VKCNN_LOAD_THREADS"); cap && std::atoi(cap) > 0)
+    threads = size_t(std::atoi(cap));
+  threads = std::min(threads, count);
+  std::atomic<size_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failureMutex;
+  UploadBatch* batch = context.uploadBatches().current();
+  const auto owner = std::this_thread::get_id();
+  auto work = [&] {
+    std::optional<UploadBatch::Enrolment> enrolment;
+    if (batch && std::this_thread::get_id() != owner) enrolment.emplace(*batch);
+    for (size_t i; (i = next.fetch_add(1)) < count;) {
+      try {
+        body(i);
+      } catch (...) {
+        std::lock_guard lock(failureMutex);
+        if (!failure) failure = std::current_exception();
+        next = count;  // the others stop after their current item
+      }
+    }
+  };
+  std::vector<std::thread> workers;
+  try {
+    for (size_t t = 1; t < threads; ++t) workers.emplace_back(work);
+  } catch (const std::system_error&) {
+    // No more threads to be had: those there are do the work.
+  }
+  work();
+  for (std::thread& w : workers) w.join();
+  if (failure) std::rethrow_exception(failure);
+}
 
 struct GraphState {
   Context context;
@@ -649,6 +697,23 @@ void GraphState::planConcatenations(bool share) {
 }
 
 void GraphState::lower() {
+  // Convolutions first, on several threads: folding and repacking their weights on the host is
+  // most of building a network, and each layer is independent of the others. Their uploads join
+  // the compile's UploadBatch (each worker enrols in it).
+  std::vector<GraphNode*> convolutions;
+  for (GraphNode& n : nodes)
+    if (!n.removed && n.as<ConvolutionNode>()) convolutions.push_back(&n);
+  parallelFor(*context.impl(), convolutions.size(), [&](size_t i) {
+    GraphNode& n = *convolutions[i];
+    const auto* c = n.as<ConvolutionNode>();
+    if (c->fullyConnected) {
+      n.unary = std::make_shared<FullyConnected>(context, c->descriptor, c->weights, c->bias);
+    } else {
+      auto k = std::make_shared<Convolution>(context, c->descriptor, c->weights, c->bias);
+      k->padding = c->padding;
+      n.unary = k;
+    }
+  });
   const TensorDataType dataType = options.channelFormat == ChannelFormat::float16
                                       ? TensorDataType::float16
                                       : TensorDataType::float32;
@@ -668,14 +733,8 @@ void GraphState::lower() {
       d.neuron = neuron;
       n.unary = std::make_shared<Convolution>(context, d, weights, bias);
     };
-    if (const auto* c = n.as<ConvolutionNode>()) {
-      if (c->fullyConnected) {
-        n.unary = std::make_shared<FullyConnected>(context, c->descriptor, c->weights, c->bias);
-      } else {
-        auto k = std::make_shared<Convolution>(context, c->descriptor, c->weights, c->bias);
-        k->padding = c->padding;
-        n.unary = k;
-      }
+    if (n.as<ConvolutionNode>()) {
+      // built above, in parallel
     } else if (const auto* b = n.as<BatchNormalizationNode>()) {
       std::vector<double> scale, shift;
       affineOf(b->parameters, scale, shift);
@@ -869,6 +928,8 @@ using detail::ConcatNode;
 using detail::encodeTensorNode;
 using detail::GraphNode;
 using detail::kNone;
+using detail::LoadPhase;
+using detail::PhaseTimer;
 
 Graph::Graph(const Context& context, const GraphOptions& options)
     : state_(std::make_unique<detail::GraphState>(detail::GraphState{context, options})) {}
@@ -1328,9 +1389,17 @@ void Graph::compile() {
   if (s.compiled) return;
   if (s.outputs.empty())
     throw Error(ErrorCode::invalidArgument, "graph '" + s.options.label + "' has no outputs");
-  if (s.options.optimize) s.optimize();
-  s.planConcatenations(s.options.optimize);
-  s.lower();
+  {
+    PhaseTimer timer(s.context.impl()->loadClock(), LoadPhase::optimize);
+    if (s.options.optimize) s.optimize();
+    s.planConcatenations(s.options.optimize);
+  }
+  {
+    PhaseTimer timer(s.context.impl()->loadClock(), LoadPhase::lower);
+    detail::UploadBatch uploads(*s.context.impl());
+    s.lower();
+    uploads.finish();
+  }
   s.schedule();
   s.compiled = true;
 }

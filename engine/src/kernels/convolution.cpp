@@ -218,11 +218,17 @@ std::shared_ptr<const ConvolutionState> makeState(
     const size_t columns = (size_t(out) + VKCNN_MATRIX_COLUMN_ALIGN - 1) /
                            VKCNN_MATRIX_COLUMN_ALIGN * VKCNN_MATRIX_COLUMN_ALIGN;
     std::vector<uint16_t> matrix(rows * columns, 0);
-    for (uint32_t o = 0; o < out; ++o)
+    // A transpose: in blocks of 64 output channels, so that the writes (a row per input channel)
+    // stay in cache instead of each landing a row apart (seconds for vgg16's first classifier).
+    constexpr uint32_t kBlock = 64;
+    for (uint32_t o0 = 0; o0 < out; o0 += kBlock)
       for (uint32_t tap = 0; tap < taps; ++tap)
-        for (uint32_t i = 0; i < perGroup; ++i)
-          matrix[((size_t(tap) * slices + i / 4) * 4 + i % 4) * columns + o] =
-              floatToHalf(float(weights[(size_t(o) * taps + tap) * perGroup + i] * scale[o]));
+        for (uint32_t i = 0; i < perGroup; ++i) {
+          uint16_t* row = &matrix[((size_t(tap) * slices + i / 4) * 4 + i % 4) * columns];
+          for (uint32_t o = o0; o < std::min(out, o0 + kBlock); ++o)
+            row[o] =
+                floatToHalf(float(weights[(size_t(o) * taps + tap) * perGroup + i] * scale[o]));
+        }
     state->matrixWeights = DeviceBuffer::create(impl, matrix.size() * sizeof(uint16_t),
                                                 matrix.data(), label + " float16 weights");
   }

@@ -49,7 +49,13 @@ std::shared_ptr<DeviceBuffer> DeviceBuffer::create(ContextImpl& context, VkDevic
   context.check(context.vk().vkBindBufferMemory(context.device(), b->buffer_, b->allocation_.memory,
                                                 b->allocation_.offset),
                 "vkBindBufferMemory");
-  if (data) {
+  if (data && size) {
+    if (UploadBatch* batch = context.uploadBatches().current()) {
+      batch->add(b->buffer_, data, size);
+      return b;
+    }
+    PhaseTimer timer(context.loadClock(), LoadPhase::upload);
+    context.loadClock().countUpload(size, 1);
     StagingPool::Lease staging = context.staging().acquire(size, label.c_str());
     std::memcpy(staging->data(), data, size);
     staging->flush();
@@ -67,6 +73,7 @@ std::shared_ptr<DeviceBuffer> DeviceBuffer::create(ContextImpl& context, VkDevic
 
 DeviceBuffer::~DeviceBuffer() {
   context_->settleAfterLoss();
+  if (buffer_) context_->uploadBatches().cancel(buffer_);
   if (buffer_) context_->vk().vkDestroyBuffer(context_->device(), buffer_, nullptr);
   context_->allocator().free(allocation_);
 }

@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "vkcnn/error.h"
+#include "vulkan/load_clock.h"
 
 namespace vkcnn {
 namespace detail::onnx_import {
@@ -637,7 +638,10 @@ OnnxImport Importer::run() {
   if (opset_ > kNewestOpset)
     unsupported("opset " + std::to_string(opset_) + " is newer than the importer knows (up to " +
                 std::to_string(kNewestOpset) + ")");
-  runChecker(model_);
+  {
+    PhaseTimer timer(detail::loadClock(context_), LoadPhase::check);
+    runChecker(model_);
+  }
   if (opset_ < 0)
     unsupported(
         "the model imports no version of the default (ai.onnx) domain, only other "
@@ -671,6 +675,7 @@ OnnxImport Importer::run() {
   for (auto& out : *model_.mutable_graph()->mutable_output())
     if (out.type().has_tensor_type()) out.mutable_type()->mutable_tensor_type()->clear_shape();
   try {
+    PhaseTimer timer(detail::loadClock(context_), LoadPhase::shapeInference);
     onnx::ShapeInferenceOptions options(false, 1, false);
     onnx::shape_inference::InferShapes(model_, onnx::OpSchemaRegistry::Instance(), options);
   } catch (const std::exception& e) {
@@ -722,10 +727,16 @@ std::string prefixed(const std::string& source, const std::string& message) {
 }  // namespace detail::onnx_import
 
 using namespace detail::onnx_import;
+using detail::LoadPhase;
+using detail::PhaseTimer;
 
 OnnxImport importOnnxModelFromMemory(const Context& context, std::span<const uint8_t> bytes,
                                      const OnnxImportOptions& options) {
-  onnx::ModelProto model = parseModel(bytes);
+  onnx::ModelProto model;
+  {
+    PhaseTimer timer(detail::loadClock(context), LoadPhase::parse);
+    model = parseModel(bytes);
+  }
   Importer importer(context, model, options, bytes.size());
   return importer.run();
 }

@@ -93,14 +93,15 @@ void conv(Importer& im) {
   d.dilationRateX = u32(wx.dilation, "dilation");
   d.dilationRateY = u32(wy.dilation, "dilation");
   d.groups = u32(group, "group");
-  // ONNX [M][C/g][kH][kW] -> MPS [M][kH][kW][C/g].
+  // ONNX [M][C/g][kH][kW] -> MPS [M][kH][kW][C/g], written in order (the reads stay within one
+  // output channel's weights, which the cache holds).
   std::vector<float> weights(w.f.size());
+  const int64_t taps = kh * kw;
   for (int64_t o = 0; o < m; ++o)
-    for (int64_t i = 0; i < perGroup; ++i)
-      for (int64_t y = 0; y < kh; ++y)
-        for (int64_t xx = 0; xx < kw; ++xx)
-          weights[size_t(((o * kh + y) * kw + xx) * perGroup + i)] =
-              w.f[size_t(((o * perGroup + i) * kh + y) * kw + xx)];
+    for (int64_t tap = 0; tap < taps; ++tap)
+      for (int64_t i = 0; i < perGroup; ++i)
+        weights[size_t((o * taps + tap) * perGroup + i)] =
+            w.f[size_t((o * perGroup + i) * taps + tap)];
   std::vector<float> bias;
   if (im.hasInput(2)) {
     bias = im.floatConstant(2, "bias").f;
@@ -219,13 +220,16 @@ void gemm(Importer& im, bool matmul) {
   const float beta = matmul ? 1.f : im.attrFloat("beta", 1.f);
   // k indexes A's row in CHW order of its image; MPS wants [out][h][w][c].
   const int64_t hw = s.h * s.w;
+  // Written in order (vgg16's first classifier has 100 million weights): the reads stay within
+  // one output's row of B, or stride down a column.
   std::vector<float> weights(size_t(m * k));
   for (int64_t o = 0; o < m; ++o)
-    for (int64_t kk = 0; kk < k; ++kk) {
-      const int64_t c = kk / hw, pixel = kk % hw;
-      const float v = transB ? b.f[size_t(o * k + kk)] : b.f[size_t(kk * m + o)];
-      weights[size_t((o * hw + pixel) * s.c + c)] = alpha * v;
-    }
+    for (int64_t pixel = 0; pixel < hw; ++pixel)
+      for (int64_t c = 0; c < s.c; ++c) {
+        const int64_t kk = c * hw + pixel;
+        const float v = transB ? b.f[size_t(o * k + kk)] : b.f[size_t(kk * m + o)];
+        weights[size_t((o * hw + pixel) * s.c + c)] = alpha * v;
+      }
   std::vector<float> bias;
   if (!matmul && im.hasInput(2)) {
     const HostTensor& cT = im.floatConstant(2, "C");

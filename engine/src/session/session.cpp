@@ -8,16 +8,22 @@
 // tensor info is the batch's) and never again.
 #include "vkcnn/session.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <new>
 #include <optional>
 #include <sstream>
 
 #include "vkcnn/error.h"
+#include "vulkan/load_clock.h"
 
 namespace vkcnn {
 namespace detail {
@@ -33,6 +39,7 @@ struct SessionState {
   std::vector<Buffer> inputBuffers, outputBuffers;
   std::unique_ptr<CommandBuffer> recording;  // run()'s, reusable
   std::string label;
+  SessionLoadStatistics load;
 
   SessionState(Context c, OnnxImport i) : context(std::move(c)), import(std::move(i)) {}
 };
@@ -40,6 +47,13 @@ struct SessionState {
 }  // namespace detail
 
 namespace {
+
+using Clock = std::chrono::steady_clock;
+using detail::LoadPhase;
+
+double millisecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
 
 // The library boundary: only vkcnn::Error leaves a Session call.
 template <class F>
@@ -67,23 +81,49 @@ std::string namesText(const std::vector<SessionTensorInfo>& infos) {
   return s.empty() ? "none" : s;
 }
 
-std::vector<uint8_t> readModelFile(const std::string& path) {
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(status)) throw Error(ErrorCode::io, path + ": no such file");
-  if (std::filesystem::is_directory(status))
-    throw Error(ErrorCode::io, path + " is a directory, not a model file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorCode::io, path + ": cannot open (" + std::strerror(errno) + ")");
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  if (size < 0) throw Error(ErrorCode::io, path + ": cannot read its size");
-  in.seekg(0);
-  std::vector<uint8_t> bytes(static_cast<size_t>(size));
-  if (size && !in.read(reinterpret_cast<char*>(bytes.data()), size))
-    throw Error(ErrorCode::io, path + ": read failed (" + std::strerror(errno) + ")");
-  return bytes;
-}
+// The model file mapped read-only: no copy of its bytes (weights are most of a model: 100 MB for
+// resnet50, 550 MB for vgg16) and no zero-filled buffer before the read.
+class ModelFile {
+ public:
+  explicit ModelFile(const std::string& path) {
+    std::error_code ec;
+    const auto status = std::filesystem::status(path, ec);
+    if (ec || !std::filesystem::exists(status)) throw Error(ErrorCode::io, path + ": no such file");
+    if (std::filesystem::is_directory(status))
+      throw Error(ErrorCode::io, path + " is a directory, not a model file");
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) throw Error(ErrorCode::io, path + ": cannot open (" + std::strerror(errno) + ")");
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0 || st.st_size < 0)
+      fail(path + ": cannot read its size (" + std::strerror(errno) + ")");
+    size_ = size_t(st.st_size);
+    if (!size_) return;
+    if (!S_ISREG(st.st_mode)) fail(path + " is not a regular file");
+    mapping_ = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd_, 0);
+    if (mapping_ == MAP_FAILED) {
+      mapping_ = nullptr;
+      fail(path + ": cannot map (" + std::strerror(errno) + ")");
+    }
+    ::madvise(mapping_, size_, MADV_SEQUENTIAL | MADV_WILLNEED);
+  }
+  ~ModelFile() {
+    if (mapping_) ::munmap(mapping_, size_);
+    if (fd_ >= 0) ::close(fd_);
+  }
+  ModelFile(const ModelFile&) = delete;
+  ModelFile& operator=(const ModelFile&) = delete;
+  std::span<const uint8_t> bytes() const { return {static_cast<const uint8_t*>(mapping_), size_}; }
+
+ private:
+  [[noreturn]] void fail(const std::string& message) {
+    ::close(fd_);
+    fd_ = -1;
+    throw Error(ErrorCode::io, message);
+  }
+  int fd_ = -1;
+  size_t size_ = 0;
+  void* mapping_ = nullptr;
+};
 
 SessionTensorInfo tensorInfo(const OnnxTensorInfo& info, uint32_t chunks) {
   SessionTensorInfo t;
@@ -103,8 +143,14 @@ SessionTensorInfo tensorInfo(const OnnxTensorInfo& info, uint32_t chunks) {
   return t;
 }
 
+// `started`: when the load began (before the file was read).
 std::unique_ptr<detail::SessionState> load(const Context& context, std::span<const uint8_t> bytes,
-                                           const SessionOptions& options) {
+                                           const SessionOptions& options,
+                                           Clock::time_point started) {
+  const double readMs = millisecondsSince(started);
+  detail::LoadClock& clock = detail::loadClock(context);
+  const detail::LoadClockSnapshot before = clock.snapshot();
+  const auto importStart = Clock::now();
   if (options.precision != ChannelFormat::float16 && options.precision != ChannelFormat::float32)
     throw Error(ErrorCode::invalidArgument, std::string("precision ") +
                                                 toString(options.precision) +
@@ -127,6 +173,8 @@ std::unique_ptr<detail::SessionState> load(const Context& context, std::span<con
       message.replace(at, from.size(), to);
     throw Error(e.code(), message);
   }
+  const double importTotalMs = millisecondsSince(importStart);
+  const detail::LoadClockSnapshot imported = clock.snapshot().since(before);
   auto s = std::make_unique<detail::SessionState>(context, std::move(*import));
   s->precision = options.precision;
   s->label = options.label.empty() ? s->import.info.graphName : options.label;
@@ -145,6 +193,7 @@ std::unique_ptr<detail::SessionState> load(const Context& context, std::span<con
   s->chunk = s->batch;
   while (s->chunk > most || s->batch % s->chunk) --s->chunk;  // equal chunks that fit
   const uint32_t chunks = s->batch / s->chunk;
+  const auto imagesStart = Clock::now();
   for (const auto& in : info.inputs) s->inputs.push_back(tensorInfo(in, chunks));
   for (const auto& out : info.outputs) s->outputs.push_back(tensorInfo(out, chunks));
 
@@ -166,6 +215,24 @@ std::unique_ptr<detail::SessionState> load(const Context& context, std::span<con
     s->inputImages.push_back(std::move(ins));
     s->outputImages.push_back(std::move(outs));
   }
+  SessionLoadStatistics& l = s->load;
+  l.imagesMs = millisecondsSince(imagesStart);
+  const detail::LoadClockSnapshot all = clock.snapshot().since(before);
+  l.readMs = readMs;
+  l.parseMs = all.ms(LoadPhase::parse);
+  l.checkMs = all.ms(LoadPhase::check);
+  l.shapeInferenceMs = all.ms(LoadPhase::shapeInference);
+  // Kernels the importer builds itself upload during the import.
+  l.importMs = std::max(0.0, importTotalMs - l.parseMs - l.checkMs - l.shapeInferenceMs -
+                                 imported.ms(LoadPhase::upload));
+  l.optimizeMs = all.ms(LoadPhase::optimize);
+  l.uploadMs = all.ms(LoadPhase::upload);
+  l.packMs = std::max(
+      0.0, all.ms(LoadPhase::lower) - (all.ms(LoadPhase::upload) - imported.ms(LoadPhase::upload)));
+  l.uploadBytes = all.uploadBytes;
+  l.uploadSubmissions = all.uploadSubmissions;
+  l.pipelineCacheLoaded = context.pipelineCacheLoaded();
+  l.totalMs = millisecondsSince(started);
   return s;
 }
 
@@ -219,23 +286,31 @@ Session::Session(std::unique_ptr<detail::SessionState> state) : state_(std::move
 
 Session::Session(const std::string& path, const SessionOptions& options)
     : Session(guarded(path, [&] {
+        const auto started = Clock::now();
         Context context(options.context);
-        return load(context, readModelFile(path), options);
+        const ModelFile file(path);
+        return load(context, file.bytes(), options, started);
       })) {}
 
 Session::Session(const Context& context, const std::string& path, const SessionOptions& options)
-    : Session(guarded(path, [&] { return load(context, readModelFile(path), options); })) {}
+    : Session(guarded(path, [&] {
+        const auto started = Clock::now();
+        const ModelFile file(path);
+        return load(context, file.bytes(), options, started);
+      })) {}
 
 Session Session::fromMemory(std::span<const uint8_t> bytes, const SessionOptions& options) {
   return Session(guarded("model in memory", [&] {
+    const auto started = Clock::now();
     Context context(options.context);
-    return load(context, bytes, options);
+    return load(context, bytes, options, started);
   }));
 }
 
 Session Session::fromMemory(const Context& context, std::span<const uint8_t> bytes,
                             const SessionOptions& options) {
-  return Session(guarded("model in memory", [&] { return load(context, bytes, options); }));
+  return Session(
+      guarded("model in memory", [&] { return load(context, bytes, options, Clock::now()); }));
 }
 
 Session::~Session() = default;
@@ -281,6 +356,9 @@ const Graph& Session::graph() const {
 const OnnxModelInfo& Session::modelInfo() const {
   return state_->import.info;
 }
+const SessionLoadStatistics& Session::loadStatistics() const {
+  return state_->load;
+}
 
 std::map<std::string, HostTensor> Session::run(const std::map<std::string, HostTensor>& inputs) {
   return guarded(state_->label + ": run", [&] {
@@ -317,6 +395,10 @@ void Session::run(std::span<const std::span<const float>> inputs,
                   std::span<const std::span<float>> outputs) {
   guarded(state_->label + ": run", [&] {
     auto& s = *state_;
+    const bool first = s.load.firstRunMs == 0;
+    const auto started = Clock::now();
+    detail::LoadClock& clock = detail::loadClock(s.context);
+    const detail::LoadClockSnapshot before = clock.snapshot();
     if (inputs.size() != s.inputs.size() || outputs.size() != s.outputs.size())
       throw Error(ErrorCode::invalidArgument,
                   std::to_string(inputs.size()) + " inputs and " + std::to_string(outputs.size()) +
@@ -363,6 +445,12 @@ void Session::run(std::span<const std::span<const float>> inputs,
     }
     for (size_t o = 0; o < outputs.size(); ++o)
       std::memcpy(outputs[o].data(), s.outputBuffers[o].contents(), outputs[o].size_bytes());
+    if (first) {
+      const detail::LoadClockSnapshot during = clock.snapshot().since(before);
+      s.load.firstRunMs = std::max(1e-6, millisecondsSince(started));
+      s.load.pipelinesMs = during.ms(LoadPhase::pipelines);
+      s.load.pipelinesCreated = during.pipelinesCreated;
+    }
   });
 }
 

@@ -834,6 +834,10 @@ void Context::trimTemporaryMemory() {
   // After the staging buffers: their blocks are empty only now.
   impl_->allocator().releaseEmptyBlocks();
 }
+detail::LoadClock& detail::loadClock(const Context& context) {
+  return context.impl()->loadClock();
+}
+
 std::string Context::pipelineCacheFile() const {
   return impl_->pipelines().cacheFile();
 }

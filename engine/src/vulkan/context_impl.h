@@ -11,8 +11,10 @@
 #include "memory/allocator.h"
 #include "memory/device_buffer.h"
 #include "memory/temporary_pool.h"
+#include "memory/upload_batch.h"
 #include "vkcnn/context.h"
 #include "vkcnn/error.h"
+#include "vulkan/load_clock.h"
 #include "vulkan/pipelines.h"
 #include "vulkan/volk_table.h"
 
@@ -65,6 +67,10 @@ class ContextImpl : public std::enable_shared_from_this<ContextImpl> {
   PipelineRegistry& pipelines() { return *pipelines_; }
   TemporaryBlockCache& temporaryBlocks() { return *temporaryBlocks_; }
   StagingPool& staging() { return *staging_; }
+  // Time per load phase (load_clock.h).
+  LoadClock& loadClock() { return loadClock_; }
+  // The open UploadBatches (upload_batch.h).
+  UploadBatchRegistry& uploadBatches() { return uploadBatches_; }
   // A small storage buffer bound where a kernel's optional buffer is absent.
   const std::shared_ptr<class DeviceBuffer>& emptyBuffer();
   void waitIdle();
@@ -137,6 +143,8 @@ class ContextImpl : public std::enable_shared_from_this<ContextImpl> {
   std::unique_ptr<PipelineRegistry> pipelines_;
   std::unique_ptr<TemporaryBlockCache> temporaryBlocks_;
   std::unique_ptr<StagingPool> staging_;
+  LoadClock loadClock_;
+  UploadBatchRegistry uploadBatches_;
   std::mutex emptyBufferMutex_;
   std::shared_ptr<class DeviceBuffer> emptyBuffer_;
   VkSampler sampler_ = VK_NULL_HANDLE;

@@ -215,6 +215,8 @@ const Pipeline& PipelineRegistry::get(ShaderId id, ShaderVariant variant,
 
 Pipeline PipelineRegistry::create(ShaderId id, ShaderVariant variant,
                                   std::span<const int32_t> specialization) {
+  PhaseTimer timer(context_.loadClock(), LoadPhase::pipelines);
+  context_.loadClock().countPipeline();
   const auto& vk = context_.vk();
   VkDevice device = context_.device();
   const ShaderModuleInfo& module = shaderModule(id, variant);

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <tuple>
 
 #include "cli.h"
 #include "npy.h"
@@ -41,15 +42,86 @@ std::vector<double> timed(const char* what, long iterations, double seconds, F&&
   return times;
 }
 
+// One cold start: a fresh Context, the Session loaded, its first run.
+struct ColdStart {
+  double contextMs = 0, totalMs = 0;
+  std::string device;
+  ChannelFormat precision = ChannelFormat::float16;
+  uint32_t batch = 1;
+  SessionLoadStatistics load;
+};
+
+ColdStart coldStart(const Arguments& args, const ModelSetup& setup) {
+  ColdStart c;
+  const auto start = Clock::now();
+  Context context = makeContext(args);
+  c.contextMs = millisecondsSince(start);
+  Session session(context, setup.path, setup.options);
+  std::vector<std::vector<float>> in, out;
+  for (const auto& i : session.inputs()) in.emplace_back(i.elementCount, 0.5f);
+  for (const auto& o : session.outputs()) out.emplace_back(o.elementCount);
+  std::vector<std::span<const float>> inSpans(in.begin(), in.end());
+  std::vector<std::span<float>> outSpans(out.begin(), out.end());
+  session.run(inSpans, outSpans);
+  c.totalMs = millisecondsSince(start);
+  c.load = session.loadStatistics();
+  c.device = context.capabilities().deviceName;
+  c.precision = session.precision();
+  c.batch = session.batch();
+  return c;
+}
+
+// The phases of a cold start, in the order they run: (label, JSON key, milliseconds).
+std::vector<std::tuple<const char*, const char*, double>> phases(const ColdStart& c) {
+  const SessionLoadStatistics& l = c.load;
+  return {{"context", "context", c.contextMs},
+          {"read file", "read", l.readMs},
+          {"parse", "parse", l.parseMs},
+          {"onnx check", "check", l.checkMs},
+          {"import, fold", "import", l.importMs},
+          {"shape inference", "shape_inference", l.shapeInferenceMs},
+          {"optimize", "optimize", l.optimizeMs},
+          {"weight packing", "pack", l.packMs},
+          {"upload", "upload", l.uploadMs},
+          {"images", "images", l.imagesMs},
+          {"load total", "load", l.totalMs},
+          {"first run", "first_run", l.firstRunMs},
+          {"  of it pipelines", "pipelines", l.pipelinesMs},
+          {"total", "total", c.totalMs}};
+}
+
+// The cold starts side by side, phase by phase.
+void printColdStarts(const std::vector<std::tuple<std::string, std::string, ColdStart>>& colds) {
+  if (colds.empty()) return;
+  std::printf("  cold start, ms      ");
+  for (const auto& [label, key, c] : colds)
+    std::printf(" %12s", c.load.pipelineCacheLoaded ? (label + " (read)").c_str() : label.c_str());
+  std::printf("\n");
+  const auto rows = phases(std::get<2>(colds[0]));
+  for (size_t k = 0; k < rows.size(); ++k) {
+    std::printf("    %-18s", std::get<0>(rows[k]));
+    for (const auto& cold : colds)
+      std::printf(" %12.1f", std::get<2>(phases(std::get<2>(cold))[k]));
+    std::printf("\n");
+  }
+  for (const auto& [label, key, c] : colds)
+    std::printf("    %s: %llu pipelines created, %.1f MiB uploaded in %llu submissions\n",
+                label.c_str(), (unsigned long long)c.load.pipelinesCreated,
+                double(c.load.uploadBytes) / 1048576.0,
+                (unsigned long long)c.load.uploadSubmissions);
+}
+
 }  // namespace
 
 int bench(const std::vector<std::string>& rest) {
   std::vector<Option> options = modelOptions();
   for (const Option& o : pictureOptions()) options.push_back(o);
-  for (const char* o : {"--iterations", "--warmup", "--duration", "--reference", "--json"})
+  for (const char* o :
+       {"--iterations", "--warmup", "--duration", "--reference", "--json", "--cache-dir"})
     options.push_back({o, OptionKind::value});
   options.push_back({"--input", OptionKind::repeated});
   options.push_back({"--cold", OptionKind::flag});
+  options.push_back({"--cold-only", OptionKind::flag});
   Arguments args("bench", rest, options);
   if (args.has("--help")) {
     std::printf(
@@ -66,7 +138,12 @@ int bench(const std::vector<std::string>& rest) {
         "  --reference FILE    expected first output (.npy of the same size): prints the\n"
         "                      relative L2 error\n"
         "  --cold              also time the first inference of a fresh Context with and without\n"
-        "                      the pipeline cache (uses a temporary cache directory)\n"
+        "                      the pipeline cache (a temporary cache directory), phase by phase:\n"
+        "                      context, file read, parse, onnx check, import, shape inference,\n"
+        "                      optimize, weight packing, upload, images, first run, pipelines\n"
+        "  --cold-only         the cold starts alone (no timed runs after them)\n"
+        "  --cache-dir DIR     with --cold: one cold start with the pipeline cache in DIR, kept\n"
+        "                      (run twice to time a second process that reads the cache)\n"
         "  --json FILE         writes the figures as JSON (- for standard output)\n"
         "%s%s",
         kModelOptionsHelp, kPictureOptionsHelp);
@@ -87,28 +164,68 @@ int bench(const std::vector<std::string>& rest) {
 
   std::map<std::string, double> times;     // milliseconds and ratios
   std::map<std::string, uint64_t> counts;  // exact integers: counts and bytes
-  if (args.has("--cold")) {
-    // First inference of a fresh process-like start: Context, import, pipelines, run.
-    const auto dir = std::filesystem::temp_directory_path() /
-                     ("vkcnn-bench-cache-" + std::to_string(::getpid()));
-    std::filesystem::remove_all(dir);
-    setenv("VKCNN_PIPELINE_CACHE_DIR", dir.c_str(), 1);
+  const std::string cacheDir = args.get("--cache-dir");
+  const bool coldOnly = args.has("--cold-only"), cold = coldOnly || args.has("--cold");
+  if (!cacheDir.empty() && !cold) throw UsageError("--cache-dir needs --cold");
+  if (coldOnly && (args.has("--iterations") || args.has("--duration") || args.has("--warmup") ||
+                   !referencePath.empty()))
+    throw UsageError(
+        "--cold-only times the cold starts alone: it takes no --iterations, "
+        "--duration, --warmup or --reference");
+  // (label, JSON prefix, the cold start)
+  std::vector<std::tuple<std::string, std::string, ColdStart>> colds;
+  if (cold) {
     Progress progress("first inferences (--cold)");
-    for (const char* label : {"cold_no_cache_ms", "cold_with_cache_ms"}) {
-      const auto start = Clock::now();
-      Context context = makeContext(args);
-      Session session(context, setup.path, setup.options);
-      std::vector<std::vector<float>> in, out;
-      for (const auto& i : session.inputs()) in.emplace_back(i.elementCount, 0.5f);
-      for (const auto& o : session.outputs()) out.emplace_back(o.elementCount);
-      std::vector<std::span<const float>> inSpans(in.begin(), in.end());
-      std::vector<std::span<float>> outSpans(out.begin(), out.end());
-      session.run(inSpans, outSpans);
-      times[label] = millisecondsSince(start);
+    const char* previous = std::getenv("VKCNN_PIPELINE_CACHE_DIR");
+    const std::string restore = previous ? previous : "";
+    if (!cacheDir.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(cacheDir, ec);
+      if (ec) throw Error(ErrorCode::io, "--cache-dir " + cacheDir + ": " + ec.message());
+      setenv("VKCNN_PIPELINE_CACHE_DIR", cacheDir.c_str(), 1);
+      colds.emplace_back("cold", "cold", coldStart(args, setup));
+    } else {
+      const auto dir = std::filesystem::temp_directory_path() /
+                       ("vkcnn-bench-cache-" + std::to_string(::getpid()));
+      std::filesystem::remove_all(dir);
+      setenv("VKCNN_PIPELINE_CACHE_DIR", dir.c_str(), 1);
+      colds.emplace_back("no cache", "cold_no_cache", coldStart(args, setup));
+      colds.emplace_back("with cache", "cold_with_cache", coldStart(args, setup));
+      std::filesystem::remove_all(dir);
     }
+    if (previous)
+      setenv("VKCNN_PIPELINE_CACHE_DIR", restore.c_str(), 1);
+    else
+      unsetenv("VKCNN_PIPELINE_CACHE_DIR");
     progress.finish();
-    std::filesystem::remove_all(dir);
-    unsetenv("VKCNN_PIPELINE_CACHE_DIR");
+    for (const auto& [label, key, c] : colds) {
+      times[key + "_ms"] = c.totalMs;
+      for (const auto& [name, phase, ms] : phases(c)) times[key + "_" + phase + "_ms"] = ms;
+      counts[key + "_pipelines_created"] = c.load.pipelinesCreated;
+      counts[key + "_pipeline_cache_loaded"] = c.load.pipelineCacheLoaded;
+      counts[key + "_upload_bytes"] = c.load.uploadBytes;
+      counts[key + "_upload_submissions"] = c.load.uploadSubmissions;
+    }
+  }
+
+  if (coldOnly) {
+    const ColdStart& c = std::get<2>(colds[0]);
+    if (json != "-") {
+      std::printf("%s on %s, %s, batch %u\n", setup.path.c_str(), c.device.c_str(),
+                  precisionName(c.precision), c.batch);
+      printColdStarts(colds);
+    }
+    if (!json.empty()) {
+      Json j;
+      j.add("model", setup.path)
+          .add("device", c.device)
+          .add("format", precisionName(c.precision))
+          .add("batch", c.batch);
+      for (auto& [k, v] : times) j.add(k, v);
+      for (auto& [k, v] : counts) j.add(k, v);
+      writeText(json, j.str() + "\n", "--json");
+    }
+    return 0;
   }
 
   Context context = makeContext(args);
@@ -218,6 +335,7 @@ int bench(const std::vector<std::string>& rest) {
     if (times.count("cold_no_cache_ms"))
       std::printf("  first inference: %.1f ms without pipeline cache, %.1f ms with\n",
                   times["cold_no_cache_ms"], times["cold_with_cache_ms"]);
+    printColdStarts(colds);
     if (!referencePath.empty()) {
       if (std::isfinite(l2))
         std::printf("  relative L2 vs reference: %.3g\n", l2);

@@ -53,8 +53,15 @@ int info(const std::vector<std::string>& rest) {
     std::printf("  shared memory            %u bytes\n", c.maxComputeSharedMemorySize);
     std::printf("  workgroup invocations    %u\n", c.maxComputeWorkGroupInvocations);
     std::printf("  timestamp period         %.3f ns\n", double(c.timestampPeriodNs));
-    std::printf("memory: %llu bytes of device memory in %u allocations\n",
-                static_cast<unsigned long long>(memory.deviceBytesAllocated), memory.memoryObjects);
+    std::printf(
+        "memory: shared blocks of %.1f MiB (sized to the device), %s;\n"
+        "  %llu bytes of device memory in %u allocations (a network's weights and images\n"
+        "  come on top: vkcnn bench prints them)\n",
+        double(memory.memoryBlockSize) / 1048576.0,
+        memory.memoryBudget
+            ? ("a budget of " + std::to_string(memory.memoryBudget) + " bytes").c_str()
+            : "no budget",
+        static_cast<unsigned long long>(memory.deviceBytesAllocated), memory.memoryObjects);
     std::printf("pipeline cache: %s%s\n", cache.empty() ? "off" : cache.c_str(),
                 cache.empty() ? "" : (context.pipelineCacheLoaded() ? " (loaded)" : " (new)"));
   }
@@ -90,6 +97,9 @@ int info(const std::vector<std::string>& rest) {
         .add("max_workgroup_invocations", c.maxComputeWorkGroupInvocations)
         .add("timestamp_period_ns", double(c.timestampPeriodNs))
         .add("device_bytes_allocated", memory.deviceBytesAllocated)
+        .add("memory_objects", memory.memoryObjects)
+        .add("memory_block_size", memory.memoryBlockSize)
+        .add("memory_budget", memory.memoryBudget)
         .add("pipeline_cache", cache);
     writeText(json, j.str() + "\n", "--json");
   }

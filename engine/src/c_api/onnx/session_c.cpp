@@ -151,6 +151,32 @@ vkcnn_status vkcnn_session_output_info(vkcnn_session session, uint32_t index,
   });
 }
 
+vkcnn_status vkcnn_session_load_statistics(vkcnn_session session,
+                                           vkcnn_load_statistics* statistics) {
+  return guarded([&] {
+    const char* f = "vkcnn_session_load_statistics";
+    const vkcnn_session_s& s = need(session, f, "session");
+    vkcnn_load_statistics& out = need(statistics, f, "statistics");
+    const vkcnn::SessionLoadStatistics& l = s.session.loadStatistics();
+    out = vkcnn_load_statistics{l.readMs,
+                                l.parseMs,
+                                l.checkMs,
+                                l.importMs,
+                                l.shapeInferenceMs,
+                                l.optimizeMs,
+                                l.packMs,
+                                l.uploadMs,
+                                l.imagesMs,
+                                l.totalMs,
+                                l.firstRunMs,
+                                l.pipelinesMs,
+                                l.pipelinesCreated,
+                                l.uploadBytes,
+                                l.uploadSubmissions,
+                                l.pipelineCacheLoaded ? 1 : 0};
+  });
+}
+
 vkcnn_status vkcnn_session_run(vkcnn_session session, const float* const* inputs,
                                uint32_t inputCount, float* const* outputs, uint32_t outputCount) {
   return guarded([&] {
