@@ -130,17 +130,16 @@ TEST_CASE("onnx errors: unsupported operators name the node, the operator and th
   VKCNN_CHECK_ERROR(importBytes(f.bytes()), ErrorCode::unsupported, "input 'x' is int32");
 }
 
-TEST_CASE("onnx errors: Pow with an integer exponent past int64 names it (fuzz_onnx found UB)") {
-  // The exponent was printed through int64_t: undefined for 1e30 or infinity.
-  for (const auto& [exponent, text] : {std::pair{1e30f, "1000000015047466219876688855040"},
-                                       std::pair{std::numeric_limits<float>::infinity(), "inf"}}) {
+TEST_CASE("onnx errors: Pow with an integer exponent past int64 imports (fuzz_onnx found UB)") {
+  // The exponent was printed through int64_t: undefined for 1e30 or infinity. Integral exponents
+  // now run on the Tensor kernel (numpy's pow); the import must stay free of UB (UBSan suite).
+  for (const float exponent : {1e30f, std::numeric_limits<float>::infinity()}) {
     OnnxModelBuilder b(13);
     b.input("x", {1, 2, 3, 3});
     b.initializer("e", {}, std::vector<float>{exponent});
     b.node("Pow", {"x", "e"}, {"y"}, "pow");
     b.output("y", {1, 2, 3, 3});
-    VKCNN_CHECK_ERROR(importBytes(b.bytes()), ErrorCode::unsupported,
-                      std::string("Pow with the integer exponent ") + text);
+    CHECK_NOTHROW(importBytes(b.bytes()));
   }
 }
 
