@@ -137,5 +137,21 @@ TEST_CASE("torch: CRNN recogniser at a dynamic width, through the library and `v
     MESSAGE("vkcnn run " << std::string(precision) << " crnn at width 96: relative L2 " << e);
     CHECK(e <= (std::string(precision) == "--fp32" ? 1e-4 : 2e-2));
   }
+  // vkcnn profile lists the values on Tensors with their shapes.
+  {
+    const std::string command = std::string(VKCNN_CLI) + " profile " + model("crnn.onnx") +
+                                " --shape x=1x3x32x96 --iterations 1 2>&1";
+    FILE* pipe = ::popen(command.c_str(), "r");
+    REQUIRE(pipe);
+    std::string output;
+    char buffer[4096];
+    for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) output.append(buffer, n);
+    const int status = ::pclose(pipe);
+    INFO(command << "\n" << output);
+    CHECK(WIFEXITED(status));
+    CHECK(output.find("values on Tensors") != std::string::npos);
+    CHECK(output.find("/Softmax_1 (softmax) -> tensor [1, 24, 12]") != std::string::npos);
+    CHECK(output.find("/MatMul (matmul) -> tensor [1, 24, 24]") != std::string::npos);
+  }
   fs::remove_all(out);
 }
