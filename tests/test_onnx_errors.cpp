@@ -565,3 +565,61 @@ TEST_CASE("onnx errors: constants the evaluator would make too large, and bad in
   sp.output("a", 4);
   VKCNN_CHECK_ERROR(importBytes(sp.bytes()), ErrorCode::invalidModel, "");
 }
+
+TEST_CASE("onnx errors: hostile shapes on the Tensor path are clear errors") {
+  // Rank 9: a Reshape (a view) is fine until a Tensor kernel would hold it.
+  OnnxModelBuilder r9(13);
+  r9.input("x", {1, 2, 3, 4});
+  r9.initializerInt64("shape", {9}, {1, 1, 1, 1, 1, 1, 2, 3, 4});
+  r9.node("Reshape", {"x", "shape"}, {"r"});
+  auto& t9 = r9.node("Transpose", {"r"}, {"y"}, "transpose9");
+  setAttribute(t9, "perm", std::vector<int64_t>{8, 7, 6, 5, 4, 3, 2, 1, 0});
+  r9.output("y", 9);
+  VKCNN_CHECK_ERROR(importBytes(r9.bytes()), ErrorCode::unsupported,
+                    "node 'transpose9' (Transpose, opset 13): the tensor [1, 1, 1, 1, 1, 1, 2, "
+                    "3, 4] has rank 9 (Tensors have rank 1 to 8)");
+  // A rank-9 input is refused at once.
+  OnnxModelBuilder i9(13);
+  i9.input("x", {1, 1, 1, 1, 1, 1, 2, 3, 4});
+  i9.node("Relu", {"x"}, {"y"});
+  i9.output("y", 9);
+  VKCNN_CHECK_ERROR(importBytes(i9.bytes()), ErrorCode::unsupported, "input 'x' has rank 9");
+  // A zero-size axis: Expand to an empty shape.
+  OnnxModelBuilder z(13);
+  z.input("x", {1, 2, 3, 4});
+  z.initializerInt64("shape", {4}, {0, 2, 3, 4});
+  z.node("Expand", {"x", "shape"}, {"y"}, "expand0");
+  z.output("y", 4);
+  VKCNN_CHECK_ERROR(importBytes(z.bytes()), ErrorCode::unsupported,
+                    "node 'expand0' (Expand, opset 13): an empty constant [0, 1, 1, 1]");
+  // An element count past what a Tensor addresses (and past int64 on the way).
+  for (const std::vector<int64_t>& shape :
+       {std::vector<int64_t>{65536, 65536, 3, 4}, std::vector<int64_t>{1 << 30, 1 << 30, 3, 4},
+        std::vector<int64_t>{int64_t(1) << 40, int64_t(1) << 40, 3, 4}}) {
+    CAPTURE(shape[0]);
+    OnnxModelBuilder big(13);
+    big.input("x", {1, 1, 3, 4});
+    big.initializerInt64("shape", {4}, shape);
+    big.node("Expand", {"x", "shape"}, {"y"}, "expandbig");
+    big.output("y", 4);
+    try {
+      importBytes(big.bytes());
+      FAIL("an Expand to " << shape[0] << "x" << shape[1] << "x3x4 imported");
+    } catch (const Error& e) {
+      INFO(e.what());
+      CHECK((e.code() == ErrorCode::invalidModel || e.code() == ErrorCode::limitExceeded));
+      CHECK(std::string(e.what()).find("node 'expandbig' (Expand, opset 13)") != std::string::npos);
+    }
+  }
+  // A perm that is not a permutation.
+  for (const std::vector<int64_t>& perm :
+       {std::vector<int64_t>{0, 0, 1, 2}, std::vector<int64_t>{0, 1, 2, 4},
+        std::vector<int64_t>{0, 1, 2}, std::vector<int64_t>{0, -1, 2, 3}}) {
+    OnnxModelBuilder p(13);
+    p.input("x", {1, 2, 3, 4});
+    setAttribute(p.node("Transpose", {"x"}, {"y"}, "badperm"), "perm", perm);
+    p.output("y", 4);
+    VKCNN_CHECK_ERROR(importBytes(p.bytes()), ErrorCode::invalidModel,
+                      "node 'badperm' (Transpose, opset 13): Transpose perm");
+  }
+}

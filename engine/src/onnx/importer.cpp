@@ -307,6 +307,10 @@ ImageValue Importer::toImageValue(const ImageValue& v) {
 }
 
 GraphTensor Importer::tensorOf(const ImageValue& v) {
+  if (v.dims.size() > kMaxTensorRank)
+    unsupported("the tensor " + dimsToString(v.dims) + " has rank " +
+                std::to_string(v.dims.size()) + " (Tensors have rank 1 to " +
+                std::to_string(kMaxTensorRank) + ") (tensor rank)");
   std::vector<uint32_t> shape;
   for (int64_t d : v.dims) {
     if (d < 1) unsupported("an empty tensor " + dimsToString(v.dims));

@@ -22,6 +22,7 @@
 
 #include "onnx/onnx_tensor.h"
 #include "vkcnn/graph.h"
+#include "vkcnn/tensor.h"
 #include "vkcnn/onnx.h"
 
 namespace onnx {
