@@ -550,6 +550,15 @@ TEST_CASE("onnx errors: constants the evaluator would make too large, and bad in
   g.output("y", 4);
   VKCNN_CHECK_ERROR(importBytes(g.bytes()), ErrorCode::invalidModel,
                     "node 'gather' (Gather, opset 13): Gather: index 7 is out of range");
+  // Gather of image data with an index past int64's double range (fuzz_onnx found UB).
+  OnnxModelBuilder gi(13);
+  gi.input("x", {1, 2, 3, 3});
+  gi.initializerInt64("index", {1}, {INT64_MAX});
+  setAttribute(gi.node("Gather", {"x", "index"}, {"y"}, "gatherx"), "axis", int64_t(2));
+  gi.output("y", 4);
+  VKCNN_CHECK_ERROR(importBytes(gi.bytes()), ErrorCode::invalidModel,
+                    "node 'gatherx' (Gather, opset 13): Gather index 9223372036854775807 is "
+                    "outside an axis of 3");
   // Reshape to a different element count; Split sizes that do not add up.
   OnnxModelBuilder rs(13);
   rs.input("x", {1, 2, 3, 3});

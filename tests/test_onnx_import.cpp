@@ -1234,3 +1234,23 @@ TEST_CASE("onnx import: values that leave the image layout run on Tensors") {
     CHECK(relativeL2(r.outputs[0], want) <= 1e-5);
   }
 }
+
+TEST_CASE("onnx import: inputs of different batch sizes and outputs off the batch run on Tensors") {
+  // y [3, 4] + z [4]: the inputs disagree on the batch, so each is one image holding its value.
+  const std::vector<float> y = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, z = {0.5f, -1, 2, -4};
+  OnnxModelBuilder b(13);
+  b.input("y", {3, 4});
+  b.input("z", {4});
+  b.node("Add", {"y", "z"}, {"s"});
+  b.node("ReduceSum", {"s"}, {"total"});  // every axis, keepdims: [1, 1]
+  b.output("s", 2);
+  b.output("total", 2);
+  Result r = run(b, {y, z});
+  CHECK(r.imported.info.inputs[0].numberOfImages == 1);
+  CHECK(r.imported.info.outputs[1].dims == std::vector<int64_t>{1, 1});
+  std::vector<double> sum(12);
+  double total = 0;
+  for (size_t k = 0; k < 12; ++k) total += sum[k] = y[k] + z[k % 4];
+  CHECK(relativeL2(r.outputs[0], sum) == 0);
+  CHECK(relativeL2(r.outputs[1], {total}) <= 1e-6);
+}

@@ -14,13 +14,42 @@ namespace vkcnn::detail::onnx_import {
 namespace {
 
 void batchNormalization(Importer& im) {
-  const ImageValue& x = im.imageInput(0);
-  const Shape4 s = im.requireCanonical(x);
   if (im.opset() < 9 && im.attrInt("spatial", 1) == 0)
     unsupported("BatchNormalization with spatial = 0 (statistics per element)");
   if (im.attrInt("training_mode", 0) != 0) unsupported("BatchNormalization in training mode");
   for (int k = 1; k < im.outputCount(); ++k)
     if (im.outputUsed(k)) unsupported("BatchNormalization's training outputs (mean, variance)");
+  const ImageValue& v = im.valueInput(0);
+  if (v.dims.size() >= 2 && (im.isTensor(v) || v.dims.size() > 4 || !im.canonical(v))) {
+    // On the Tensor (3-D data, a view): x * scale + shift, one pair per channel (axis 1).
+    const int64_t c = v.dims[1];
+    const float epsilon = im.attrFloat("epsilon", 1e-5f);
+    const std::vector<float>&gamma = im.floatConstant(1, "scale").f,
+          &beta = im.floatConstant(2, "B").f, &mean = im.floatConstant(3, "mean").f,
+          &variance = im.floatConstant(4, "var").f;
+    for (const auto* p : {&gamma, &beta, &mean, &variance})
+      if (int64_t(p->size()) != c)
+        invalidModel("BatchNormalization parameters need " + std::to_string(c) +
+                     " values, one has " + std::to_string(p->size()));
+    std::vector<float> scale(static_cast<size_t>(c)), shift(static_cast<size_t>(c));
+    for (size_t k = 0; k < size_t(c); ++k) {
+      const double a = double(gamma[k]) / std::sqrt(double(variance[k]) + double(epsilon));
+      scale[k] = float(a);
+      shift[k] = float(double(beta[k]) - a * double(mean[k]));
+    }
+    std::vector<int64_t> perChannel(v.dims.size() - 1, 1);
+    perChannel[0] = c;
+    Graph& g = im.graph();
+    const GraphTensor y =
+        g.tensorBinary(im.tensorOf(v), im.constantTensor(HostTensor::floats(perChannel, scale)),
+                       TensorBinaryOperation::multiply, im.nodeName() + " (scale)");
+    return im.setImage(0,
+                       g.tensorBinary(y, im.constantTensor(HostTensor::floats(perChannel, shift)),
+                                      TensorBinaryOperation::add, im.nodeName()),
+                       v.dims);
+  }
+  const ImageValue& x = im.imageInput(0);
+  const Shape4 s = im.requireCanonical(x);
   BatchNormalizationParameters p;
   p.gamma = im.floatConstant(1, "scale").f;
   p.beta = im.floatConstant(2, "B").f;

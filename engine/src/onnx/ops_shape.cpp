@@ -532,13 +532,12 @@ void gather(Importer& im) {
   const int64_t axis = normalizeAxis(im.attrInt("axis", 0), int64_t(dd.size()), "Gather");
   const int64_t extent = dd[size_t(axis)];
   if (!indices.isImage) {
-    if (!indices.constant.isFloat())
-      for (int64_t k = 0; k < indices.constant.size(); ++k) {
-        const double i = indices.constant.at(k);
-        if (i < -double(extent) || i >= double(extent))
-          invalidModel("Gather index " + std::to_string(int64_t(i)) + " is outside an axis of " +
-                       std::to_string(extent));
-      }
+    if (indices.constant.isFloat()) invalidModel("Gather indices must be integers");
+    // As integers: a huge index must not pass through a double (fuzz_onnx found UB).
+    for (int64_t i : indices.constant.i)
+      if (i < -extent || i >= extent)
+        invalidModel("Gather index " + std::to_string(i) + " is outside an axis of " +
+                     std::to_string(extent));
   }
   std::vector<int64_t> dims(dd.begin(), dd.begin() + axis);
   dims.insert(dims.end(), di.begin(), di.end());
