@@ -320,7 +320,7 @@ ImageValue Importer::toImageValue(const ImageValue& v) {
   }
   const GraphTensor t =
       graph_.reshape(v.tensor, {uint32_t(s->n), uint32_t(s->c), uint32_t(s->h), uint32_t(s->w)},
-                     nodeName() + " (as image)");
+                     nodeName() + " (image view)");
   return ImageValue{graph_.toImage(t), v.dims};
 }
 
