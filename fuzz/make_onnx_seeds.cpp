@@ -114,5 +114,66 @@ int main(int argc, char** argv) {
     b.output("y", 4);
     save(dir, "depthwise_pool_resize", b);
   }
+  // Values that leave the image layout: Tensor kernels (issue #12).
+  {  // NHWC Transpose, Softmax on axis 0, 3-D MatMul, Where with a comparison
+    OnnxModelBuilder b(13);
+    b.input("x", {2, 4, 6, 3});
+    b.initializer("W", {3, 5}, ramp(15));
+    b.initializer("zero", {1}, {0.f});
+    auto& t = b.node("Transpose", {"x"}, {"t"});
+    setAttribute(t, "perm", std::vector<int64_t>{0, 3, 1, 2});
+    auto& s = b.node("Softmax", {"t"}, {"s"});
+    setAttribute(s, "axis", int64_t(0));
+    auto& back = b.node("Transpose", {"s"}, {"n"});
+    setAttribute(back, "perm", std::vector<int64_t>{0, 2, 3, 1});
+    b.initializerInt64("shape", {3}, {2, 24, 3});
+    b.node("Reshape", {"n", "shape"}, {"r"});
+    b.node("MatMul", {"r", "W"}, {"m"});
+    b.node("Greater", {"m", "zero"}, {"g"});
+    b.node("Where", {"g", "m", "zero"}, {"y"});
+    b.output("y", 3);
+    save(dir, "transpose_softmax_matmul_where", b);
+  }
+  {  // LayerNormalization over the channels of an NHWC view, Gather, ArgMax
+    OnnxModelBuilder b(17);
+    b.input("x", {1, 8, 4, 4});
+    b.initializer("scale", {8}, ramp(8));
+    b.initializer("bias", {8}, ramp(8));
+    b.initializerInt64("idx", {2}, {3, -1});
+    auto& t = b.node("Transpose", {"x"}, {"t"});
+    setAttribute(t, "perm", std::vector<int64_t>{0, 2, 3, 1});
+    auto& ln = b.node("LayerNormalization", {"t", "scale", "bias"}, {"l"});
+    setAttribute(ln, "axis", int64_t(-1));
+    setAttribute(ln, "epsilon", 1e-6f);
+    auto& g = b.node("Gather", {"l", "idx"}, {"g"});
+    setAttribute(g, "axis", int64_t(2));
+    auto& a = b.node("ArgMax", {"g"}, {"a"});
+    setAttribute(a, "axis", int64_t(3));
+    setAttribute(b.node("Cast", {"a"}, {"y"}), "to", int64_t(onnx::TensorProto::FLOAT));
+    b.output("y", 4);
+    save(dir, "layernorm_gather_argmax", b);
+  }
+  {  // Reduce over every axis, Pad of the channels, cubic Resize by arbitrary scales, Gemm transA
+    OnnxModelBuilder b(13);
+    b.input("x", {1, 3, 5, 5});
+    b.initializerInt64("pads", {8}, {0, 1, 0, 0, 0, 2, 0, 0});
+    b.node("Pad", {"x", "pads"}, {"p"});
+    b.initializer("scales", {4}, {1.f, 1.f, 0.7f, 1.3f});
+    auto& r = b.node("Resize", {"p", "", "scales"}, {"z"});
+    setAttribute(r, "mode", std::string("cubic"));
+    auto& m = b.node("ReduceMean", {"z"}, {"m"});
+    setAttribute(m, "keepdims", int64_t(1));
+    auto& l2 = b.node("ReduceL2", {"z"}, {"q"});
+    setAttribute(l2, "axes", std::vector<int64_t>{2, 3});
+    b.node("Sub", {"q", "m"}, {"d"});
+    b.initializerInt64("flat", {2}, {6, 1});
+    b.node("Reshape", {"d", "flat"}, {"f"});
+    b.initializer("B", {6, 4}, ramp(24));
+    b.initializer("C", {1, 4}, ramp(4));
+    auto& g = b.node("Gemm", {"f", "B", "C"}, {"y"});
+    setAttribute(g, "transA", int64_t(1));
+    b.output("y", 2);
+    save(dir, "reduce_pad_resize_gemm", b);
+  }
   return 0;
 }

@@ -14,6 +14,8 @@ packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
   mesa-vulkan-drivers vulkan-validationlayers
   python3 python3-dev pybind11-dev python3-numpy
+  # scripts/export-test-models.py (regenerates tests/data/torch; the tests read the files only)
+  python3-torch python3-torchvision
 )
 
 missing=()

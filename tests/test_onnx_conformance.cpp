@@ -54,6 +54,7 @@ const std::map<std::string, std::set<int>>& constantPositions() {
       {"ConvTranspose", {1, 2}},
       {"BatchNormalization", {1, 2, 3, 4}},
       {"InstanceNormalization", {1, 2}},
+      {"LayerNormalization", {1, 2}},
       {"Gemm", {1, 2}},
       {"MatMul", {1}},
       {"PRelu", {1}},

@@ -490,14 +490,22 @@ TEST_CASE("onnx import: attribute and input forms of each opset give the same re
     Result r = run(b, {toFloats(x)});
     CHECK(relativeL2(r.outputs[0], channelSoftmax(false)) <= 1e-5);
     CHECK(relativeL2(r.outputs[1], channelSoftmax(true)) <= 1e-5);
-    // Opset 11, axis 1 of [N, C, H, W]: one softmax over C*H*W, which has no kernel.
+    // Opset 11, axis 1 of [N, C, H, W]: one softmax over C*H*W, on a [N, C*H*W] Tensor.
     OnnxModelBuilder old(11);
     old.input("x", {2, 6, 5, 8});
     auto& so = old.node("Softmax", {"x"}, {"y"}, "flat softmax");
     setAttribute(so, "axis", int64_t(1));
     old.output("y", 4);
-    VKCNN_CHECK_ERROR(importOnnxFromMemory(context(), serialized(old)), ErrorCode::unsupported,
-                      "node 'flat softmax' (Softmax, opset 11): Softmax over channels and space");
+    std::vector<double> flat(xd.size());
+    for (size_t n = 0; n < 2; ++n) {
+      const size_t row = xd.size() / 2;
+      double top = -1e300, total = 0;
+      for (size_t k = 0; k < row; ++k) top = std::max(top, xd[n * row + k]);
+      for (size_t k = 0; k < row; ++k) total += std::exp(xd[n * row + k] - top);
+      for (size_t k = 0; k < row; ++k) flat[n * row + k] = std::exp(xd[n * row + k] - top) / total;
+    }
+    Result fr = run(old, {toFloats(x)});
+    CHECK(relativeL2(fr.outputs[0], flat) <= 1e-5);
     // Opset 11 axis 2 of [N, C, H, W] is the whole plane: max, exp, mean, divide.
     OnnxModelBuilder plane(11);
     plane.input("x", {2, 6, 5, 8});
@@ -672,25 +680,36 @@ TEST_CASE("onnx import: Pad in the attribute (opset 2) and input (opset 11+) for
     CHECK(r.imported.info.outputs[0].dims == std::vector<int64_t>{1, 3, 15});
     CHECK(relativeL2(r.outputs[0], padReference(x3, "reflect", 2, 0, 4, 0, 0).data) == 0);
   }
-  SUBCASE("what the kernel cannot do is unsupported, naming the node") {
+  SUBCASE("what the image kernel cannot do runs on the Tensor") {
+    const Tensor x4 = floatTensor(1, 2, 4, 4, 302);
+    const std::vector<double> xv(x4.data.begin(), x4.data.end());
+    // Channels padded: [1, 4, 4, 4], zero channels around the two.
     OnnxModelBuilder pc(10);
     pc.input("x", {1, 2, 4, 4});
     setAttribute(pc.node("Pad", {"x"}, {"y"}, "padc"), "pads",
                  std::vector<int64_t>{0, 1, 0, 0, 0, 1, 0, 0});
     pc.output("y", 4);
-    VKCNN_CHECK_ERROR(importOnnxFromMemory(context(), serialized(pc)), ErrorCode::unsupported,
-                      "node 'padc' (Pad, opset 10): Pad along the batch or channel axes");
+    Result rc = run(pc, {toFloats(x4)});
+    CHECK(rc.imported.info.outputs[0].dims == std::vector<int64_t>{1, 4, 4, 4});
+    std::vector<double> wantC(64, 0.0);
+    for (size_t k = 0; k < 32; ++k) wantC[16 + k] = xv[k];
+    CHECK(relativeL2(rc.outputs[0], wantC) == 0);
+    // Reflecting 4 columns of 4 reflects twice (numpy): columns 0 1 2 3 padded left by 4 are
+    // 2 3 2 1 | 0 1 2 3 after numpy's repeated reflection.
     OnnxModelBuilder rf(13);
     rf.input("x", {1, 2, 4, 4});
     rf.initializerInt64("pads", {8}, {0, 0, 0, 4, 0, 0, 0, 0});
     setAttribute(rf.node("Pad", {"x", "pads"}, {"y"}, "padr"), "mode", std::string("reflect"));
     rf.output("y", 4);
-    VKCNN_CHECK_ERROR(importOnnxFromMemory(context(), serialized(rf)), ErrorCode::unsupported,
-                      "node 'padr' (Pad, opset 13): reflect padding of 4 pixels at the left of an "
-                      "extent of 4");
+    Result rr = run(rf, {toFloats(x4)});
+    CHECK(rr.imported.info.outputs[0].dims == std::vector<int64_t>{1, 2, 4, 8});
+    std::vector<double> wantR;
+    const int reflected[8] = {2, 3, 2, 1, 0, 1, 2, 3};
+    for (size_t row = 0; row < 8; ++row)
+      for (int c : reflected) wantR.push_back(xv[row * 4 + size_t(c)]);
+    CHECK(relativeL2(rr.outputs[0], wantR) == 0);
   }
 }
-
 TEST_CASE("onnx import: Resize (opsets 10, 11, 13) and Upsample (opsets 7, 9)") {
   const Tensor x = floatTensor(2, 5, 5, 7, 310);
   SUBCASE("Upsample 9 and Resize 10: scales, asymmetric coordinates, floor") {
@@ -772,7 +791,7 @@ TEST_CASE("onnx import: Resize (opsets 10, 11, 13) and Upsample (opsets 7, 9)") 
       }
     }
   }
-  SUBCASE("what the kernel cannot do is unsupported, naming the node") {
+  SUBCASE("what the image kernel cannot do runs on the Tensor") {
     const auto model = [](const std::string& mode, const std::string& transformation,
                           std::vector<float> scales) {
       OnnxModelBuilder b(13);
@@ -784,23 +803,44 @@ TEST_CASE("onnx import: Resize (opsets 10, 11, 13) and Upsample (opsets 7, 9)") 
       b.output("y", 4);
       return serialized(b);
     };
-    VKCNN_CHECK_ERROR(importOnnxFromMemory(context(), model("cubic", "half_pixel", {1, 1, 2, 2})),
-                      ErrorCode::unsupported, "node 'rs' (Resize, opset 13): Resize in cubic mode");
-    VKCNN_CHECK_ERROR(
-        importOnnxFromMemory(context(), model("linear", "tf_crop_and_resize", {1, 1, 2, 2})),
-        ErrorCode::unsupported,
-        "node 'rs' (Resize, opset 13): Resize with coordinate_transformation_mode "
-        "tf_crop_and_resize");
-    VKCNN_CHECK_ERROR(importOnnxFromMemory(context(), model("linear", "half_pixel", {1, 2, 2, 2})),
-                      ErrorCode::unsupported, "resizing the batch or channel axes");
-    // 5 * 0.7 = 3.5 floors to 3: ONNX maps with 0.7 (align_corners with the length 3.5), the
-    // kernel with 3/5.
-    for (const std::string transformation : {"half_pixel", "align_corners", "asymmetric"})
-      VKCNN_CHECK_ERROR(
-          importOnnxFromMemory(context(), model("linear", transformation, {1, 1, 2, 0.7f})),
-          ErrorCode::unsupported,
-          "node 'rs' (Resize, opset 13): Resize scale 0.700000 along the width (size 5 -> 3) that "
-          "is not output size / input size");
+    // Cubic, crop-and-resize, the channels resized, and 5 * 0.7 = 3.5 floored to 3 (ONNX maps
+    // with 0.7, align_corners with the length 3.5; the image kernel would map with 3/5): the Tensor
+    // resize (tests/test_tensor_resize.cpp checks its values; here the routing and the shapes).
+    struct Case {
+      const char *mode, *transformation;
+      std::vector<float> scales;
+      std::vector<int64_t> dims;
+    };
+    for (const Case& c : std::vector<Case>{
+             {"cubic", "half_pixel", {1, 1, 2, 2}, {1, 2, 10, 10}},
+             {"linear", "tf_crop_and_resize", {1, 1, 2, 2}, {1, 2, 10, 10}},
+             {"linear", "half_pixel", {1, 2, 2, 2}, {1, 4, 10, 10}},
+             {"linear", "half_pixel", {1, 1, 2, 0.7f}, {1, 2, 10, 3}},
+             {"linear", "align_corners", {1, 1, 2, 0.7f}, {1, 2, 10, 3}},
+             {"linear", "asymmetric", {1, 1, 2, 0.7f}, {1, 2, 10, 3}},
+         }) {
+      CAPTURE(c.mode);
+      CAPTURE(c.transformation);
+      if (std::string(c.transformation) == "tf_crop_and_resize") {
+        // Needs a roi: the whole image.
+        OnnxModelBuilder b(13);
+        b.input("x", {1, 2, 5, 5});
+        b.initializer("roi", {8}, {0, 0, 0, 0, 1, 1, 1, 1});
+        b.initializer("scales", {4}, c.scales);
+        auto& n = b.node("Resize", {"x", "roi", "scales"}, {"y"}, "rs");
+        setAttribute(n, "mode", std::string(c.mode));
+        setAttribute(n, "coordinate_transformation_mode", std::string(c.transformation));
+        b.output("y", 4);
+        OnnxImport i = importOnnxModelFromMemory(context(), serialized(b), float32Options());
+        CHECK(i.info.outputs[0].dims == c.dims);
+        continue;
+      }
+      OnnxImport i = importOnnxModelFromMemory(context(), model(c.mode, c.transformation, c.scales),
+                                               float32Options());
+      CHECK(i.info.outputs[0].dims == c.dims);
+      i.graph.compile();
+      CHECK(i.graph.statistics().conversions == 2);
+    }
     CHECK_NOTHROW(importOnnxFromMemory(context(), model("linear", "half_pixel", {1, 1, 2, 0.6f})));
     OnnxModelBuilder u(8);
     u.input("x", {1, 2, 4, 4});
@@ -1193,4 +1233,24 @@ TEST_CASE("onnx import: values that leave the image layout run on Tensors") {
     CHECK(r.imported.info.outputs[0].dims == std::vector<int64_t>{1, c, h, 4});
     CHECK(relativeL2(r.outputs[0], want) <= 1e-5);
   }
+}
+
+TEST_CASE("onnx import: inputs of different batch sizes and outputs off the batch run on Tensors") {
+  // y [3, 4] + z [4]: the inputs disagree on the batch, so each is one image holding its value.
+  const std::vector<float> y = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, z = {0.5f, -1, 2, -4};
+  OnnxModelBuilder b(13);
+  b.input("y", {3, 4});
+  b.input("z", {4});
+  b.node("Add", {"y", "z"}, {"s"});
+  b.node("ReduceSum", {"s"}, {"total"});  // every axis, keepdims: [1, 1]
+  b.output("s", 2);
+  b.output("total", 2);
+  Result r = run(b, {y, z});
+  CHECK(r.imported.info.inputs[0].numberOfImages == 1);
+  CHECK(r.imported.info.outputs[1].dims == std::vector<int64_t>{1, 1});
+  std::vector<double> sum(12);
+  double total = 0;
+  for (size_t k = 0; k < 12; ++k) total += sum[k] = y[k] + z[k % 4];
+  CHECK(relativeL2(r.outputs[0], sum) == 0);
+  CHECK(relativeL2(r.outputs[1], {total}) <= 1e-6);
 }

@@ -14,6 +14,7 @@ namespace {
 struct Axis {
   uint32_t in, out;
   double scale, start, end;
+  double length = 1;  // the resized length before flooring
 };
 
 double originalCoordinate(TensorCoordinateTransformation mode, double x, const Axis& a) {
@@ -28,7 +29,8 @@ double originalCoordinate(TensorCoordinateTransformation mode, double x, const A
     case TensorCoordinateTransformation::pytorchHalfPixel:
       return out > 1 ? (x + 0.5) / s - 0.5 : 0;
     case TensorCoordinateTransformation::alignCorners:
-      return out == 1 ? 0 : x * (in - 1) / (out - 1);
+      // ONNX divides by the resized length before flooring (in * scale with scales).
+      return a.length == 1 ? 0 : x * (in - 1) / (a.length - 1);
     case TensorCoordinateTransformation::asymmetric:
       return x / s;
     case TensorCoordinateTransformation::tfCropAndResize:
@@ -167,6 +169,7 @@ TEST_CASE("tensor resize: every interpolation and coordinate transformation") {
               Axis a{k.in[i], outShape[i], 0, 0, 1};
               a.scale = k.scales.empty() ? double(float(a.out) / float(a.in)) : double(k.scales[i]);
               if (!d.roi.empty()) a.start = double(d.roi[i]), a.end = double(d.roi[rank + i]);
+              a.length = k.scales.empty() ? double(a.out) : double(a.in) * a.scale;
               if (k.scales.empty()) CHECK(a.out == k.sizes[i]);
               axes.push_back(a);
             }

@@ -53,6 +53,10 @@ struct GraphState;
 // would clash with applications' own).
 enum class TensorUnaryOperation : uint32_t;
 enum class TensorBinaryOperation : uint32_t;
+enum class TensorReductionOperation : uint32_t;
+enum class TensorPaddingMode : uint32_t;
+struct TensorResizeDescriptor;
+struct GemmDescriptor;
 
 // A value flowing between nodes; `id` indexes the graph's tensors.
 struct GraphTensor {
@@ -157,6 +161,33 @@ class VKCNN_API Graph {
   // Concatenation along any axis (inputs of one rank, equal elsewhere).
   GraphTensor concat(const std::vector<GraphTensor>& inputs, uint32_t axis,
                      const std::string& name = {});
+  // Softmax or log-softmax along `axis` (negative: from the end).
+  GraphTensor softmax(GraphTensor x, int32_t axis, bool logarithm = false,
+                      const std::string& name = {});
+  // ONNX Reduce* over `axes` (empty: every axis), kept as extent 1 or dropped.
+  GraphTensor reduction(GraphTensor x, TensorReductionOperation operation,
+                        std::vector<int32_t> axes, bool keepDimensions = true,
+                        const std::string& name = {});
+  // ONNX ArgMax / ArgMin along `axis`, the indices as floats.
+  GraphTensor argReduction(GraphTensor x, bool maximum, int32_t axis, bool keepDimensions = true,
+                           bool selectLastIndex = false, const std::string& name = {});
+  // numpy matmul: batch axes broadcast, rank-1 operands as a row / a column.
+  GraphTensor matMul(GraphTensor a, GraphTensor b, const std::string& name = {});
+  // ONNX Gemm; `c` may be invalid (no bias) or broadcast to [M, N].
+  GraphTensor gemm(GraphTensor a, GraphTensor b, GraphTensor c, const GemmDescriptor& descriptor,
+                   const std::string& name = {});
+  // ONNX LayerNormalization over the axes from `axis` on; `bias` may be invalid.
+  GraphTensor layerNormalization(GraphTensor x, GraphTensor scale, GraphTensor bias, int32_t axis,
+                                 float epsilon, const std::string& name = {});
+  // ONNX Resize on any axes (TensorResize).
+  GraphTensor resize(GraphTensor x, const TensorResizeDescriptor& descriptor,
+                     const std::string& name = {});
+  // ONNX Gather along `axis` (indices: integers held as floats).
+  GraphTensor gather(GraphTensor data, GraphTensor indices, int32_t axis,
+                     const std::string& name = {});
+  // ONNX Pad of every axis: pads = [begins..., ends...] (negative: crop).
+  GraphTensor pad(GraphTensor x, TensorPaddingMode mode, std::vector<int64_t> pads, float value = 0,
+                  const std::string& name = {});
   // The value as a Tensor / as an Image (the conversions the nodes above insert; idempotent).
   GraphTensor toTensor(GraphTensor value);
   GraphTensor toImage(GraphTensor value);

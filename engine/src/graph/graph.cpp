@@ -11,6 +11,7 @@
 #include <optional>
 #include <thread>
 #include <cmath>
+#include <functional>
 #include <sstream>
 #include <system_error>
 #include <variant>
@@ -93,12 +94,19 @@ struct SliceNode {
 struct TensorConcatNode {
   uint32_t axis = 0;
 };
+// Every other Tensor kernel (softmax, reductions, matrix products, ...): made with the node, as it
+// needs no lowering; `run` records it from the inputs into the output.
+struct TensorKernelNode {
+  const char* kind = "tensor kernel";
+  std::shared_ptr<TensorKernel> kernel;
+  std::function<void(CommandBuffer&, TensorKernel&, const std::vector<Tensor>&, const Tensor&)> run;
+};
 
 using NodeParameters =
     std::variant<ConvolutionNode, BatchNormalizationNode, AffineNode, NeuronNode, ArithmeticNode,
                  ConcatNode, IdentityNode, KernelNode, ToTensorNode, ToImageNode, ConstantNode,
                  TransposeNode, TensorUnaryNode, TensorBinaryNode, WhereNode, SliceNode,
-                 TensorConcatNode>;
+                 TensorConcatNode, TensorKernelNode>;
 
 struct GraphNode {
   std::string name;
@@ -144,6 +152,7 @@ const char* kindName(const NodeParameters& p) {
     const char* operator()(const WhereNode&) const { return "where"; }
     const char* operator()(const SliceNode&) const { return "slice"; }
     const char* operator()(const TensorConcatNode&) const { return "tensor concat"; }
+    const char* operator()(const TensorKernelNode& k) const { return k.kind; }
   };
   return std::visit(Names{}, p);
 }
@@ -781,6 +790,8 @@ void GraphState::lower() {
       n.tensorKernel = std::make_shared<TensorBinary>(context, binary->operation);
     } else if (n.as<WhereNode>()) {
       n.tensorKernel = std::make_shared<TensorWhere>(context);
+    } else if (const auto* k = n.as<TensorKernelNode>()) {
+      n.tensorKernel = k->kernel;
     } else {  // slice, tensor concat: copies
       n.tensorKernel = std::make_shared<TensorCopy>(context);
     }
@@ -919,6 +930,10 @@ void encodeTensorNode(CommandBuffer& cb, const GraphNode& n, std::vector<Image>&
           .encode(cb, part, out.slice(int32_t(concat->axis), offset, offset + extent));
       offset += extent;
     }
+  } else if (const auto* k = n.as<TensorKernelNode>()) {
+    std::vector<Tensor> sources;
+    for (size_t i = 0; i < n.inputs.size(); ++i) sources.push_back(in(i));
+    k->run(cb, *n.tensorKernel, sources, out);
   }
 }
 
@@ -1351,6 +1366,278 @@ GraphTensor Graph::concat(const std::vector<GraphTensor>& inputs, uint32_t axis,
   }
   n.parameters = detail::TensorConcatNode{axis};
   return s.addTensorNode(std::move(n), std::move(out));
+}
+
+namespace detail {
+namespace {
+
+// The node's axis in [0, rank), or an Error naming it.
+uint32_t graphAxis(const GraphState& s, const std::string& node, int64_t axis, size_t rank) {
+  const int64_t r = int64_t(rank);
+  if (axis < -r || axis >= r)
+    throw Error(ErrorCode::invalidArgument, s.what(node) + ": axis " + std::to_string(axis) +
+                                                " is outside a rank-" + std::to_string(rank) +
+                                                " tensor");
+  return uint32_t(axis < 0 ? axis + r : axis);
+}
+
+template <class K>
+using Run = std::function<void(CommandBuffer&, K&, const std::vector<Tensor>&, const Tensor&)>;
+
+// A TensorKernelNode of kernel `k` on `inputs` (Images are converted), its output `shape`.
+template <class K>
+GraphTensor addKernel(GraphState& s, GraphNode& n, const char* kind, std::shared_ptr<K> k,
+                      const std::vector<GraphTensor>& inputs, std::vector<uint32_t> shape,
+                      Run<K> run) {
+  for (GraphTensor t : inputs) n.inputs.push_back(t.id);
+  TensorKernelNode p;
+  p.kind = kind;
+  p.kernel = std::move(k);
+  p.run = [run = std::move(run)](CommandBuffer& cb, TensorKernel& kernel,
+                                 const std::vector<Tensor>& in,
+                                 const Tensor& out) { run(cb, static_cast<K&>(kernel), in, out); };
+  n.parameters = std::move(p);
+  return s.addTensorNode(std::move(n), std::move(shape));
+}
+
+}  // namespace
+}  // namespace detail
+
+GraphTensor Graph::softmax(GraphTensor x, int32_t axis, bool logarithm, const std::string& name) {
+  auto& s = *state_;
+  GraphNode n;
+  n.name = s.nodeName(name, logarithm ? "log-softmax" : "softmax");
+  s.requireBuilding(n.name);
+  x = s.asTensor(x, n.name);
+  std::vector<uint32_t> shape = s.tensors[x.id].tensorShape;
+  detail::graphAxis(s, n.name, axis, shape.size());
+  return detail::addKernel<TensorSoftmax>(
+      s, n, logarithm ? "log-softmax" : "softmax",
+      std::make_shared<TensorSoftmax>(s.context, axis, logarithm), {x}, std::move(shape),
+      [](CommandBuffer& cb, TensorSoftmax& k, const std::vector<Tensor>& in, const Tensor& out) {
+        k.encode(cb, in[0], out);
+      });
+}
+
+GraphTensor Graph::reduction(GraphTensor x, TensorReductionOperation operation,
+                             std::vector<int32_t> axes, bool keepDimensions,
+                             const std::string& name) {
+  auto& s = *state_;
+  GraphNode n;
+  n.name = s.nodeName(name, "reduction");
+  s.requireBuilding(n.name);
+  x = s.asTensor(x, n.name);
+  const std::vector<uint32_t> in = s.tensors[x.id].tensorShape;
+  std::vector<bool> reduced(in.size(), axes.empty());
+  for (int32_t a : axes) {
+    const uint32_t k = detail::graphAxis(s, n.name, a, in.size());
+    if (reduced[k])
+      throw Error(ErrorCode::invalidArgument,
+                  s.what(n.name) + ": axis " + std::to_string(a) + " is listed twice");
+    reduced[k] = true;
+  }
+  std::vector<uint32_t> out;
+  for (size_t k = 0; k < in.size(); ++k)
+    if (!reduced[k])
+      out.push_back(in[k]);
+    else if (keepDimensions)
+      out.push_back(1);
+  if (out.empty()) out = {1};
+  return detail::addKernel<TensorReduction>(
+      s, n, "reduction",
+      std::make_shared<TensorReduction>(s.context, operation, std::move(axes), keepDimensions), {x},
+      std::move(out),
+      [](CommandBuffer& cb, TensorReduction& k, const std::vector<Tensor>& in, const Tensor& out) {
+        k.encode(cb, in[0], out);
+      });
+}
+
+GraphTensor Graph::argReduction(GraphTensor x, bool maximum, int32_t axis, bool keepDimensions,
+                                bool selectLastIndex, const std::string& name) {
+  auto& s = *state_;
+  GraphNode n;
+  n.name = s.nodeName(name, maximum ? "argmax" : "argmin");
+  s.requireBuilding(n.name);
+  x = s.asTensor(x, n.name);
+  std::vector<uint32_t> out = s.tensors[x.id].tensorShape;
+  const uint32_t a = detail::graphAxis(s, n.name, axis, out.size());
+  if (keepDimensions)
+    out[a] = 1;
+  else
+    out.erase(out.begin() + a);
+  if (out.empty()) out = {1};
+  return detail::addKernel<TensorArgReduction>(
+      s, n, maximum ? "argmax" : "argmin",
+      std::make_shared<TensorArgReduction>(s.context, maximum, axis, keepDimensions,
+                                           selectLastIndex),
+      {x}, std::move(out),
+      [](CommandBuffer& cb, TensorArgReduction& k, const std::vector<Tensor>& in,
+         const Tensor& out) { k.encode(cb, in[0], out); });
+}
+
+GraphTensor Graph::matMul(GraphTensor a, GraphTensor b, const std::string& name) {
+  auto& s = *state_;
+  GraphNode n;
+  n.name = s.nodeName(name, "matmul");
+  s.requireBuilding(n.name);
+  a = s.asTensor(a, n.name);
+  b = s.asTensor(b, n.name);
+  std::vector<uint32_t> sa = s.tensors[a.id].tensorShape, sb = s.tensors[b.id].tensorShape;
+  const bool rowA = sa.size() == 1, columnB = sb.size() == 1;
+  if (rowA) sa.insert(sa.begin(), 1);
+  if (columnB) sb.push_back(1);
+  const uint32_t m = sa[sa.size() - 2], k = sa.back(), kb = sb[sb.size() - 2], cols = sb.back();
+  if (k != kb)
+    throw Error(ErrorCode::invalidArgument,
+                s.what(n.name) + ": " + detail::GraphState::shapeText(s.tensors[a.id].tensorShape) +
+                    " and " + detail::GraphState::shapeText(s.tensors[b.id].tensorShape) +
+                    " do not multiply");
+  const std::vector<uint32_t> batchA(sa.begin(), sa.end() - 2), batchB(sb.begin(), sb.end() - 2);
+  std::vector<uint32_t> out = batchA.empty()   ? batchB
+                              : batchB.empty() ? batchA
+                                               : broadcastShape(batchA, batchB, s.what(n.name));
+  if (!rowA) out.push_back(m);
+  if (!columnB) out.push_back(cols);
+  if (out.empty()) out = {1};
+  return detail::addKernel<TensorMatMul>(
+      s, n, "matmul", std::make_shared<TensorMatMul>(s.context), {a, b}, std::move(out),
+      [](CommandBuffer& cb, TensorMatMul& k, const std::vector<Tensor>& in, const Tensor& out) {
+        k.encode(cb, in[0], in[1], out);
+      });
+}
+
+GraphTensor Graph::gemm(GraphTensor a, GraphTensor b, GraphTensor c, const GemmDescriptor& d,
+                        const std::string& name) {
+  auto& s = *state_;
+  GraphNode n;
+  n.name = s.nodeName(name, "gemm");
+  s.requireBuilding(n.name);
+  a = s.asTensor(a, n.name);
+  b = s.asTensor(b, n.name);
+  const std::vector<uint32_t>&sa = s.tensors[a.id].tensorShape, &sb = s.tensors[b.id].tensorShape;
+  if (sa.size() != 2 || sb.size() != 2)
+    throw Error(ErrorCode::invalidArgument, s.what(n.name) + ": Gemm multiplies matrices, not " +
+                                                detail::GraphState::shapeText(sa) + " and " +
+                                                detail::GraphState::shapeText(sb));
+  const uint32_t m = d.transposeA ? sa[1] : sa[0], k = d.transposeA ? sa[0] : sa[1];
+  const uint32_t kb = d.transposeB ? sb[1] : sb[0], cols = d.transposeB ? sb[0] : sb[1];
+  if (k != kb)
+    throw Error(ErrorCode::invalidArgument,
+                s.what(n.name) + ": " + detail::GraphState::shapeText(sa) + " and " +
+                    detail::GraphState::shapeText(sb) + " do not multiply");
+  std::vector<GraphTensor> inputs = {a, b};
+  if (c.valid()) inputs.push_back(s.asTensor(c, n.name));
+  return detail::addKernel<TensorGemm>(
+      s, n, "gemm", std::make_shared<TensorGemm>(s.context, d), inputs, {m, cols},
+      [](CommandBuffer& cb, TensorGemm& k, const std::vector<Tensor>& in, const Tensor& out) {
+        k.encode(cb, in[0], in[1], in.size() > 2 ? in[2] : Tensor(), out);
+      });
+}
+
+GraphTensor Graph::layerNormalization(GraphTensor x, GraphTensor scale, GraphTensor bias,
+                                      int32_t axis, float epsilon, const std::string& name) {
+  auto& s = *state_;
+  GraphNode n;
+  n.name = s.nodeName(name, "layer normalization");
+  s.requireBuilding(n.name);
+  x = s.asTensor(x, n.name);
+  std::vector<uint32_t> shape = s.tensors[x.id].tensorShape;
+  detail::graphAxis(s, n.name, axis, shape.size());
+  std::vector<GraphTensor> inputs = {x, s.asTensor(scale, n.name)};
+  if (bias.valid()) inputs.push_back(s.asTensor(bias, n.name));
+  return detail::addKernel<TensorLayerNormalization>(
+      s, n, "layer normalization",
+      std::make_shared<TensorLayerNormalization>(s.context, axis, epsilon), inputs,
+      std::move(shape),
+      [](CommandBuffer& cb, TensorLayerNormalization& k, const std::vector<Tensor>& in,
+         const Tensor& out) { k.encode(cb, in[0], in[1], in.size() > 2 ? in[2] : Tensor(), out); });
+}
+
+GraphTensor Graph::resize(GraphTensor x, const TensorResizeDescriptor& d, const std::string& name) {
+  auto& s = *state_;
+  GraphNode n;
+  n.name = s.nodeName(name, "tensor resize");
+  s.requireBuilding(n.name);
+  x = s.asTensor(x, n.name);
+  const std::vector<uint32_t> in = s.tensors[x.id].tensorShape;
+  const size_t rank = in.size();
+  const bool crop = d.coordinateTransformation == TensorCoordinateTransformation::tfCropAndResize;
+  if ((!d.sizes.empty() && d.sizes.size() != rank) ||
+      (d.sizes.empty() && d.scales.size() != rank) ||
+      (!d.scales.empty() && d.scales.size() != rank) ||
+      (crop && !d.roi.empty() && d.roi.size() != 2 * rank))
+    throw Error(ErrorCode::invalidArgument, s.what(n.name) +
+                                                ": sizes, scales or roi do not match the rank-" +
+                                                std::to_string(rank) + " source");
+  std::vector<uint32_t> out(rank);
+  for (size_t k = 0; k < rank; ++k) {
+    if (!d.sizes.empty()) {
+      out[k] = d.sizes[k];
+      continue;
+    }
+    const double roi = crop && !d.roi.empty() ? double(d.roi[rank + k] - d.roi[k]) : 1.0;
+    const double extent = double(in[k]) * roi * double(d.scales[k]);
+    if (!(extent >= 1) || extent > double(INT32_MAX))
+      throw Error(ErrorCode::invalidArgument, s.what(n.name) + ": axis " + std::to_string(k) +
+                                                  " would have " + std::to_string(extent) +
+                                                  " elements");
+    out[k] = uint32_t(std::floor(extent));
+  }
+  return detail::addKernel<TensorResize>(
+      s, n, "tensor resize", std::make_shared<TensorResize>(s.context, d), {x}, std::move(out),
+      [](CommandBuffer& cb, TensorResize& k, const std::vector<Tensor>& in, const Tensor& out) {
+        k.encode(cb, in[0], out);
+      });
+}
+
+GraphTensor Graph::gather(GraphTensor data, GraphTensor indices, int32_t axis,
+                          const std::string& name) {
+  auto& s = *state_;
+  GraphNode n;
+  n.name = s.nodeName(name, "gather");
+  s.requireBuilding(n.name);
+  data = s.asTensor(data, n.name);
+  indices = s.asTensor(indices, n.name);
+  const std::vector<uint32_t>&sd = s.tensors[data.id].tensorShape,
+        &si = s.tensors[indices.id].tensorShape;
+  const uint32_t a = detail::graphAxis(s, n.name, axis, sd.size());
+  std::vector<uint32_t> out(sd.begin(), sd.begin() + a);
+  out.insert(out.end(), si.begin(), si.end());
+  out.insert(out.end(), sd.begin() + a + 1, sd.end());
+  return detail::addKernel<TensorGather>(
+      s, n, "gather", std::make_shared<TensorGather>(s.context, axis), {data, indices},
+      std::move(out),
+      [](CommandBuffer& cb, TensorGather& k, const std::vector<Tensor>& in, const Tensor& out) {
+        k.encode(cb, in[0], in[1], out);
+      });
+}
+
+GraphTensor Graph::pad(GraphTensor x, TensorPaddingMode mode, std::vector<int64_t> pads,
+                       float value, const std::string& name) {
+  auto& s = *state_;
+  GraphNode n;
+  n.name = s.nodeName(name, "tensor pad");
+  s.requireBuilding(n.name);
+  x = s.asTensor(x, n.name);
+  const std::vector<uint32_t> in = s.tensors[x.id].tensorShape;
+  if (pads.size() != 2 * in.size())
+    throw Error(ErrorCode::invalidArgument, s.what(n.name) + ": " + std::to_string(pads.size()) +
+                                                " pads for a rank-" + std::to_string(in.size()) +
+                                                " tensor");
+  std::vector<uint32_t> out(in.size());
+  for (size_t k = 0; k < in.size(); ++k) {
+    const int64_t e = int64_t(in[k]) + pads[k] + pads[k + in.size()];
+    if (e < 1 || e > INT32_MAX)
+      throw Error(ErrorCode::invalidArgument, s.what(n.name) + ": axis " + std::to_string(k) +
+                                                  " would have " + std::to_string(e) + " elements");
+    out[k] = uint32_t(e);
+  }
+  return detail::addKernel<TensorPad>(
+      s, n, "tensor pad", std::make_shared<TensorPad>(s.context, mode, std::move(pads), value), {x},
+      std::move(out),
+      [](CommandBuffer& cb, TensorPad& k, const std::vector<Tensor>& in, const Tensor& out) {
+        k.encode(cb, in[0], out);
+      });
 }
 
 GraphTensor Graph::toTensor(GraphTensor value) {

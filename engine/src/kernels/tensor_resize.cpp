@@ -41,6 +41,9 @@ namespace {
 struct AxisPlan {
   uint32_t in = 1, out = 1;
   float scale = 1, roiStart = 0, roiEnd = 1;
+  // The resized length before flooring (ONNX's align_corners divides by it): out when sizes were
+  // given, in * scale otherwise.
+  double length = 1;
 };
 
 std::vector<AxisPlan> plan(const TensorResizeDescriptor& d, const Tensor& source,
@@ -65,6 +68,7 @@ std::vector<AxisPlan> plan(const TensorResizeDescriptor& d, const Tensor& source
     if (!d.sizes.empty()) {
       a.out = d.sizes[i];
       a.scale = d.scales.empty() ? float(a.out) / float(a.in) : d.scales[i];
+      a.length = a.out;
     } else {
       a.scale = d.scales[i];
       const double extent = double(a.in) * (crop ? double(a.roiEnd - a.roiStart) : 1.0) * a.scale;
@@ -74,6 +78,7 @@ std::vector<AxisPlan> plan(const TensorResizeDescriptor& d, const Tensor& source
                         " scaled by " + std::to_string(a.scale) + " gives " +
                         std::to_string(extent) + " elements (at least 1, at most 2^31 - 1)");
       a.out = uint32_t(std::floor(extent));
+      a.length = double(a.in) * double(a.scale);
     }
   }
   return axes;
@@ -90,7 +95,7 @@ double originalCoordinate(TensorCoordinateTransformation mode, double x, const A
     case TensorCoordinateTransformation::pytorchHalfPixel:
       return out > 1 ? (x + 0.5) / s - 0.5 : 0;
     case TensorCoordinateTransformation::alignCorners:
-      return out == 1 ? 0 : x * (in - 1) / (out - 1);
+      return a.length == 1 ? 0 : x * (in - 1) / (a.length - 1);
     case TensorCoordinateTransformation::asymmetric:
       return x / s;
     case TensorCoordinateTransformation::tfCropAndResize:

@@ -164,6 +164,17 @@ std::optional<Shape4> canonicalShape(const std::vector<int64_t>& d) {
   }
 }
 
+// One image holding a value of any rank 1 to 8 in row-major order: [1, C, H, W] with H and W
+// the last two axes (rank 3 up), C the product of the others.
+Shape4 flatShape(const std::vector<int64_t>& d) {
+  if (d.empty()) return Shape4{1, 1, 1, 1};
+  if (d.size() == 1) return Shape4{1, d[0], 1, 1};
+  if (d.size() == 2) return Shape4{1, d[0], d[1], 1};
+  int64_t c = 1;
+  for (size_t k = 0; k + 2 < d.size(); ++k) c *= d[k];
+  return Shape4{1, c, d[d.size() - 2], d[d.size() - 1]};
+}
+
 ImageAxis imageAxis(size_t rank, int64_t axis) {
   static const ImageAxis r4[] = {ImageAxis::n, ImageAxis::c, ImageAxis::h, ImageAxis::w};
   static const ImageAxis r3[] = {ImageAxis::n, ImageAxis::c, ImageAxis::h};
@@ -182,8 +193,12 @@ uint32_t u32(int64_t v, const std::string& what) {
 // ---- the importer: what operators see -----------------------------------------------------------
 
 Importer::Importer(const Context& context, onnx::ModelProto& model,
-                   const OnnxImportOptions& options, size_t fileBytes)
-    : context_(context), model_(model), options_(options), graph_(context, graphOptions()) {
+                   const OnnxImportOptions& options, size_t fileBytes, bool flatBatch)
+    : context_(context),
+      model_(model),
+      options_(options),
+      graph_(context, graphOptions()),
+      flatBatch_(flatBatch) {
   computedBudget_ += int64_t(fileBytes);
 }
 
@@ -295,19 +310,26 @@ ImageValue Importer::toImageValue(const ImageValue& v) {
   int64_t total = 1;
   for (int64_t d : v.dims) total *= d;
   std::optional<Shape4> s = v.dims.size() <= 4 ? canonicalShape(v.dims) : std::nullopt;
+  if (flatBatch_ && (!s || s->n != 1)) s = flatShape(v.dims);
   if (!s || s->n != batch_) {
-    if (batch_ == 0 || total % batch_)
+    if (batch_ == 0 || total % batch_) {
+      batchLayoutFailed_ = true;
       unsupported("the tensor " + dimsToString(v.dims) + " does not split into " +
                   std::to_string(batch_) + " images (tensor layout)");
+    }
     s = Shape4{batch_, total / batch_, 1, 1};
   }
   const GraphTensor t =
       graph_.reshape(v.tensor, {uint32_t(s->n), uint32_t(s->c), uint32_t(s->h), uint32_t(s->w)},
-                     nodeName() + " (as image)");
+                     nodeName() + " (image view)");
   return ImageValue{graph_.toImage(t), v.dims};
 }
 
 GraphTensor Importer::tensorOf(const ImageValue& v) {
+  if (v.dims.size() > kMaxTensorRank)
+    unsupported("the tensor " + dimsToString(v.dims) + " has rank " +
+                std::to_string(v.dims.size()) + " (Tensors have rank 1 to " +
+                std::to_string(kMaxTensorRank) + ") (tensor rank)");
   std::vector<uint32_t> shape;
   for (int64_t d : v.dims) {
     if (d < 1) unsupported("an empty tensor " + dimsToString(v.dims));
@@ -518,6 +540,9 @@ void Importer::importInputs() {
       unsupported(what + " is " + elementTypeName(type) +
                   "; image inputs must be float32 (data type)");
     auto shape4 = canonicalShape(dims);
+    if (flatBatch_ && dims.size() <= kMaxTensorRank && (!shape4 || shape4->n != 1))
+      shape4 = flatShape(dims);
+    if (!shape4 && dims.size() <= kMaxTensorRank) batchLayoutFailed_ = true;
     if (!shape4)
       unsupported(what + " has rank " + std::to_string(dims.size()) + " " + dimsToString(dims) +
                   "; image inputs have rank 1 to 4 ([N, C, H, W], [N, C, L], [N, C], [C]) "
@@ -528,6 +553,7 @@ void Importer::importInputs() {
       batch_ = uint32_t(shape4->n);
       graph_ = Graph(context_, graphOptions());
     }
+    if (shape4->n != batch_) batchLayoutFailed_ = true;
     if (shape4->n != batch_)
       unsupported(what + " has batch " + std::to_string(shape4->n) + " but an earlier input has " +
                   std::to_string(batch_) + "; every image input must have the same N (batch)");
@@ -732,12 +758,28 @@ using detail::PhaseTimer;
 
 OnnxImport importOnnxModelFromMemory(const Context& context, std::span<const uint8_t> bytes,
                                      const OnnxImportOptions& options) {
+  {
+    onnx::ModelProto model;
+    {
+      PhaseTimer timer(detail::loadClock(context), LoadPhase::parse);
+      model = parseModel(bytes);
+    }
+    Importer importer(context, model, options, bytes.size());
+    try {
+      return importer.run();
+    } catch (const Error&) {
+      if (!importer.batchLayoutFailed()) throw;
+    }
+  }
+  // Inputs of different batch sizes, outputs that do not split into the batch, inputs of rank 5
+  // to 8: again with every image input one image holding its value (the Tensor kernels take the
+  // axes the image layout cannot).
   onnx::ModelProto model;
   {
     PhaseTimer timer(detail::loadClock(context), LoadPhase::parse);
     model = parseModel(bytes);
   }
-  Importer importer(context, model, options, bytes.size());
+  Importer importer(context, model, options, bytes.size(), true);
   return importer.run();
 }
 

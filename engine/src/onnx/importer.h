@@ -22,6 +22,7 @@
 
 #include "onnx/onnx_tensor.h"
 #include "vkcnn/graph.h"
+#include "vkcnn/tensor.h"
 #include "vkcnn/onnx.h"
 
 namespace onnx {
@@ -109,9 +110,14 @@ void reshapeLike(Importer& im, std::vector<int64_t> dims);
 
 class Importer {
  public:
+  // flatBatch: every image input is one image (batch 1) holding its elements in row-major order
+  // (the second try for a model whose inputs differ in batch, whose outputs do not split into
+  // the batch, or whose inputs have rank 5 to 8; see batchLayoutFailed()).
   Importer(const Context& context, onnx::ModelProto& model, const OnnxImportOptions& options,
-           size_t fileBytes);
+           size_t fileBytes, bool flatBatch = false);
   OnnxImport run();
+  // Whether run() stopped because the values do not share one batch of images.
+  bool batchLayoutFailed() const { return batchLayoutFailed_; }
 
   // ---- what an operator sees: the model and the node being imported ----
   const Context& context() const { return context_; }
@@ -190,6 +196,8 @@ class Importer {
   Graph graph_;
   int64_t opset_ = 0;
   uint32_t batch_ = 0;  // 0 until the first image input
+  bool flatBatch_ = false;
+  bool batchLayoutFailed_ = false;
   const onnx::NodeProto* node_ = nullptr;
   std::string nodeLabel_;
   std::unordered_map<std::string, Value> values_;

@@ -1,5 +1,6 @@
 // ONNX convolutions and matrix products: Conv and ConvTranspose (rank 3 and 4), Gemm and MatMul
-// of [N, K] by a constant [K, M] as fully-connected layers. Weights are reordered into MPS order
+// of [N, K] by a constant [K, M] as fully-connected layers, any other MatMul (batched, computed B)
+// and Gemm (transA, a bias per row) as Tensor kernels. Weights are reordered into MPS order
 // here; the window geometry (windows()) is shared with pooling.
 #include <algorithm>
 
@@ -7,6 +8,7 @@
 #include "vkcnn/convolution.h"
 #include "vkcnn/convolution_transpose.h"
 #include "vkcnn/error.h"
+#include "vkcnn/tensor_ops.h"
 
 namespace vkcnn::detail::onnx_import {
 
@@ -197,20 +199,70 @@ void convTranspose(Importer& im) {
   im.setImage(0, out, im.dimsLike(x, im.graph().shape(out)));
 }
 
+// The dims of a value or a constant.
+const std::vector<int64_t>& operandDims(Importer& im, int k) {
+  const Value& v = im.input(k);
+  return v.isImage ? v.image.dims : v.constant.dims;
+}
+
+// MatMul and Gemm as Tensor kernels: batched, transposed, with a matrix bias, B computed, ...
+void tensorGemm(Importer& im, bool matmul) {
+  std::vector<int64_t> da = operandDims(im, 0), db = operandDims(im, 1);
+  if (da.empty() || db.empty()) invalidModel("a MatMul or Gemm operand is a scalar");
+  if (matmul) {
+    const bool row = da.size() == 1, column = db.size() == 1;
+    if (row) da.insert(da.begin(), 1);
+    if (column) db.push_back(1);
+    if (da.back() != db[db.size() - 2])
+      invalidModel("A " + dimsToString(operandDims(im, 0)) + " and B " +
+                   dimsToString(operandDims(im, 1)) + " do not multiply");
+    std::vector<int64_t> dims = broadcastShapes(std::vector<int64_t>(da.begin(), da.end() - 2),
+                                                std::vector<int64_t>(db.begin(), db.end() - 2));
+    if (!row) dims.push_back(da[da.size() - 2]);
+    if (!column) dims.push_back(db.back());
+    return im.setImage(0, im.graph().matMul(im.tensorInput(0), im.tensorInput(1), im.nodeName()),
+                       dims);
+  }
+  GemmDescriptor d;
+  d.transposeA = im.attrInt("transA", 0) != 0;
+  d.transposeB = im.attrInt("transB", 0) != 0;
+  d.alpha = im.attrFloat("alpha", 1.f);
+  d.beta = im.attrFloat("beta", 1.f);
+  if (da.size() != 2 || db.size() != 2)
+    invalidModel("Gemm of " + dimsToString(da) + " and " + dimsToString(db) + " (matrices only)");
+  const int64_t m = d.transposeA ? da[1] : da[0], n = d.transposeB ? db[0] : db[1];
+  if ((d.transposeA ? da[0] : da[1]) != (d.transposeB ? db[1] : db[0]))
+    invalidModel("A " + dimsToString(da) + " and B " + dimsToString(db) + " do not multiply");
+  GraphTensor c;
+  if (im.hasInput(2)) {
+    if (broadcastShapes(operandDims(im, 2), {m, n}) != std::vector<int64_t>{m, n})
+      invalidModel("C " + dimsToString(operandDims(im, 2)) + " does not broadcast to the output");
+    c = im.tensorInput(2);
+  }
+  im.setImage(0, im.graph().gemm(im.tensorInput(0), im.tensorInput(1), c, d, im.nodeName()),
+              {m, n});
+}
+
 void gemm(Importer& im, bool matmul) {
+  // A fully-connected layer where A is an Image [N, K] (its batch the images) and B a constant
+  // matrix; anything else runs on the Tensor.
+  const Value& av = im.input(0);
+  const Value& bv = im.input(1);
+  bool fullyConnected = av.isImage && !im.isTensor(av.image) && av.image.dims.size() == 2 &&
+                        !bv.isImage && bv.constant.isFloat() && bv.constant.rank() == 2 &&
+                        (matmul || im.attrInt("transA", 0) == 0);
+  if (fullyConnected && av.image.dims[0] != im.imageShape(av.image).n) fullyConnected = false;
+  if (fullyConnected && !matmul && im.hasInput(2)) {
+    const Value& cv = im.input(2);
+    fullyConnected =
+        !cv.isImage && cv.constant.isFloat() &&
+        (cv.constant.rank() < 2 || cv.constant.dims[0] == 1 || im.imageShape(av.image).n == 1);
+  }
+  if (!fullyConnected) return tensorGemm(im, matmul);
   const ImageValue& a = im.imageInput(0);
-  if (!matmul && im.attrInt("transA", 0)) unsupported("Gemm with transA (the image is A)");
-  if (a.dims.size() != 2)
-    unsupported(std::string(matmul ? "MatMul" : "Gemm") + " of a rank-" +
-                std::to_string(a.dims.size()) + " tensor " + dimsToString(a.dims) +
-                " (only [N, K] x [K, M] maps to a fully-connected layer) (tensor rank)");
   const Shape4 s = im.imageShape(a);
-  if (a.dims[0] != s.n)
-    unsupported("the tensor " + dimsToString(a.dims) + " mixes the batch of its image (" +
-                std::to_string(s.n) + " images) into other axes (tensor layout)");
   const int64_t k = a.dims[1];
   const HostTensor& b = im.floatConstant(1, "B");
-  if (b.rank() != 2) unsupported("B of rank " + std::to_string(b.rank()) + " (tensor rank)");
   const bool transB = !matmul && im.attrInt("transB", 0) != 0;
   const int64_t bk = transB ? b.dims[1] : b.dims[0], m = transB ? b.dims[0] : b.dims[1];
   if (bk != k)

@@ -275,23 +275,33 @@ void clip(Importer& im) {
 }
 
 void pow(Importer& im) {
-  const ImageValue& x = im.imageInput(0);
-  const HostTensor& e = im.constantInput(1, "exponent");
-  if (e.size() != 1) unsupported("Pow with an exponent that is not a scalar");
-  const double p = e.at(0);
-  if (p == 1) return im.setImage(0, x);
-  if (p == 2)
+  const ImageValue& xv = im.valueInput(0);
+  const Value& ev = im.input(1);
+  if (!ev.isImage && ev.constant.size() == 1 && !im.isTensor(xv)) {
+    const ImageValue& x = im.imageInput(0);
+    const double p = ev.constant.at(0);
+    if (p == 1) return im.setImage(0, x);
+    if (p == 2)
+      return im.setImage(
+          0,
+          im.graph().arithmetic(x.tensor, x.tensor, ArithmeticOperation::multiply, im.nodeName()),
+          x.dims);
+    // The power neuron is pow(), undefined for negative bases: only exponents where ONNX gives
+    // NaN there too (non-integers) map to it.
+    if (p != std::floor(p))
+      return im.neuronOp(NeuronDescriptor::of(NeuronType::power, 1.f, 0.f, float(p)));
+  }
+  // Integral exponents (numpy's pow of negative bases), exponent tensors: the Tensor kernel.
+  if (im.opset() < 7 && im.attrInt("broadcast", 0) != 0) {
+    const HostTensor& e = im.constantInput(1, "exponent");
+    const std::vector<int64_t> dims = legacyBroadcastDims(im, xv.dims, e.dims);
     return im.setImage(
-        0, im.graph().arithmetic(x.tensor, x.tensor, ArithmeticOperation::multiply, im.nodeName()),
-        x.dims);
-  // The power neuron is pow(), undefined for negative bases: only exponents where ONNX gives NaN
-  // there too (non-integers) map to it.
-  if (p != std::floor(p))
-    return im.neuronOp(NeuronDescriptor::of(NeuronType::power, 1.f, 0.f, float(p)));
-  // Printed as a double: an integer-valued exponent may be past any integer type (or infinite).
-  char exponent[64];
-  std::snprintf(exponent, sizeof(exponent), "%.0f", p);
-  unsupported(std::string("Pow with the integer exponent ") + exponent);
+        0,
+        im.graph().tensorBinary(im.tensorOf(xv), im.constantTensor(reshaped(e, dims)),
+                                TensorBinaryOperation::power, im.nodeName()),
+        broadcastShapes(xv.dims, dims));
+  }
+  tensorBinary(im, TensorBinaryOperation::power);
 }
 
 // A Tensor unary kernel on input 0 (Erf, Floor, Ceil, Reciprocal: no image kernel has them).

@@ -1,11 +1,13 @@
-// ONNX pooling and reductions: MaxPool, AveragePool, the global poolings, and ReduceMean / Sum /
-// Max / Min over the channels or the whole H x W plane (ReduceProd on constants only).
+// ONNX pooling and reductions: MaxPool, AveragePool, the global poolings, ReduceMean / Sum / Max /
+// Min over the channels or the whole H x W plane of an Image, every Reduce* over any other axes and
+// ArgMax / ArgMin as Tensor kernels.
 #include <algorithm>
 
 #include "onnx/importer.h"
 #include "vkcnn/convolution.h"
 #include "vkcnn/error.h"
 #include "vkcnn/pooling.h"
+#include "vkcnn/tensor_ops.h"
 
 namespace vkcnn::detail::onnx_import {
 namespace {
@@ -63,23 +65,52 @@ std::optional<std::vector<int64_t>> reduceAxes(Importer& im, const std::string& 
   return im.attrInts("axes");
 }
 
+TensorReductionOperation reductionOperation(const std::string& op) {
+  static const std::pair<const char*, TensorReductionOperation> table[] = {
+      {"ReduceSum", TensorReductionOperation::sum},
+      {"ReduceMean", TensorReductionOperation::mean},
+      {"ReduceMax", TensorReductionOperation::maximum},
+      {"ReduceMin", TensorReductionOperation::minimum},
+      {"ReduceProd", TensorReductionOperation::product},
+      {"ReduceL1", TensorReductionOperation::l1},
+      {"ReduceL2", TensorReductionOperation::l2},
+      {"ReduceLogSumExp", TensorReductionOperation::logSumExp},
+      {"ReduceSumSquare", TensorReductionOperation::sumSquare},
+      {"ReduceLogSum", TensorReductionOperation::logSum},
+  };
+  for (const auto& [name, operation] : table)
+    if (op == name) return operation;
+  unsupported(op);
+}
+
 void reduce(Importer& im, const std::string& op) {
-  const ImageValue& x = im.imageInput(0);
+  const ImageValue& x = im.valueInput(0);
   bool noop = false;
   auto axesOpt = reduceAxes(im, op, noop);
   if (noop) return im.setImage(0, x);
-  const Shape4 s = im.requireCanonical(x);
   const int64_t rank = int64_t(x.dims.size());
   const bool keep = im.attrInt("keepdims", 1) != 0;
   std::vector<bool> reducedAxis(size_t(rank), !axesOpt);
   if (axesOpt)
     for (int64_t a : *axesOpt) reducedAxis[size_t(normalizeAxis(a, rank, op))] = true;
-  bool spatial = false, channels = false;
-  for (int64_t a = 0; a < rank; ++a) {
+  std::vector<int64_t> dims;
+  for (int64_t a = 0; a < rank; ++a)
+    if (!reducedAxis[size_t(a)])
+      dims.push_back(x.dims[size_t(a)]);
+    else if (keep)
+      dims.push_back(1);
+  // On an Image: ReduceMean / Sum over the channels (a 1x1 convolution), and Mean / Sum / Max /
+  // Min over the whole H x W plane (global pooling). Anything else runs on the Tensor.
+  bool spatial = false, channels = false, onTensor = im.isTensor(x) || rank > 4 || !im.canonical(x);
+  const bool imageOp =
+      op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin";
+  onTensor = onTensor || !imageOp;
+  for (int64_t a = 0; a < rank && !onTensor; ++a) {
     if (!reducedAxis[size_t(a)] || x.dims[size_t(a)] == 1) continue;
     switch (imageAxis(size_t(rank), a)) {
       case ImageAxis::n:
-        unsupported(op + " over the batch axis");
+        onTensor = true;
+        break;
       case ImageAxis::c:
         channels = true;
         break;
@@ -87,21 +118,24 @@ void reduce(Importer& im, const std::string& op) {
         spatial = true;
     }
   }
+  if (channels && op != "ReduceMean" && op != "ReduceSum") onTensor = true;
   // A reduced spatial axis must take the whole plane (global pooling reduces H and W together).
-  if (spatial)
+  if (spatial && !onTensor)
     for (int64_t a = 0; a < rank; ++a) {
       const ImageAxis ia = imageAxis(size_t(rank), a);
       if ((ia == ImageAxis::h || ia == ImageAxis::w) && x.dims[size_t(a)] > 1 &&
           !reducedAxis[size_t(a)])
-        unsupported(op + " over one spatial axis of " + dimsToString(x.dims) +
-                    " (only both H and W together)");
+        onTensor = true;
     }
-  std::vector<int64_t> dims;
-  for (int64_t a = 0; a < rank; ++a)
-    if (!reducedAxis[size_t(a)])
-      dims.push_back(x.dims[size_t(a)]);
-    else if (keep)
-      dims.push_back(1);
+  if (onTensor) {
+    std::vector<int32_t> axes;
+    for (int64_t a = 0; a < rank; ++a)
+      if (reducedAxis[size_t(a)]) axes.push_back(int32_t(a));
+    return im.setImage(
+        0, im.graph().reduction(im.tensorOf(x), reductionOperation(op), axes, keep, im.nodeName()),
+        dims);
+  }
+  const Shape4 s = im.requireCanonical(x);
   GraphTensor t = x.tensor;
   const std::string name = im.nodeName();
   if (spatial) {
@@ -122,8 +156,6 @@ void reduce(Importer& im, const std::string& op) {
     }
   }
   if (channels) {
-    if (op != "ReduceMean" && op != "ReduceSum")
-      unsupported(op + " over the channel axis (only ReduceMean and ReduceSum)");
     // A 1x1 convolution to one channel sums (or averages) the channels.
     const TensorShape ts = im.graph().shape(t);
     const float w = op == "ReduceMean" ? 1.f / float(s.c) : 1.f;
@@ -146,6 +178,23 @@ void foldReduce(Importer& im) {
                               im.attrInt("keepdims", 1) != 0));
 }
 
+// ArgMax / ArgMin on the Tensor (the indices as floats).
+void argReduce(Importer& im, bool maximum) {
+  const ImageValue& x = im.valueInput(0);
+  const int64_t rank = int64_t(x.dims.size());
+  const int64_t axis = normalizeAxis(im.attrInt("axis", 0), rank, im.opType());
+  const bool keep = im.attrInt("keepdims", 1) != 0;
+  std::vector<int64_t> dims = x.dims;
+  if (keep)
+    dims[size_t(axis)] = 1;
+  else
+    dims.erase(dims.begin() + axis);
+  im.setImage(0,
+              im.graph().argReduction(im.tensorOf(x), maximum, int32_t(axis), keep,
+                                      im.attrInt("select_last_index", 0) != 0, im.nodeName()),
+              dims);
+}
+
 void translateReduce(Importer& im) {
   reduce(im, im.opType());
 }
@@ -164,7 +213,14 @@ std::span<const OpEntry> poolingOps() {
       {"ReduceSum", 1, kLast, foldReduce, translateReduce},
       {"ReduceMax", 1, kLast, foldReduce, translateReduce},
       {"ReduceMin", 1, kLast, foldReduce, translateReduce},
-      {"ReduceProd", 1, kLast, foldReduce, nullptr},
+      {"ReduceProd", 1, kLast, foldReduce, translateReduce},
+      {"ReduceL1", 1, kLast, nullptr, translateReduce},
+      {"ReduceL2", 1, kLast, nullptr, translateReduce},
+      {"ReduceLogSum", 1, kLast, nullptr, translateReduce},
+      {"ReduceLogSumExp", 1, kLast, nullptr, translateReduce},
+      {"ReduceSumSquare", 1, kLast, nullptr, translateReduce},
+      {"ArgMax", 1, kLast, nullptr, [](Importer& im) { argReduce(im, true); }},
+      {"ArgMin", 1, kLast, nullptr, [](Importer& im) { argReduce(im, false); }},
   };
   return ops;
 }

@@ -1,7 +1,8 @@
 // ONNX shape operators: constants and what is computed from shapes (Constant, Shape, Size,
-// ConstantOfShape, Range, Gather, Tile), views that change only the dims (Reshape, Flatten,
-// Squeeze, Unsqueeze, Expand, transposes that keep the element order), and data moved within the
-// image layout (Concat on the channels, Split, Slice, channel shuffle, depth <-> space).
+// ConstantOfShape, Range, Gather, Tile; Gather of image data as a Tensor kernel), views that change
+// only the dims (Reshape, Flatten, Squeeze, Unsqueeze, Expand, transposes that keep the element
+// order), and data moved within the image layout (Concat on the channels, Split, Slice, channel
+// shuffle, depth <-> space).
 #include <algorithm>
 
 #include "onnx/importer.h"
@@ -314,13 +315,35 @@ struct Crop {
 };
 
 void split(Importer& im) {
+  const ImageValue& v = im.valueInput(0);
+  const int64_t rank = int64_t(v.dims.size());
+  const int64_t axis = normalizeAxis(im.attrInt("axis", 0), rank, "Split");
+  auto sizes = splitSizes(im, v.dims[size_t(axis)], im.outputCount());
+  // Along the batch, of a Tensor or a view: Tensor slices.
+  if (im.isTensor(v) || rank > 4 || !im.canonical(v) ||
+      (imageAxis(size_t(rank), axis) == ImageAxis::n && im.outputCount() > 1)) {
+    int64_t start = 0;
+    for (int k = 0; k < im.outputCount(); ++k) {
+      const int64_t size = (*sizes)[size_t(k)];
+      std::vector<int64_t> dims = v.dims;
+      dims[size_t(axis)] = size;
+      if (im.outputUsed(k)) {
+        if (size == 0) unsupported("an empty Split output");
+        if (size == v.dims[size_t(axis)])
+          im.setImage(k, v.tensor, dims);
+        else
+          im.setImage(k,
+                      im.graph().slice(im.tensorOf(v), {int32_t(axis)}, {start}, {start + size},
+                                       {1}, im.nodeName() + ":" + std::to_string(k)),
+                      dims);
+      }
+      start += size;
+    }
+    return;
+  }
   const ImageValue& x = im.imageInput(0);
   const Shape4 s = im.requireCanonical(x);
-  const int64_t rank = int64_t(x.dims.size());
-  const int64_t axis = normalizeAxis(im.attrInt("axis", 0), rank, "Split");
-  auto sizes = splitSizes(im, x.dims[size_t(axis)], im.outputCount());
   const ImageAxis ia = imageAxis(size_t(rank), axis);
-  if (ia == ImageAxis::n && im.outputCount() > 1) unsupported("Split along the batch axis");
   int64_t start = 0;
   for (int k = 0; k < im.outputCount(); ++k) {
     const int64_t size = (*sizes)[size_t(k)];
@@ -500,6 +523,30 @@ void depthSpace(Importer& im, bool toSpace) {
   im.setImage(0, out, im.dimsLike(x, im.graph().shape(out)));
 }
 
+// Gather of image data (or image indices) on the Tensor.
+void gather(Importer& im) {
+  const Value& data = im.input(0);
+  const Value& indices = im.input(1);
+  const std::vector<int64_t>& dd = data.isImage ? data.image.dims : data.constant.dims;
+  const std::vector<int64_t>& di = indices.isImage ? indices.image.dims : indices.constant.dims;
+  const int64_t axis = normalizeAxis(im.attrInt("axis", 0), int64_t(dd.size()), "Gather");
+  const int64_t extent = dd[size_t(axis)];
+  if (!indices.isImage) {
+    if (indices.constant.isFloat()) invalidModel("Gather indices must be integers");
+    // As integers: a huge index must not pass through a double (fuzz_onnx found UB).
+    for (int64_t i : indices.constant.i)
+      if (i < -extent || i >= extent)
+        invalidModel("Gather index " + std::to_string(i) + " is outside an axis of " +
+                     std::to_string(extent));
+  }
+  std::vector<int64_t> dims(dd.begin(), dd.begin() + axis);
+  dims.insert(dims.end(), di.begin(), di.end());
+  dims.insert(dims.end(), dd.begin() + axis + 1, dd.end());
+  im.setImage(0,
+              im.graph().gather(im.tensorInput(0), im.tensorInput(1), int32_t(axis), im.nodeName()),
+              dims);
+}
+
 void expand(Importer& im) {
   const ImageValue& x = im.valueInput(0);
   const auto dims = broadcastShapes(x.dims, toInt64s(im.constantInput(1, "shape")));
@@ -536,7 +583,7 @@ std::span<const OpEntry> shapeOps() {
        [](Importer& im) {
          im.setConstant(0, gathered(operand(im, 0), operand(im, 1), im.attrInt("axis", 0)));
        },
-       [](Importer&) { unsupported("Gather of image data (only constants are gathered)"); }},
+       gather},
       {"Tile", 1, kLast,
        [](Importer& im) { im.setConstant(0, tiled(operand(im, 0), toInt64s(operand(im, 1)))); },
        nullptr},

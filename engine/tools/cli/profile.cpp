@@ -60,6 +60,17 @@ int profile(const std::vector<std::string>& rest) {
     std::printf("total kernel time %.3f ms over %zu dispatches (%u barriers)\n", total,
                 medians.size(), barriers);
   }
+  // The values that left the image layout (issue #12): the nodes whose output is a Tensor
+  // (constants left out).
+  std::vector<std::string> tensorValues;
+  for (const std::string& line : session.graph().describe())
+    if (line.find(") -> tensor [") != std::string::npos &&
+        line.find("(constant) -> tensor") == std::string::npos)
+      tensorValues.push_back(line);
+  if (json != "-" && !tensorValues.empty()) {
+    std::printf("values on Tensors (%zu):\n", tensorValues.size());
+    for (const std::string& line : tensorValues) std::printf("  %s\n", line.c_str());
+  }
   if (!json.empty()) {
     std::string kernels = "[";
     for (size_t k = 0; k < medians.size(); ++k)
@@ -75,6 +86,10 @@ int profile(const std::vector<std::string>& rest) {
         .add("dispatches", uint64_t(medians.size()))
         .add("barriers", barriers)
         .raw("kernels", kernels + "]");
+    std::string values = "[";
+    for (size_t k = 0; k < tensorValues.size(); ++k)
+      values += (k ? ", " : "") + Json().add("node", tensorValues[k]).str();
+    j.raw("tensor_values", values + "]");
     writeText(json, j.str() + "\n", "--json");
   }
   return 0;
