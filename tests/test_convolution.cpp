@@ -388,6 +388,62 @@ TEST_CASE("convolution: every matrix-unit configuration, forced") {
   unsetenv("VKCNN_CONVOLUTION_TILE");
 }
 
+TEST_CASE("convolution: grouped convolutions on the matrix units, every tile forced") {
+  // Groups whose channels start at layers on both sides (a multiple of 4 per group) run on
+  // convolution_tiled.comp, one GEMM per group along the dispatch's z, on GPUs with matrix units
+  // (float16); VKCNN_CONVOLUTION_TILE forces each tile whose width divides a group's padded width
+  // (others fall back to the selector) and "legacy" the direct shader. Elsewhere (lavapipe) every
+  // configuration is the direct shader: run once. Shapes: ResNeXt's 8 and RegNet's 16 channels
+  // per group, partial row tiles, stride, a residual, channels past a group's 16-column padding.
+  // (Groups of 4 channels stay on the direct shader: the sweep and the residual test cover it.)
+  std::vector<std::string> configurations = {"auto", "legacy"};
+  for (const detail::MatrixTile& tile : detail::kMatrixTiles) configurations.push_back(tile.name);
+  if (!context().capabilities().matrixUnits) configurations = {"portable"};
+  for (const std::string& configuration : configurations) {
+    CAPTURE(configuration);
+    setenv("VKCNN_CONVOLUTION_TILE", configuration.c_str(), 1);
+    Case a;  // 3x3, 16 groups of 8 (ResNeXt's second stage), 2 images of 13x11, residual, ReLU
+    a.descriptor = ConvolutionDescriptor::make(3, 3, 128, 128, NeuronDescriptor::relu());
+    a.descriptor.groups = 16;
+    a.padding = Padding::explicitPadding(1, 1, 1, 1);
+    a.width = 13;
+    a.height = 11;
+    a.sourceImages = 2;
+    a.residual = true;
+    a.format = ChannelFormat::float16;
+    a.seed = 31;
+    Case b;  // 3x3 stride 2, 3 groups of 16 (RegNet's width), to 12x12
+    b.descriptor = ConvolutionDescriptor::make(3, 3, 48, 48);
+    b.descriptor.groups = 3;
+    b.descriptor.strideInPixelsX = b.descriptor.strideInPixelsY = 2;
+    b.padding = Padding::explicitPadding(1, 1, 1, 1);
+    b.width = b.height = 23;
+    b.format = ChannelFormat::float16;
+    b.seed = 32;
+    Case c;  // 1x1, 2 groups of 40 -> 36 channels (36 padded to 48 columns)
+    c.descriptor = ConvolutionDescriptor::make(1, 1, 80, 72, NeuronDescriptor::relu());
+    c.descriptor.groups = 2;
+    c.width = 17;
+    c.height = 10;
+    c.format = ChannelFormat::float16;
+    c.seed = 33;
+    Case e;  // 3x3, 2 groups of 32 (ResNeXt's last stage) from a source channel window
+    e.descriptor = ConvolutionDescriptor::make(3, 3, 64, 64);
+    e.descriptor.groups = 2;
+    e.sourceChannelOffset = 4;
+    e.extraSourceChannels = 8;
+    e.width = 9;
+    e.height = 7;
+    e.format = ChannelFormat::float16;
+    e.seed = 34;
+    for (const Case* x : {&a, &b, &c, &e}) {
+      CAPTURE(describe(*x));
+      run(*x);
+    }
+  }
+  unsetenv("VKCNN_CONVOLUTION_TILE");
+}
+
 TEST_CASE("convolution: a residual added before the neuron, on every shader") {
   // Each path adds it in its own epilogue (convolution_bindings.glsl): GEMM tiles large and small
   // (and the matrix-unit tiles for float16 on GPUs that have them), the direct shader (groups, an

@@ -163,6 +163,16 @@ void checkWeightCounts(const ConvolutionDescriptor& d, size_t weights, size_t bi
               " output feature channels (give one per channel, or none)");
 }
 
+// Dense convolutions, and grouped ones whose groups start at layers on both sides (channels per
+// group a multiple of 4), run on the matrix units where there are some (convolution_tiled.comp
+// takes the grouped ones, a GEMM per group); other grouped ones on the direct shader.
+// Groups of 4 channels stay on the direct shader: the 16-column tiles ran them 2-3x slower
+// (3/4 of each fragment is padding; NOTES.md, run 6).
+bool groupedOnMatrixUnits(const ConvolutionDescriptor& d) {
+  const uint32_t in = d.inputFeatureChannels / d.groups, out = d.outputFeatureChannels / d.groups;
+  return d.groups == 1 || (in % 4 == 0 && out % 4 == 0 && in >= 8 && out >= 8);
+}
+
 std::shared_ptr<const ConvolutionState> makeState(
     const Context& context, const ConvolutionDescriptor& d, std::span<const float> weights,
     std::span<const float> bias, const std::string& what, const std::string& label) {
@@ -209,20 +219,25 @@ std::shared_ptr<const ConvolutionState> makeState(
               float(weights[(size_t(o) * taps + tap) * perGroup + i] * scale[o]);
   }
   ContextImpl& impl = *context.impl();
-  if (d.groups == 1 && perGroup > 1 && impl.capabilities().matrixUnits) {
+  if (perGroup > 1 && impl.capabilities().matrixUnits && groupedOnMatrixUnits(d)) {
     // Row k = (tap * S + s) * 4 + c holds input channel 4s + c of the tap; zero rows pad k to
     // whole chunks and zero columns the output channels to whole tiles (convolution_tiles.h).
+    // Grouped: one such matrix per group, one after the other.
+    const uint32_t outPerGroup = out / d.groups;
     const size_t slices = (perGroup + 3) / 4, k = size_t(taps) * slices * 4;
     const size_t rows =
         (k + VKCNN_MATRIX_ROW_ALIGN - 1) / VKCNN_MATRIX_ROW_ALIGN * VKCNN_MATRIX_ROW_ALIGN;
-    const size_t columns = (size_t(out) + VKCNN_MATRIX_COLUMN_ALIGN - 1) /
-                           VKCNN_MATRIX_COLUMN_ALIGN * VKCNN_MATRIX_COLUMN_ALIGN;
-    std::vector<uint16_t> matrix(rows * columns, 0);
-    for (uint32_t o = 0; o < out; ++o)
+    const size_t align =
+        d.groups == 1 ? VKCNN_MATRIX_COLUMN_ALIGN : VKCNN_MATRIX_GROUP_COLUMN_ALIGN;
+    const size_t columns = (size_t(outPerGroup) + align - 1) / align * align;
+    std::vector<uint16_t> matrix(rows * columns * d.groups, 0);
+    for (uint32_t o = 0; o < out; ++o) {
+      uint16_t* group = matrix.data() + size_t(o / outPerGroup) * rows * columns;
       for (uint32_t tap = 0; tap < taps; ++tap)
         for (uint32_t i = 0; i < perGroup; ++i)
-          matrix[((size_t(tap) * slices + i / 4) * 4 + i % 4) * columns + o] =
+          group[((size_t(tap) * slices + i / 4) * 4 + i % 4) * columns + o % outPerGroup] =
               floatToHalf(float(weights[(size_t(o) * taps + tap) * perGroup + i] * scale[o]));
+    }
     state->matrixWeights = DeviceBuffer::create(impl, matrix.size() * sizeof(uint16_t),
                                                 matrix.data(), label + " float16 weights");
   }
@@ -306,7 +321,8 @@ GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, b
       const MatrixTile* best = nullptr;
       double bestCost = 0;
       for (const MatrixTile& t : kMatrixTiles) {
-        if (!t.nanosecondsPerStage) continue;
+        // The narrow tiles are fitted for groups only.
+        if (!t.nanosecondsPerStage || t.columns() < 64) continue;
         const uint64_t perWave = sms * t.residentPerMultiprocessor;
         const double cost = double((tilesOf(t.rows(), t.columns()) + perWave - 1) / perWave) *
                             double((k + t.depth() - 1) / t.depth()) * t.nanosecondsPerStage;
@@ -341,6 +357,35 @@ GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, b
   }
   const uint64_t largeTiles = (rows + 63) / 64 * ((slices + 15) / 16);
   return {largeTiles >= 512 ? ShaderId::convolution_gemm_large : ShaderId::convolution_gemm_small};
+}
+
+// Grouped convolutions on the matrix units (groupedOnMatrixUnits): a tile of convolution_tiled
+// whose width divides a group's padded width, the one the cost model of gemmShader says is
+// fastest over all groups' tiles; VKCNN_CONVOLUTION_TILE forces a tile that fits, and "legacy"
+// the direct shader (nullptr).
+const MatrixTile* groupedTile(const KernelEncoding& e, const ConvolutionDescriptor& d,
+                              uint32_t multiprocessors) {
+  const uint64_t rows = uint64_t(e.clipWidth) * e.clipHeight * e.imageCount;
+  const uint64_t outPerGroup = d.outputFeatureChannels / d.groups;
+  const uint64_t columns = (outPerGroup + VKCNN_MATRIX_GROUP_COLUMN_ALIGN - 1) /
+                           VKCNN_MATRIX_GROUP_COLUMN_ALIGN * VKCNN_MATRIX_GROUP_COLUMN_ALIGN;
+  const std::string forced = forcedTile();
+  if (forced == "legacy") return nullptr;
+  for (const MatrixTile& t : kMatrixTiles)
+    if (forced == t.name && columns % t.columns() == 0) return &t;
+  const uint64_t sms = multiprocessors ? multiprocessors : 132;
+  const uint64_t k = uint64_t(d.kernelWidth) * d.kernelHeight * (d.inputFeatureChannels / d.groups);
+  const MatrixTile* best = nullptr;
+  double bestCost = 0;
+  for (const MatrixTile& t : kMatrixTiles) {
+    if (!t.nanosecondsPerStage || columns % t.columns()) continue;
+    const uint64_t tiles = (rows + t.rows() - 1) / t.rows() * (columns / t.columns()) * d.groups;
+    const uint64_t perWave = sms * t.residentPerMultiprocessor;
+    const double cost = double((tiles + perWave - 1) / perWave) *
+                        double((k + t.depth() - 1) / t.depth()) * t.nanosecondsPerStage;
+    if (!best || cost < bestCost) best = &t, bestCost = cost;
+  }
+  return best;
 }
 
 struct Tile {
@@ -381,25 +426,33 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
   GemmChoice choice{shader};
   std::string what = e.what();
   std::vector<int32_t> specialization;
-  if (gemm) {
-    const DeviceCapabilities& caps = e.commandBuffer.context->capabilities();
-    // convolution_tiled reads a source texel as one fetch (a window starting at a layer) and
-    // counts warps of 32 invocations.
-    const bool alignedSource = (e.source.storageChannelOffset() + e.sourceChannelOffset) % 4 == 0;
-    choice = gemmShader(e, d, matrixUnits, alignedSource && caps.subgroupSize == 32,
-                        caps.multiprocessorCount);
+  const DeviceCapabilities& caps = e.commandBuffer.context->capabilities();
+  // convolution_tiled reads a source texel as one fetch (a window starting at a layer) and
+  // counts warps of 32 invocations.
+  const bool tiledAllowed =
+      (e.source.storageChannelOffset() + e.sourceChannelOffset) % 4 == 0 && caps.subgroupSize == 32;
+  if (shader == ShaderId::convolution && d.groups > 1 && alignedDestination &&
+      variant == ShaderVariant::f16 && s.matrixWeights && tiledAllowed)
+    choice.tile = groupedTile(e, d, caps.multiprocessorCount);
+  if (choice.tile) {
+    shader = choice.shader = ShaderId::convolution_tiled;
+    what += std::string(" (grouped ") + choice.tile->name + ")";
+  } else if (gemm) {
+    choice = gemmShader(e, d, matrixUnits, tiledAllowed, caps.multiprocessorCount);
     shader = choice.shader;
     // The profile and the benchmark read the configuration off the dispatch's label.
     what += std::string(" (") + nameOf(choice) + ")";
-    if (const MatrixTile* t = choice.tile)
-      specialization = {int32_t(t->warpsM),     int32_t(t->warpsN), int32_t(t->fragmentsM),
-                        int32_t(t->fragmentsN), int32_t(t->kSteps), int32_t(t->threads()),
-                        int32_t(t->prefetch)};
+  } else if (shader == ShaderId::convolution) {
+    what += d.groups > 1 ? " (grouped direct)" : " (direct)";
   }
+  if (const MatrixTile* t = choice.tile)
+    specialization = {int32_t(t->warpsM),     int32_t(t->warpsN), int32_t(t->fragmentsM),
+                      int32_t(t->fragmentsN), int32_t(t->kSteps), int32_t(t->threads()),
+                      int32_t(t->prefetch)};
   DispatchRecorder r(e.commandBuffer, shader, variant, what, specialization);
   shader::ConvolutionPush push{};
   const uint32_t slices = r.bindWindows(push, e);
-  r.bindBuffer(2, matrixUnits ? s.matrixWeights : s.weights);
+  r.bindBuffer(2, choice.tile || matrixUnits ? s.matrixWeights : s.weights);
   r.bindBuffer(3, s.bias);
   r.bindBuffer(4, s.slopes);
   push.geometry.offsetX = originX;
@@ -426,8 +479,10 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
   push.convolution.outputChannelsPerGroup = int32_t(d.outputFeatureChannels / d.groups);
   if (const MatrixTile* t = choice.tile) {
     const uint64_t rows = uint64_t(e.clipWidth) * e.clipHeight * e.imageCount;
+    // Grouped: a column of tiles per group's outputs, the groups along z.
+    const uint32_t columns = 4 * (d.groups > 1 ? d.outputFeatureChannels / d.groups / 4 : slices);
     r.dispatchGroups(&push, sizeof push, uint32_t((rows + t->rows() - 1) / t->rows()),
-                     (4 * slices + t->columns() - 1) / t->columns(), 1);
+                     (columns + t->columns() - 1) / t->columns(), d.groups);
     return;
   }
   if (gemm) {
