@@ -3,13 +3,17 @@
 // sizes and both padding modes; MPS batch geometry, channel windows and concatenation offsets;
 // every fused neuron, PReLU, batch normalisation folding; fully connected layers; .dat weight
 // files; and every descriptor error.
+#include <unistd.h>
 #include <vkcnn/convolution.h>
+#include <vkcnn/convolution_tuning.h>
 #include <vkcnn/neuron.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <random>
 #include <tuple>
@@ -1005,4 +1009,90 @@ TEST_CASE("convolution: bad descriptors and shapes are errors before anything is
   VKCNN_CHECK_ERROR(far.encode(cb, source, destination), ErrorCode::limitExceeded,
                     "window origin x -2147483649");
   CHECK(cb.encodingStatistics().dispatches == 0);
+}
+
+TEST_CASE(
+    "convolution: a tuned configuration is used; the tuning file round-trips and a damaged "
+    "or foreign one is ignored") {
+  // 1x1, 3 images of 110x110, 5 -> 20 channels in float32: the cost model picks the portable
+  // 64 x 16 GEMM tile (gemm_large) on every device; the tuning entry forces the other one.
+  Case c;
+  c.descriptor = ConvolutionDescriptor::make(1, 1, 5, 20, NeuronDescriptor::relu());
+  c.width = c.height = 110;
+  c.sourceImages = 3;
+  c.seed = 41;
+  const ConvolutionDescriptor& d = c.descriptor;
+  Tensor x = roundedTo(randomTensor(c.sourceImages, 5, c.height, c.width, c.seed, -1, 1), c.format);
+  std::vector<float> w = randomWeights(d, c.seed + 1), bias = randomFloats(20, c.seed + 2);
+  Convolution kernel(context(), d, w, bias);
+  runWith(kernel, c, x, w, bias);
+  CHECK(kernel.configuration() == "gemm_large");
+  const std::string key = kernel.tuningKey();
+  REQUIRE_FALSE(key.empty());
+  CHECK(ConvolutionTuning::lookup(context(), key).empty());
+  ConvolutionTuning::set(context(), key, "gemm_small");
+  runWith(kernel, c, x, w, bias);  // still right against the CPU reference
+  CHECK(kernel.configuration() == "gemm_small");
+  ConvolutionTuning::set(context(), key, "no_such_tile");  // not applicable: the cost model
+  runWith(kernel, c, x, w, bias);
+  CHECK(kernel.configuration() == "gemm_large");
+  CHECK_THROWS_AS(ConvolutionTuning::set(context(), "a\tb", "gemm_small"), Error);
+
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("vkcnn-tuning-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  setenv("VKCNN_PIPELINE_CACHE_DIR", dir.c_str(), 1);
+  std::string file;
+  {
+    Context first = makeContext();
+    file = ConvolutionTuning::file(first);
+    CHECK(file.rfind(dir.string(), 0) == 0);
+    CHECK_FALSE(ConvolutionTuning::loaded(first));
+    ConvolutionTuning::set(first, key, "gemm_small");
+    ConvolutionTuning::set(first, "another shape", "64x64");
+    ConvolutionTuning::save(first);
+  }
+  REQUIRE(std::filesystem::exists(file));
+  {
+    Context second = makeContext();
+    CHECK(ConvolutionTuning::loaded(second));
+    CHECK(ConvolutionTuning::size(second) == 2);
+    CHECK(ConvolutionTuning::lookup(second, key) == "gemm_small");
+    CHECK(ConvolutionTuning::lookup(second, "another shape") == "64x64");
+  }
+  const std::string good = [&] {
+    std::ifstream in(file, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  // Each damaged file: ignored (no entries), one warning naming why, nothing thrown.
+  auto ignored = [&](const std::string& bytes, const std::string& why) {
+    CAPTURE(why);
+    {
+      std::ofstream out(file, std::ios::binary | std::ios::trunc);
+      out.write(bytes.data(), std::streamsize(bytes.size()));
+    }
+    Context damaged = makeContext();
+    std::vector<std::string> warnings;
+    damaged.setLogCallback([&](LogSeverity severity, std::string_view message) {
+      if (severity >= LogSeverity::warning) warnings.emplace_back(message);
+    });
+    CHECK_FALSE(ConvolutionTuning::loaded(damaged));
+    CHECK(ConvolutionTuning::size(damaged) == 0);
+    REQUIRE(warnings.size() == 1);
+    CHECK(warnings[0].find(why) != std::string::npos);
+  };
+  std::string flipped = good;
+  flipped.back() = char(flipped.back() ^ 0x5a);
+  ignored(flipped, "checksum mismatch");
+  ignored(good.substr(0, 20), "too short");
+  ignored(good.substr(0, good.size() - 3), "truncated");
+  ignored(std::string(200, 'x'), "not a tuning file");
+  std::string foreign = good;
+  foreign[16] = char(foreign[16] ^ 1);  // the device id (after magic, version, vendor)
+  ignored(foreign, "another device");
+  std::string otherDriver = good;
+  otherDriver[20] = char(otherDriver[20] ^ 1);  // the driver version
+  ignored(otherDriver, "another driver");
+  unsetenv("VKCNN_PIPELINE_CACHE_DIR");
+  std::filesystem::remove_all(dir);
 }

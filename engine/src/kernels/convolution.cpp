@@ -1,12 +1,15 @@
 #include "vkcnn/convolution.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 
 #include "convolution_interface.h"
 #include "convolution_tiles.h"
+#include "kernels/convolution_tuning.h"
 #include "kernels/kernel_encoding.h"
 #include "kernels/neuron_params.h"
 #include "kernels/weights.h"
@@ -300,10 +303,9 @@ std::string forcedTile() {
 // for that (late layers at batch 1) go to the split-k shaders of convolution_matrix.glsl, which
 // divide the reduction inside the workgroup, by a latency model of their own.
 GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, bool matrixUnits,
-                      bool tiledAllowed, uint32_t multiprocessors) {
+                      bool tiledAllowed, uint32_t multiprocessors, const std::string& forced) {
   const uint64_t rows = uint64_t(e.clipWidth) * e.clipHeight * e.imageCount;
   const uint64_t slices = (e.destinationChannels + 3) / 4;
-  const std::string forced = forcedTile();
   if (matrixUnits) {
     for (const MatrixTile& t : kMatrixTiles)
       if (tiledAllowed && forced == t.name) return {ShaderId::convolution_tiled, &t};
@@ -355,6 +357,8 @@ GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, b
     }
     return {best};
   }
+  if (forced == "gemm_large") return {ShaderId::convolution_gemm_large};
+  if (forced == "gemm_small") return {ShaderId::convolution_gemm_small};
   const uint64_t largeTiles = (rows + 63) / 64 * ((slices + 15) / 16);
   return {largeTiles >= 512 ? ShaderId::convolution_gemm_large : ShaderId::convolution_gemm_small};
 }
@@ -364,12 +368,11 @@ GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, b
 // fastest over all groups' tiles; VKCNN_CONVOLUTION_TILE forces a tile that fits, and "legacy"
 // the direct shader (nullptr).
 const MatrixTile* groupedTile(const KernelEncoding& e, const ConvolutionDescriptor& d,
-                              uint32_t multiprocessors) {
+                              uint32_t multiprocessors, const std::string& forced) {
   const uint64_t rows = uint64_t(e.clipWidth) * e.clipHeight * e.imageCount;
   const uint64_t outPerGroup = d.outputFeatureChannels / d.groups;
   const uint64_t columns = (outPerGroup + VKCNN_MATRIX_GROUP_COLUMN_ALIGN - 1) /
                            VKCNN_MATRIX_GROUP_COLUMN_ALIGN * VKCNN_MATRIX_GROUP_COLUMN_ALIGN;
-  const std::string forced = forcedTile();
   if (forced == "legacy") return nullptr;
   for (const MatrixTile& t : kMatrixTiles)
     if (forced == t.name && columns % t.columns() == 0) return &t;
@@ -386,6 +389,49 @@ const MatrixTile* groupedTile(const KernelEncoding& e, const ConvolutionDescript
     if (!best || cost < bestCost) best = &t, bestCost = cost;
   }
   return best;
+}
+
+// The shape as the tuning file keys it: everything the choice depends on.
+std::string tuningKey(const KernelEncoding& e, const ConvolutionDescriptor& d,
+                      ShaderVariant variant, bool tiledAllowed, bool matrixUnits) {
+  char key[256];
+  std::snprintf(key, sizeof key, "%ux%u/%ux%u d%ux%u g%u %u->%u to %ux%ux%u %s%s%s", d.kernelWidth,
+                d.kernelHeight, d.strideInPixelsX, d.strideInPixelsY, d.dilationRateX,
+                d.dilationRateY, d.groups, d.inputFeatureChannels, d.outputFeatureChannels,
+                e.clipWidth, e.clipHeight, e.imageCount,
+                variant == ShaderVariant::f16 ? "f16" : "f32", matrixUnits ? " matrix" : "",
+                tiledAllowed ? "" : " unaligned");
+  return key;
+}
+
+// What a trial may run a shape with, the cost model's choice first.
+std::vector<std::string> candidatesOf(const KernelEncoding& e, const ConvolutionDescriptor& d,
+                                      bool groupedTiled, bool matrixUnits, bool tiledAllowed,
+                                      uint32_t multiprocessors) {
+  std::vector<std::string> list;
+  if (groupedTiled) {
+    const MatrixTile* model = groupedTile(e, d, multiprocessors, "");
+    list.push_back(model ? model->name : "legacy");
+    const uint32_t columns =
+        (d.outputFeatureChannels / d.groups + VKCNN_MATRIX_GROUP_COLUMN_ALIGN - 1) /
+        VKCNN_MATRIX_GROUP_COLUMN_ALIGN * VKCNN_MATRIX_GROUP_COLUMN_ALIGN;
+    for (const MatrixTile& t : kMatrixTiles)
+      if (columns % t.columns() == 0) list.push_back(t.name);
+    list.push_back("legacy");
+  } else if (matrixUnits) {
+    list.push_back(nameOf(gemmShader(e, d, true, tiledAllowed, multiprocessors, "")));
+    if (tiledAllowed)
+      for (const MatrixTile& t : kMatrixTiles) list.push_back(t.name);
+    for (const char* n : {"matrix_large", "matrix_medium", "matrix_small"}) list.push_back(n);
+  } else {
+    list.push_back(nameOf(gemmShader(e, d, false, false, multiprocessors, "")));
+    list.push_back("gemm_large");
+    list.push_back("gemm_small");
+  }
+  std::vector<std::string> unique;
+  for (const std::string& c : list)
+    if (std::find(unique.begin(), unique.end(), c) == unique.end()) unique.push_back(c);
+  return unique;
 }
 
 struct Tile {
@@ -412,7 +458,8 @@ Tile tileOf(ShaderId shader) {
 
 // One dispatch; (leftEdge, topEdge) is where the window starts relative to the offset position.
 void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId shader,
-                       int64_t leftEdge, int64_t topEdge) {
+                       int64_t leftEdge, int64_t topEdge, std::string* configuration = nullptr,
+                       std::string* tuningKeyOut = nullptr) {
   const ConvolutionDescriptor& d = s.descriptor;
   // Before anything is bound: a window origin out of the shader's range is an error.
   const int32_t originX = shaderCoordinate(e.offsetX - leftEdge, "window origin x", e);
@@ -431,19 +478,39 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
   // counts warps of 32 invocations.
   const bool tiledAllowed =
       (e.source.storageChannelOffset() + e.sourceChannelOffset) % 4 == 0 && caps.subgroupSize == 32;
-  if (shader == ShaderId::convolution && d.groups > 1 && alignedDestination &&
-      variant == ShaderVariant::f16 && s.matrixWeights && tiledAllowed)
-    choice.tile = groupedTile(e, d, caps.multiprocessorCount);
+  const bool groupedTiled = shader == ShaderId::convolution && d.groups > 1 && alignedDestination &&
+                            variant == ShaderVariant::f16 && s.matrixWeights && tiledAllowed;
+  // VKCNN_CONVOLUTION_TILE first, then the shape's tuning entry (or trial candidate), then the
+  // cost model (convolution_tuning.h).
+  std::string forced = forcedTile();
+  TuningPick pick;
+  const std::string key =
+      groupedTiled || gemm ? tuningKey(e, d, variant, tiledAllowed, matrixUnits) : std::string();
+  if (forced.empty() && !key.empty()) {
+    pick = tunedConfiguration(*e.commandBuffer.context, key, [&] {
+      return candidatesOf(e, d, groupedTiled, matrixUnits, tiledAllowed, caps.multiprocessorCount);
+    });
+    forced = pick.configuration;
+  }
+  if (groupedTiled) choice.tile = groupedTile(e, d, caps.multiprocessorCount, forced);
   if (choice.tile) {
     shader = choice.shader = ShaderId::convolution_tiled;
     what += std::string(" (grouped ") + choice.tile->name + ")";
   } else if (gemm) {
-    choice = gemmShader(e, d, matrixUnits, tiledAllowed, caps.multiprocessorCount);
+    choice = gemmShader(e, d, matrixUnits, tiledAllowed, caps.multiprocessorCount, forced);
     shader = choice.shader;
     // The profile and the benchmark read the configuration off the dispatch's label.
     what += std::string(" (") + nameOf(choice) + ")";
   } else if (shader == ShaderId::convolution) {
     what += d.groups > 1 ? " (grouped direct)" : " (direct)";
+  }
+  if (tuningKeyOut) *tuningKeyOut = key;
+  if (pick.candidate >= 0) noteTrial(*e.commandBuffer.context, what, key, pick.candidate);
+  if (configuration) {
+    const size_t open = what.rfind(" (");
+    *configuration = open == std::string::npos ? std::string(nameOf(choice))
+                                               : what.substr(open + 2, what.size() - open - 3);
+    if (shader == ShaderId::depthwise_convolution) *configuration = "depthwise";
   }
   if (const MatrixTile* t = choice.tile)
     specialization = {int32_t(t->warpsM),     int32_t(t->warpsN), int32_t(t->fragmentsM),
@@ -563,7 +630,15 @@ void Convolution::encodeKernel(detail::KernelEncoding& e) {
   const bool mps = padding.mode == Padding::Mode::mpsDefault;
   const int64_t left = mps ? int64_t(d.dilatedKernelWidth() >> 1) : int64_t(padding.left);
   const int64_t top = mps ? int64_t(d.dilatedKernelHeight() >> 1) : int64_t(padding.top);
-  detail::encodeConvolution(e, *state_, state_->shader, left, top);
+  detail::encodeConvolution(e, *state_, state_->shader, left, top, &configuration_, &tuningKey_);
+}
+
+const std::string& Convolution::configuration() const {
+  return configuration_;
+}
+
+const std::string& Convolution::tuningKey() const {
+  return tuningKey_;
 }
 
 // ---- FullyConnected -----------------------------------------------------------------------------
