@@ -31,7 +31,7 @@ struct TunedConvolution {
   std::string key;                                       // the shape, as the file keys it
   std::string modelChoice;                               // what the cost model picks
   std::string winner;                                    // the fastest candidate
-  double modelMilliseconds = 0, winnerMilliseconds = 0;  // summed over the shape's uses
+  double modelMilliseconds = 0, winnerMilliseconds = 0;  // per dispatch
   uint32_t candidates = 0;
 };
 
@@ -48,6 +48,8 @@ class VKCNN_API ConvolutionTuning {
 
   // Trial rounds: until finish(), encodes of shapes without an entry use candidate `round` of
   // their list (the cost model's choice first; shapes with fewer candidates use their last).
+  // Round 0 once more after the others times the cost model's choice anew (first rounds run on
+  // cold clocks).
   static void beginRound(const Context& context, uint32_t round);
   // The timings of a profiled command buffer encoded in this round; returns how many rounds
   // the longest candidate list needs.

@@ -2,6 +2,7 @@
 // device and keeps the fastest in the tuning file beside the pipeline cache
 // (vkcnn/convolution_tuning.h); later runs on the same device and driver use them.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 
 #include "cli.h"
@@ -32,22 +33,30 @@ int tune(const std::vector<std::string>& rest) {
               ConvolutionTuning::loaded(context) ? "" : ", none read");
   Progress progress("tuning");
   uint32_t rounds = 1;
-  for (uint32_t round = 0; round < rounds; ++round) {
+  // Rounds 0..rounds-1, then round 0 again: see ConvolutionTuning::beginRound.
+  for (uint32_t pass = 0; pass <= rounds; ++pass) {
+    const uint32_t round = pass == rounds ? 0 : pass;
+    if (pass == rounds && rounds == 1) break;
     ConvolutionTuning::beginRound(context, round);
     CommandBufferOptions cbOptions;
     cbOptions.reusable = true;
     cbOptions.profile = true;
     CommandBuffer cb(context, "tune", cbOptions);
     session.encode(cb);
-    cb.commit();  // warm-up: clocks, caches
-    cb.waitUntilCompleted();
+    // Warm-up: clocks and caches; the first pass for about half a second.
+    const auto start = std::chrono::steady_clock::now();
+    do {
+      cb.commit();
+      cb.waitUntilCompleted();
+    } while (pass == 0 &&
+             std::chrono::steady_clock::now() - start < std::chrono::milliseconds(500));
     for (long i = 0; i < iterations; ++i) {
       cb.commit();
       cb.waitUntilCompleted();
       const std::vector<KernelTiming> timings = cb.kernelTimings();
       rounds = ConvolutionTuning::record(context, timings);
     }
-    progress.step(round + 1, std::max(rounds, 1u));
+    progress.step(pass + 1, rounds + 1);
   }
   progress.finish();
   const std::vector<TunedConvolution> tuned = ConvolutionTuning::finish(context);
