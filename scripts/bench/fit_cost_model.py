@@ -11,7 +11,7 @@ with fewer than 0.6 tiles of 32x64 per multiprocessor. This script
      shape by a column both runs timed, so that one run's clocks do not bias a tile),
   2. fits each tile's (resident, nanoseconds) to those timings (weighted least squares in log
      time, weights = time: the costly shapes matter),
-  3. reports, per batch and per network, the convolution time (sum of time x uses, measured)
+  3. reports ("current": the constants glsl/convolution_tiles.h holds now), per batch and network, the convolution time (sum of time x uses, measured)
      of the current model's choice, of the refitted model's choice, and of the oracle (the best
      measured configuration per shape), and prints the refitted table rows.
 
@@ -34,6 +34,9 @@ RUNS = [
     ("2026-11-24-h100-conv/4-final-tiles/conv_shapes.json", None),
     ("2026-11-24-h100-conv/5-prefetch2/conv_shapes.json", ["64x64", "128x128p2", "64x64p2", "64x128w8p2"]),
     ("2026-11-24-h100-conv2/6-grouped/conv_shapes.json", ["64x64", "128x16", "128x32", "64x16", "64x32"]),
+    # Run 12 (the first refit's confirmation): the narrow tiles on every dense shape.
+    ("2026-11-24-h100-conv2/12-refit/conv_shapes_b32.json", ["64x64", "64x16", "64x32"]),
+    ("2026-11-24-h100-conv2/12-refit/conv_shapes_b1.json", ["64x64", "64x16", "64x32"]),
 ]
 SPLITK = "legacy"  # run 4's legacy column at layers below the tile threshold: the split-k choice
 
@@ -134,8 +137,8 @@ def load(batch, layers, tiles):
 
 
 def choose(s, tiles, params, sms, narrow_dense=True):
-    """The configuration the model picks, as gemmShader / groupedTile do (the committed
-    gemmShader skips tiles narrower than 64 for dense layers: narrow_dense=False)."""
+    """The configuration the model picks, as gemmShader / groupedTile do (narrow_dense=False:
+    as the selector before the refit, which kept tiles narrower than 64 for groups)."""
     if s.depthwise or not s.tiled:
         return SPLITK
     if s.splitk(sms):
@@ -246,17 +249,15 @@ def main():
         print(row)
     for b, shapes in data.items():
         o = totals(shapes, tiles, None, a.sms, oracle=True)
-        res = {name: totals(shapes, tiles, p, a.sms, narrow_dense=name != "current")
-               for name, p in models}
+        res = {name: totals(shapes, tiles, p, a.sms) for name, p in models}
         print(f"\n{b}: convolution time, ms (sum of time x uses; {len(shapes)} shapes, "
               f"{sum(1 for s in shapes if s.grouped)} grouped)")
         print("network               oracle  " + "  ".join(f"{n:>15s}" for n, _ in models))
         for net in sorted(o, key=lambda k: (k == "all", k)):
             print(f"{net:20s} {o[net]:7.3f}  " + "  ".join(f"{res[n][net]:15.3f}" for n, _ in models))
         for name, p in models:
-            nd = name != "current"
-            picks = [choose(s, tiles, p, a.sms, nd) for s in shapes]
-            changed = sum(1 for s, c in zip(shapes, picks) if c != choose(s, tiles, current, a.sms, False))
+            picks = [choose(s, tiles, p, a.sms) for s in shapes]
+            changed = sum(1 for s, c in zip(shapes, picks) if c != choose(s, tiles, current, a.sms))
             narrow = sum(1 for s, c in zip(shapes, picks)
                          if not s.grouped and tiles.get(c, {}).get("cols", 64) < 64)
             print(f"  {name}: {changed} shapes choose differently from current, {narrow} dense shapes on a narrow tile")
