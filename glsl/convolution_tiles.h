@@ -27,9 +27,11 @@ namespace vkcnn::detail {
 struct MatrixTile {
   const char* name;  // what VKCNN_CONVOLUTION_TILE and the profile call it
   uint32_t warpsM, warpsN, fragmentsM, fragmentsN, kSteps;
-  // The selector's cost model (convolution.cpp), fitted to the H100's per-shape table
-  // (bench/NOTES.md, 2026-11-24, run 4): workgroups a multiprocessor runs at once, and the time
-  // of one round of them through one stage, in nanoseconds.
+  // The selector's cost model (convolution.cpp), fitted to the H100's per-shape tables of runs
+  // 4-6 by scripts/bench/fit_cost_model.py (bench/NOTES.md, 2026-11-24, fourth session):
+  // workgroups a multiprocessor runs at once (the fit prefers 1 for every tile: time grows with
+  // the tile count even below a full wave), and the time of one round of them through one stage,
+  // in nanoseconds.
   uint32_t residentPerMultiprocessor;
   uint32_t nanosecondsPerStage;
   uint32_t prefetch = 1;  // chunks in flight in registers (1 or 2)
@@ -48,25 +50,24 @@ struct MatrixTile {
 
 // 128x64, 64x128 with 4 warps (of 64x32 / 32x64) and 128x128 with 4 warps of 64x64 were measured
 // too and lost on every shape (NOTES.md); they are not kept. A tile whose nanosecondsPerStage is
-// 0 would not be fitted yet: only VKCNN_CONVOLUTION_TILE would pick it.
+// 0 would not be fitted yet: only VKCNN_CONVOLUTION_TILE (or a tuning entry) would pick it.
 inline constexpr MatrixTile kMatrixTiles[] = {
-    {"128x128", 2, 4, 4, 2, 2, 1, 8846},
-    {"64x64", 2, 2, 2, 2, 2, 4, 5424},
-    {"64x64k64", 2, 2, 2, 2, 4, 2, 9952},
-    {"32x64", 1, 2, 2, 2, 2, 4, 4276},
-    {"128x64w8", 4, 2, 2, 2, 2, 2, 6336},
-    {"64x128w8", 2, 4, 2, 2, 2, 2, 4781},
-    {"128x128p2", 2, 4, 4, 2, 2, 1, 0, 2},
-    {"64x64p2", 2, 2, 2, 2, 2, 4, 0, 2},
-    {"64x128w8p2", 2, 4, 2, 2, 2, 2, 0, 2},
-    // Narrow tiles for grouped convolutions (8 to 32 output channels per group); the dense
-    // selector does not consider them. Constants set by hand from run 6 (NOTES.md, 2026-11-24):
-    // 64x32 wins where it fits and the groups give several waves of tiles, 64x16 otherwise; the
-    // 128-row tiles lost on every grouped shape (forced only).
-    {"128x16", 4, 1, 2, 1, 2, 4, 0},
-    {"128x32", 4, 1, 2, 2, 2, 4, 0},
-    {"64x16", 2, 1, 2, 1, 2, 3, 3500},
-    {"64x32", 2, 1, 2, 2, 2, 6, 4000},
+    {"128x128", 2, 4, 4, 2, 2, 1, 5895},
+    {"64x64", 2, 2, 2, 2, 2, 1, 1212},
+    {"64x64k64", 2, 2, 2, 2, 4, 1, 4504},
+    {"32x64", 1, 2, 2, 2, 2, 1, 1054},
+    {"128x64w8", 4, 2, 2, 2, 2, 1, 2491},
+    {"64x128w8", 2, 4, 2, 2, 2, 1, 2255},
+    {"128x128p2", 2, 4, 4, 2, 2, 1, 5993, 2},
+    {"64x64p2", 2, 2, 2, 2, 2, 1, 1414, 2},
+    {"64x128w8p2", 2, 4, 2, 2, 2, 1, 1558, 2},
+    // Narrow tiles, made for grouped convolutions (8 to 32 output channels per group); the
+    // selector considers them for dense layers too (few output channels: a 64-wide tile would
+    // compute padding).
+    {"128x16", 4, 1, 2, 1, 2, 1, 2255},
+    {"128x32", 4, 1, 2, 2, 2, 1, 3305},
+    {"64x16", 2, 1, 2, 1, 2, 1, 528},
+    {"64x32", 2, 1, 2, 2, 2, 1, 1745},
 };
 
 static_assert(VKCNN_MATRIX_COLUMN_ALIGN % 128 == 0 && VKCNN_MATRIX_ROW_ALIGN % 64 == 0);

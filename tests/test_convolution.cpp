@@ -1096,3 +1096,81 @@ TEST_CASE(
   unsetenv("VKCNN_PIPELINE_CACHE_DIR");
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE(
+    "convolution: with tuneConvolutions (VKCNN_TUNE=1) a shape without an entry is timed at its "
+    "first encode and the winner is written to the tuning file") {
+  // The shape of the test above: two candidates (gemm_large, gemm_small) on every device.
+  Case c;
+  c.descriptor = ConvolutionDescriptor::make(1, 1, 5, 20, NeuronDescriptor::relu());
+  c.width = c.height = 110;
+  c.sourceImages = 3;
+  c.seed = 43;
+  const ConvolutionDescriptor& d = c.descriptor;
+  Tensor x = roundedTo(randomTensor(c.sourceImages, 5, c.height, c.width, c.seed, -1, 1), c.format);
+  std::vector<float> w = randomWeights(d, c.seed + 1), bias = randomFloats(20, c.seed + 2);
+  const Tensor expected = reference(c, x, w, bias, 110, 110, 3, 20);
+
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("vkcnn-tune-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  setenv("VKCNN_PIPELINE_CACHE_DIR", dir.c_str(), 1);
+  // Runs the convolution once in `ctx` against the CPU reference; returns its tuning key.
+  auto run = [&](Context& ctx, std::string* configuration) {
+    Convolution kernel(ctx, d, w, bias);
+    Image source(ctx, {110, 110, 5, 3, c.format, ImageUsage::all, "x"});
+    upload(source, x);
+    Image destination = makePoisoned(ctx, {110, 110, 20, 3, c.format, ImageUsage::all, "y"});
+    CommandBuffer cb(ctx);
+    kernel.encode(cb, source, destination);
+    cb.commit();
+    cb.waitUntilCompleted();
+    compare(download(destination), expected, tolerance(c.format));
+    *configuration = kernel.configuration();
+    return kernel.tuningKey();
+  };
+  std::string key, chosen, file;
+  {
+    setenv("VKCNN_TUNE", "1", 1);
+    Context tuned = makeContext();
+    unsetenv("VKCNN_TUNE");
+    file = ConvolutionTuning::file(tuned);
+    CHECK_FALSE(std::filesystem::exists(file));
+    key = run(tuned, &chosen);
+    const std::string entry = ConvolutionTuning::lookup(tuned, key);
+    CHECK((entry == "gemm_large" || entry == "gemm_small"));
+    CHECK(chosen == entry);  // the encode that tuned ran the winner
+    CHECK(ConvolutionTuning::size(tuned) == 1);
+    // A second encode of the shape times nothing again.
+    std::string again;
+    run(tuned, &again);
+    CHECK(again == entry);
+  }
+  REQUIRE(std::filesystem::exists(file));
+  {
+    // Off (the option beats VKCNN_TUNE): the file's entry is used, nothing is tuned anew.
+    setenv("VKCNN_TUNE", "1", 1);
+    ContextOptions off;
+    off.tuneConvolutions = false;
+    Context reader = makeContext(off);
+    unsetenv("VKCNN_TUNE");
+    CHECK(ConvolutionTuning::loaded(reader));
+    CHECK(ConvolutionTuning::size(reader) == 1);
+    std::string used;
+    run(reader, &used);
+    CHECK(used == chosen);
+    ConvolutionDescriptor other = ConvolutionDescriptor::make(1, 1, 8, 12);
+    Convolution untuned(reader, other, randomWeights(other, 5));
+    Image source(reader, {20, 20, 8, 1, c.format, ImageUsage::all, "x"});
+    fill(source, 0.5f);
+    Image destination(reader, {20, 20, 12, 1, c.format, ImageUsage::all, "y"});
+    CommandBuffer cb(reader);
+    untuned.encode(cb, source, destination);
+    cb.commit();
+    cb.waitUntilCompleted();
+    CHECK(ConvolutionTuning::lookup(reader, untuned.tuningKey()).empty());
+    CHECK(ConvolutionTuning::size(reader) == 1);
+  }
+  unsetenv("VKCNN_PIPELINE_CACHE_DIR");
+  std::filesystem::remove_all(dir);
+}

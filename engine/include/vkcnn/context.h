@@ -81,6 +81,12 @@ struct ContextOptions {
   // portable shaders (which also read the weights in float32). Unset: true unless the
   // VKCNN_NO_MATRIX_UNITS environment variable is 1.
   std::optional<bool> matrixUnits;
+  // Convolution choice by measurement at first encode (vkcnn/convolution_tuning.h): a convolution
+  // shape with no entry in the tuning file has its candidate configurations timed once, on
+  // images of its own, when it is first encoded (a Graph: its first encode after compile), and
+  // the fastest is written to the file. Costs up to a few seconds per new shape on a GPU; later
+  // runs read the file. Unset: the VKCNN_TUNE environment variable (1: on), else off.
+  std::optional<bool> tuneConvolutions;
 
   // Device memory. Images and buffers under half a block share VkDeviceMemory blocks; the first
   // block of a memory type is 1/64 of the block size (at least 256 KiB), and each new one doubles

@@ -1,6 +1,7 @@
 #include "vkcnn/convolution.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -10,6 +11,8 @@
 #include "convolution_interface.h"
 #include "convolution_tiles.h"
 #include "kernels/convolution_tuning.h"
+#include "vkcnn/command_buffer.h"
+#include "vkcnn/convolution_tuning.h"
 #include "kernels/kernel_encoding.h"
 #include "kernels/neuron_params.h"
 #include "kernels/weights.h"
@@ -327,8 +330,7 @@ GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, b
       const MatrixTile* best = nullptr;
       double bestCost = 0;
       for (const MatrixTile& t : kMatrixTiles) {
-        // The narrow tiles are fitted for groups only.
-        if (!t.nanosecondsPerStage || t.columns() < 64) continue;
+        if (!t.nanosecondsPerStage) continue;
         const uint64_t perWave = sms * t.residentPerMultiprocessor;
         const double cost = double((tilesOf(t.rows(), t.columns()) + perWave - 1) / perWave) *
                             double((k + t.depth() - 1) / t.depth()) * t.nanosecondsPerStage;
@@ -461,9 +463,91 @@ Tile tileOf(ShaderId shader) {
 }
 
 // One dispatch; (leftEdge, topEdge) is where the window starts relative to the offset position.
+// `configurationOverride` (a trial of tuneShape) replaces VKCNN_CONVOLUTION_TILE and the tuning.
 void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId shader,
                        int64_t leftEdge, int64_t topEdge, std::string* configuration = nullptr,
-                       std::string* tuningKeyOut = nullptr) {
+                       std::string* tuningKeyOut = nullptr,
+                       const std::string* configurationOverride = nullptr);
+
+// ContextOptions::tuneConvolutions: a shape without a tuning entry has its candidates timed here,
+// before the caller's encode goes on, in a command buffer of its own on fresh images of the same
+// size, images per dispatch and format (the residual left out), each candidate several times
+// interleaved with the others so that clocks rising or falling weigh on all alike, after a warm-up;
+// the fastest (minimum over its runs) becomes the shape's entry and the file is written. Any
+// failure leaves the shape to the cost model with a warning: tuning must never break a run.
+void tuneShape(const KernelEncoding& e, const ConvolutionState& s, ShaderId shader,
+               int64_t leftEdge, int64_t topEdge, const std::string& key,
+               const std::vector<std::string>& candidates) {
+  const Context& context = e.handle.context();
+  ContextImpl& impl = *e.commandBuffer.context;
+  if (candidates.size() < 2) return;
+  try {
+    const auto started = std::chrono::steady_clock::now();
+    Image source(context,
+                 {e.source.width(), e.source.height(), e.source.featureChannels(), e.imageCount,
+                  e.source.channelFormat(), ImageUsage::all, "tuning source"});
+    Image destination(
+        context,
+        {e.destination.width(), e.destination.height(), e.destination.featureChannels(),
+         e.imageCount, e.destination.channelFormat(), ImageUsage::all, "tuning destination"});
+    CommandBufferOptions options;
+    options.reusable = true;
+    options.profile = true;
+    CommandBuffer cb(context, "convolution tuning", options);
+    constexpr uint32_t kRuns = 3;
+    for (uint32_t run = 0; run < kRuns; ++run)
+      for (const std::string& candidate : candidates) {
+        KernelEncoding t{*cb.impl(), cb, e.kernel, source, destination};
+        t.imageCount = e.imageCount;
+        t.clipX = e.clipX, t.clipY = e.clipY, t.clipWidth = e.clipWidth;
+        t.clipHeight = e.clipHeight;
+        t.offsetX = e.offsetX, t.offsetY = e.offsetY;
+        t.sourceChannelOffset = e.sourceChannelOffset, t.sourceChannels = e.sourceChannels;
+        t.destinationChannelOffset = e.destinationChannelOffset;
+        t.destinationChannels = e.destinationChannels;
+        std::string trialKey;
+        encodeConvolution(t, s, shader, leftEdge, topEdge, nullptr, &trialKey, &candidate);
+        // A view's channel offset can make the fresh images another shape: no entry then.
+        if (trialKey != key) return;
+      }
+    // Warm-up: two submissions, more up to about 20 ms of GPU work (clocks), then three timed.
+    double warmMilliseconds = 0;
+    for (uint32_t submission = 0; submission < 2 || (warmMilliseconds < 20.0 && submission < 10);
+         ++submission) {
+      cb.commit();
+      cb.waitUntilCompleted();
+      warmMilliseconds += cb.gpuMilliseconds();
+    }
+    std::vector<double> best(candidates.size(), -1.0);
+    for (uint32_t timed = 0; timed < 3; ++timed) {
+      cb.commit();
+      cb.waitUntilCompleted();
+      const std::vector<KernelTiming> timings = cb.kernelTimings();
+      if (timings.size() != kRuns * candidates.size()) return;
+      for (size_t i = 0; i < timings.size(); ++i) {
+        double& b = best[i % candidates.size()];
+        if (b < 0 || timings[i].milliseconds < b) b = timings[i].milliseconds;
+      }
+    }
+    const size_t winner = size_t(std::min_element(best.begin(), best.end()) - best.begin());
+    ConvolutionTuning::set(context, key, candidates[winner]);
+    ConvolutionTuning::save(context);
+    char line[512];
+    std::snprintf(
+        line, sizeof line,
+        "convolution tuning: %s -> %s (%.4f ms; cost model's %s %.4f ms), %.2f s", key.c_str(),
+        candidates[winner].c_str(), best[winner], candidates[0].c_str(), best[0],
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    impl.log(LogSeverity::info, line);
+  } catch (const Error& error) {
+    impl.log(LogSeverity::warning,
+             "convolution tuning of " + key + " skipped, the cost model decides: " + error.what());
+  }
+}
+
+void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId shader,
+                       int64_t leftEdge, int64_t topEdge, std::string* configuration,
+                       std::string* tuningKeyOut, const std::string* configurationOverride) {
   const ConvolutionDescriptor& d = s.descriptor;
   // Before anything is bound: a window origin out of the shader's range is an error.
   const int32_t originX = shaderCoordinate(e.offsetX - leftEdge, "window origin x", e);
@@ -486,14 +570,17 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
                             variant == ShaderVariant::f16 && s.matrixWeights && tiledAllowed;
   // VKCNN_CONVOLUTION_TILE first, then the shape's tuning entry (or trial candidate), then the
   // cost model (convolution_tuning.h).
-  std::string forced = forcedTile();
+  std::string forced = configurationOverride ? *configurationOverride : forcedTile();
   TuningPick pick;
   const std::string key =
       groupedTiled || gemm ? tuningKey(e, d, variant, tiledAllowed, matrixUnits) : std::string();
   if (forced.empty() && !key.empty()) {
-    pick = tunedConfiguration(*e.commandBuffer.context, key, [&] {
+    auto candidates = [&] {
       return candidatesOf(e, d, groupedTiled, matrixUnits, tiledAllowed, caps.multiprocessorCount);
-    });
+    };
+    if (tuneAtEncode(*e.commandBuffer.context, key))
+      tuneShape(e, s, shader, leftEdge, topEdge, key, candidates());
+    pick = tunedConfiguration(*e.commandBuffer.context, key, candidates);
     forced = pick.configuration;
   }
   if (groupedTiled) choice.tile = groupedTile(e, d, caps.multiprocessorCount, forced);

@@ -178,6 +178,13 @@ TuningPick tunedConfiguration(ContextImpl& context, const std::string& key,
   return {it->second.candidates[size_t(index)], index};
 }
 
+bool tuneAtEncode(ContextImpl& context, const std::string& key) {
+  if (!context.tuneConvolutions) return false;
+  ConvolutionTuningState& s = state(context);
+  std::lock_guard lock(s.mutex);
+  return !s.trials && !s.entries.count(key);
+}
+
 void noteTrial(ContextImpl& context, const std::string& label, const std::string& key,
                int candidate) {
   ConvolutionTuningState& s = state(context);

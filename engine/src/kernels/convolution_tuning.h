@@ -18,6 +18,9 @@ struct TuningPick {
 // `candidates` (the cost model's choice first) is called only when trials need the list.
 TuningPick tunedConfiguration(ContextImpl& context, const std::string& key,
                               const std::function<std::vector<std::string>()>& candidates);
+// Whether ContextOptions::tuneConvolutions should time `key` now: on, no entry, no `vkcnn tune`
+// trials under way.
+bool tuneAtEncode(ContextImpl& context, const std::string& key);
 // The dispatch label a trial candidate was encoded under (its timings come back by label).
 void noteTrial(ContextImpl& context, const std::string& label, const std::string& key,
                int candidate);

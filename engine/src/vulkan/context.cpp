@@ -265,6 +265,7 @@ void ContextImpl::readOptions(const ContextOptions& options) {
   if (options.log) logCallback_ = options.log;
   fenceTimeoutNs_ = fenceTimeoutMs(options) * 1000000ull;
   wantMatrixUnits_ = options.matrixUnits.value_or(!envFlag("VKCNN_NO_MATRIX_UNITS"));
+  tuneConvolutions = options.tuneConvolutions.value_or(envFlag("VKCNN_TUNE"));
   if (options.memoryBlockSize &&
       *options.memoryBlockSize < detail::DeviceMemoryAllocator::kMinimumBlockSize)
     throw Error(ErrorCode::invalidArgument,

@@ -116,6 +116,7 @@ class ContextImpl : public std::enable_shared_from_this<ContextImpl> {
   // read on first use, under this mutex.
   std::mutex convolutionTuningMutex;
   std::shared_ptr<ConvolutionTuningState> convolutionTuning;
+  bool tuneConvolutions = false;  // ContextOptions::tuneConvolutions, resolved
 
  private:
   void loadDevice(PFN_vkGetDeviceProcAddr getDeviceProcAddr);
