@@ -690,10 +690,14 @@ TEST_CASE("convolution: fully connected over whole sources") {
 
 TEST_CASE("convolution: a layer large enough to be packed on several threads") {
   // 1030 -> 2050 (2.1 M weights, neither a multiple of 4): its output channels are packed in
-  // ranges on threads (parallelRanges), the padding of each range zeroed by its thread.
-  for (bool batchNorm : {false, true}) {
+  // ranges on threads (parallelRanges), the padding of each range zeroed by its thread. In
+  // float16 on a device with matrix units the transposed float16 layout is what runs.
+  for (auto [batchNorm, format] : {std::pair{false, ChannelFormat::float32},
+                                   {true, ChannelFormat::float32},
+                                   {true, ChannelFormat::float16}}) {
     Case c;
-    c.seed = 880 + batchNorm;
+    c.seed = 880 + batchNorm + 2 * (format == ChannelFormat::float16);
+    c.format = format;
     c.fullyConnected = true;
     c.descriptor = ConvolutionDescriptor::make(1, 1, 1030, 2050, NeuronDescriptor::relu());
     if (batchNorm)
@@ -703,6 +707,7 @@ TEST_CASE("convolution: a layer large enough to be packed on several threads") {
     c.width = c.height = 1;
     c.destinationChannelOffset = 4;
     CAPTURE(batchNorm);
+    CAPTURE(int(format));
     run(c);
   }
 }
