@@ -6,7 +6,6 @@
 #include <cstring>
 #include <limits>
 #include <memory>
-#include <optional>
 
 #include "convolution_interface.h"
 #include "convolution_tiles.h"
@@ -196,23 +195,23 @@ std::shared_ptr<const ConvolutionState> makeState(
   // channels on threads: vgg16's first classifier is 102.8 M weights, seconds on one thread.
   constexpr size_t kPerThread = size_t(1) << 20;  // weights; fewer are not worth a thread
   size_t packedCount = 0;
-  std::optional<detail::ScratchArray<float>> packed;
+  std::unique_ptr<float[]> packed;
   if (perGroup == 1) {
     // Depthwise: [tap][output channel].
     state->shader = ShaderId::depthwise_convolution;
     packedCount = size_t(taps) * out;
-    packed.emplace(packedCount);
+    packed.reset(new float[packedCount]);
     for (uint32_t o = 0; o < out; ++o)
       for (uint32_t tap = 0; tap < taps; ++tap)
-        (*packed)[size_t(tap) * out + o] = float(weights[size_t(o) * taps + tap] * scale[o]);
+        packed[size_t(tap) * out + o] = float(weights[size_t(o) * taps + tap] * scale[o]);
   } else {
     // mat4 blocks [output slice][tap][input slice of the group] (convolution_gemm.glsl), column c
     // of a block holding input channel 4s + c for the slice's 4 output channels; zero-padded.
     const size_t slices = (perGroup + 3) / 4, k = size_t(taps) * slices;
     const size_t outSlices = (out + 3) / 4;
     packedCount = outSlices * k * 16;
-    packed.emplace(packedCount);
-    float* p = packed->data();
+    packed.reset(new float[packedCount]);
+    float* p = packed.get();
     detail::parallelRanges(outSlices, 1, kPerThread / (k * 16) + 1, [&](size_t s0, size_t s1) {
       std::fill(p + s0 * k * 16, p + s1 * k * 16, 0.f);
       for (uint32_t o = uint32_t(s0 * 4); o < std::min<size_t>(out, s1 * 4); ++o)
@@ -231,8 +230,8 @@ std::shared_ptr<const ConvolutionState> makeState(
         (k + VKCNN_MATRIX_ROW_ALIGN - 1) / VKCNN_MATRIX_ROW_ALIGN * VKCNN_MATRIX_ROW_ALIGN;
     const size_t columns = (size_t(out) + VKCNN_MATRIX_COLUMN_ALIGN - 1) /
                            VKCNN_MATRIX_COLUMN_ALIGN * VKCNN_MATRIX_COLUMN_ALIGN;
-    detail::ScratchArray<uint16_t> matrix(rows * columns);
-    uint16_t* m = matrix.data();
+    std::unique_ptr<uint16_t[]> matrix(new uint16_t[rows * columns]);
+    uint16_t* m = matrix.get();
     detail::parallelRanges(rows * columns, 4096, kPerThread,
                            [&](size_t b, size_t e) { std::fill(m + b, m + e, uint16_t(0)); });
     // A transpose: in blocks of 64 output channels, so that the writes (a row per input channel)
@@ -252,7 +251,7 @@ std::shared_ptr<const ConvolutionState> makeState(
                                                 label + " float16 weights");
   }
   state->weights =
-      DeviceBuffer::create(impl, packedCount * sizeof(float), packed->data(), label + " weights");
+      DeviceBuffer::create(impl, packedCount * sizeof(float), packed.get(), label + " weights");
   state->bias = DeviceBuffer::create(impl, foldedBias.size() * sizeof(float), foldedBias.data(),
                                      label + " bias");
   state->slopes = neuronSlopes(impl, d.neuron, label);

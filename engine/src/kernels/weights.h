@@ -3,13 +3,10 @@
 // that large layers' weights are reordered on (the kernels and the ONNX importer).
 #pragma once
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
-#include <new>
 #include <span>
 #include <string>
 #include <system_error>
@@ -34,42 +31,6 @@ class MappedFloatFile {
   size_t length_ = 0;
   std::vector<float> swapped_;  // big-endian hosts only
   std::span<const float> values_;
-};
-
-// Uninitialised host memory for a packed layer: large ones mapped on their own and advised to
-// use transparent huge pages (where the kernel has them on madvise), as faulting in vgg16's
-// 600 MB of packed weights 4 KiB at a time is a large part of packing them.
-template <class T>
-class ScratchArray {
- public:
-  explicit ScratchArray(size_t count) : count_(count) {
-    const size_t bytes = count * sizeof(T);
-    if (bytes >= (size_t(4) << 20)) {
-      void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-      if (p == MAP_FAILED) throw std::bad_alloc();
-      ::madvise(p, bytes, MADV_HUGEPAGE);  // advice only: without huge pages, small ones
-      data_ = static_cast<T*>(p);
-      mapped_ = true;
-    } else {
-      data_ = new T[count];
-    }
-  }
-  ~ScratchArray() {
-    if (mapped_)
-      ::munmap(data_, count_ * sizeof(T));
-    else
-      delete[] data_;
-  }
-  ScratchArray(const ScratchArray&) = delete;
-  ScratchArray& operator=(const ScratchArray&) = delete;
-  T* data() const { return data_; }
-  size_t size() const { return count_; }
-  T& operator[](size_t i) const { return data_[i]; }
-
- private:
-  T* data_ = nullptr;
-  size_t count_ = 0;
-  bool mapped_ = false;
 };
 
 // Runs body(begin, end) over [0, count) split into contiguous ranges (multiples of `grain`) on up
