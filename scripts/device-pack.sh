@@ -20,6 +20,8 @@ if [ -d /usr/share/libonnx-testdata/data ]; then
 fi
 cp "$build"/tests/test_* "$root/.device-build/bin/"
 cp "$build"/engine/vkcnn "$root/.device-build/bin/"
+# The load-time tools (scripts/bench/load-gpu.sh).
+cp "$build"/bench/vkcnn-bench-context "$root/.device-build/bin/" 2>/dev/null || true
 # Debian libraries the GPU image lacks (onnx, protobuf), found through the importer's own needs.
 ldd "$build"/engine/libvkcnn_onnx.so | awk '/libonnx|libprotobuf/ {print $3}' |
   xargs -r -I{} cp -L {} "$root/.device-build/lib/"

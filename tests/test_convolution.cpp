@@ -9,17 +9,21 @@
 #include <vkcnn/neuron.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <mutex>
 #include <random>
+#include <thread>
 #include <tuple>
 #include <type_traits>
 
 #include "convolution_tiles.h"
+#include "kernels/weights.h"
 #include "test_support.h"
 
 using namespace vkcnn;
@@ -742,6 +746,61 @@ TEST_CASE("convolution: fully connected over whole sources") {
   grouped.width = 3;
   grouped.height = 2;
   run(grouped);
+}
+
+TEST_CASE("convolution: a layer large enough to be packed on several threads") {
+  // 1030 -> 2050 (2.1 M weights, neither a multiple of 4): its output channels are packed in
+  // ranges on threads (parallelRanges), the padding of each range zeroed by its thread. In
+  // float16 on a device with matrix units the transposed float16 layout is what runs.
+  for (auto [batchNorm, format] : {std::pair{false, ChannelFormat::float32},
+                                   {true, ChannelFormat::float32},
+                                   {true, ChannelFormat::float16}}) {
+    Case c;
+    c.seed = 880 + batchNorm + 2 * (format == ChannelFormat::float16);
+    c.format = format;
+    c.fullyConnected = true;
+    c.descriptor = ConvolutionDescriptor::make(1, 1, 1030, 2050, NeuronDescriptor::relu());
+    if (batchNorm)
+      c.descriptor.setBatchNormalizationParametersForInference(
+          randomFloats(2050, 7, -0.5f, 0.5f), randomFloats(2050, 8, 0.5f, 2.f),
+          randomFloats(2050, 9, 0.5f, 1.5f), randomFloats(2050, 10, -0.5f, 0.5f), 1e-3f);
+    c.width = c.height = 1;
+    c.destinationChannelOffset = 4;
+    CAPTURE(batchNorm);
+    CAPTURE(int(format));
+    run(c);
+  }
+}
+
+TEST_CASE("convolution: parallelRanges covers every item once, in whole grains") {
+  for (auto [count, grain, minimum] : {std::tuple<size_t, size_t, size_t>{0, 1, 1},
+                                       {1, 1, 1},
+                                       {1000, 1, 1},
+                                       {1000, 64, 1},
+                                       {1000, 7, 300},
+                                       {1000, 1, 2000},
+                                       {5, 64, 1}}) {
+    CAPTURE(count);
+    CAPTURE(grain);
+    CAPTURE(minimum);
+    std::vector<std::atomic<int>> seen(count);
+    std::mutex mutex;
+    std::vector<std::pair<size_t, size_t>> ranges;
+    detail::parallelRanges(count, grain, minimum, [&](size_t b, size_t e) {
+      for (size_t i = b; i < e; ++i) ++seen[i];
+      std::lock_guard lock(mutex);
+      ranges.emplace_back(b, e);
+    });
+    for (size_t i = 0; i < count; ++i) CHECK(seen[i] == 1);
+    for (auto [b, e] : ranges) {
+      CHECK(b < e);
+      CHECK(b % grain == 0);
+      CHECK((e % grain == 0 || e == count));
+    }
+    // Fewer than `minimum` items per thread: the calling thread alone, in one range.
+    if (count < 2 * minimum) CHECK(ranges.size() <= 1);
+    CHECK(ranges.size() <= std::max(1u, std::thread::hardware_concurrency()));
+  }
 }
 
 TEST_CASE("convolution: float16 and unorm8 sources on small shapes") {

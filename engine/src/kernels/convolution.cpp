@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
 
 #include "convolution_interface.h"
 #include "convolution_tiles.h"
@@ -205,11 +206,16 @@ std::shared_ptr<const ConvolutionState> makeState(
 
   auto state = std::make_shared<ConvolutionState>();
   state->descriptor = d;
-  std::vector<float> packed;
+  // The packed buffers are left uninitialised and filled (padding zeroed) by ranges of output
+  // channels on threads: vgg16's first classifier is 102.8 M weights, seconds on one thread.
+  constexpr size_t kPerThread = size_t(1) << 20;  // weights; fewer are not worth a thread
+  size_t packedCount = 0;
+  std::unique_ptr<float[]> packed;
   if (perGroup == 1) {
     // Depthwise: [tap][output channel].
     state->shader = ShaderId::depthwise_convolution;
-    packed.resize(size_t(taps) * out);
+    packedCount = size_t(taps) * out;
+    packed.reset(new float[packedCount]);
     for (uint32_t o = 0; o < out; ++o)
       for (uint32_t tap = 0; tap < taps; ++tap)
         packed[size_t(tap) * out + o] = float(weights[size_t(o) * taps + tap] * scale[o]);
@@ -217,12 +223,18 @@ std::shared_ptr<const ConvolutionState> makeState(
     // mat4 blocks [output slice][tap][input slice of the group] (convolution_gemm.glsl), column c
     // of a block holding input channel 4s + c for the slice's 4 output channels; zero-padded.
     const size_t slices = (perGroup + 3) / 4, k = size_t(taps) * slices;
-    packed.assign((out + 3) / 4 * k * 16, 0.f);
-    for (uint32_t o = 0; o < out; ++o)
-      for (uint32_t tap = 0; tap < taps; ++tap)
-        for (uint32_t i = 0; i < perGroup; ++i)
-          packed[((o / 4 * k + tap * slices + i / 4) * 4 + i % 4) * 4 + o % 4] =
-              float(weights[(size_t(o) * taps + tap) * perGroup + i] * scale[o]);
+    const size_t outSlices = (out + 3) / 4;
+    packedCount = outSlices * k * 16;
+    packed.reset(new float[packedCount]);
+    float* p = packed.get();
+    detail::parallelRanges(outSlices, 1, kPerThread / (k * 16) + 1, [&](size_t s0, size_t s1) {
+      std::fill(p + s0 * k * 16, p + s1 * k * 16, 0.f);
+      for (uint32_t o = uint32_t(s0 * 4); o < std::min<size_t>(out, s1 * 4); ++o)
+        for (uint32_t tap = 0; tap < taps; ++tap)
+          for (uint32_t i = 0; i < perGroup; ++i)
+            p[((o / 4 * k + tap * slices + i / 4) * 4 + i % 4) * 4 + o % 4] =
+                float(weights[(size_t(o) * taps + tap) * perGroup + i] * scale[o]);
+    });
   }
   ContextImpl& impl = *context.impl();
   if (perGroup > 1 && impl.capabilities().matrixUnits && groupedOnMatrixUnits(d)) {
@@ -236,23 +248,29 @@ std::shared_ptr<const ConvolutionState> makeState(
     const size_t align =
         d.groups == 1 ? VKCNN_MATRIX_COLUMN_ALIGN : VKCNN_MATRIX_GROUP_COLUMN_ALIGN;
     const size_t columns = (size_t(outPerGroup) + align - 1) / align * align;
-    std::vector<uint16_t> matrix(rows * columns * d.groups, 0);
+    const size_t matrixCount = rows * columns * d.groups;
+    std::unique_ptr<uint16_t[]> matrix(new uint16_t[matrixCount]);
+    uint16_t* m = matrix.get();
+    detail::parallelRanges(matrixCount, 4096, kPerThread,
+                           [&](size_t b, size_t e) { std::fill(m + b, m + e, uint16_t(0)); });
     // A transpose: in blocks of 64 output channels, so that the writes (a row per input channel)
     // stay in cache instead of each landing a row apart (seconds for vgg16's first classifier).
     constexpr uint32_t kBlock = 64;
-    for (uint32_t o0 = 0; o0 < out; o0 += kBlock)
-      for (uint32_t tap = 0; tap < taps; ++tap)
-        for (uint32_t i = 0; i < perGroup; ++i) {
-          const size_t row = ((size_t(tap) * slices + i / 4) * 4 + i % 4) * columns;
-          for (uint32_t o = o0; o < std::min(out, o0 + kBlock); ++o)
-            matrix[size_t(o / outPerGroup) * rows * columns + row + o % outPerGroup] =
-                floatToHalf(float(weights[(size_t(o) * taps + tap) * perGroup + i] * scale[o]));
-        }
-    state->matrixWeights = DeviceBuffer::create(impl, matrix.size() * sizeof(uint16_t),
-                                                matrix.data(), label + " float16 weights");
+    detail::parallelRanges(out, kBlock, kPerThread / k + 1, [&](size_t b, size_t e) {
+      for (uint32_t o0 = uint32_t(b); o0 < e; o0 += kBlock)
+        for (uint32_t tap = 0; tap < taps; ++tap)
+          for (uint32_t i = 0; i < perGroup; ++i) {
+            const size_t row = ((size_t(tap) * slices + i / 4) * 4 + i % 4) * columns;
+            for (uint32_t o = o0; o < std::min<size_t>(e, o0 + kBlock); ++o)
+              m[size_t(o / outPerGroup) * rows * columns + row + o % outPerGroup] =
+                  floatToHalf(float(weights[(size_t(o) * taps + tap) * perGroup + i] * scale[o]));
+          }
+    });
+    state->matrixWeights =
+        DeviceBuffer::create(impl, matrixCount * sizeof(uint16_t), m, label + " float16 weights");
   }
   state->weights =
-      DeviceBuffer::create(impl, packed.size() * sizeof(float), packed.data(), label + " weights");
+      DeviceBuffer::create(impl, packedCount * sizeof(float), packed.get(), label + " weights");
   state->bias = DeviceBuffer::create(impl, foldedBias.size() * sizeof(float), foldedBias.data(),
                                      label + " bias");
   state->slopes = neuronSlopes(impl, d.neuron, label);

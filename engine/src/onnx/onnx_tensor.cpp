@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <sstream>
 
@@ -303,11 +304,19 @@ HostTensor decodeTensorProto(const onnx::TensorProto& t, const std::string& what
   const size_t count = size_t(n);
   switch (h.type) {
     case kFloat:
-      h.f.resize(count);
-      if (isRaw)
-        std::memcpy(h.f.data(), raw.data(), count * 4);
-      else
-        std::copy(t.float_data().begin(), t.float_data().end(), h.f.begin());
+      if (isRaw) {
+        // Appended through a small buffer rather than zero-filled first and then overwritten:
+        // one pass over fresh pages instead of two (553 MB for vgg16).
+        h.f.reserve(count);
+        float chunk[1024];
+        for (size_t k = 0; k < count; k += std::size(chunk)) {
+          const size_t c = std::min(count - k, std::size(chunk));
+          std::memcpy(chunk, raw.data() + k * 4, c * 4);
+          h.f.insert(h.f.end(), chunk, chunk + c);
+        }
+      } else {
+        h.f.assign(t.float_data().begin(), t.float_data().end());
+      }
       break;
     case kDouble:
       h.f.resize(count);

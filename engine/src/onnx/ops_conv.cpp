@@ -4,6 +4,7 @@
 // here; the window geometry (windows()) is shared with pooling.
 #include <algorithm>
 
+#include "kernels/weights.h"
 #include "onnx/importer.h"
 #include "vkcnn/convolution.h"
 #include "vkcnn/convolution_transpose.h"
@@ -11,6 +12,9 @@
 #include "vkcnn/tensor_ops.h"
 
 namespace vkcnn::detail::onnx_import {
+
+// Weights a reorder must have per thread before another one is worth starting.
+constexpr size_t kWeightsPerThread = size_t(1) << 20;
 
 std::vector<Window> windows(Importer& im, const std::vector<int64_t>& spatial,
                             const std::vector<int64_t>& kernel, bool transposed) {
@@ -96,14 +100,17 @@ void conv(Importer& im) {
   d.dilationRateY = u32(wy.dilation, "dilation");
   d.groups = u32(group, "group");
   // ONNX [M][C/g][kH][kW] -> MPS [M][kH][kW][C/g], written in order (the reads stay within one
-  // output channel's weights, which the cache holds).
+  // output channel's weights, which the cache holds), ranges of outputs on threads.
   std::vector<float> weights(w.f.size());
   const int64_t taps = kh * kw;
-  for (int64_t o = 0; o < m; ++o)
-    for (int64_t tap = 0; tap < taps; ++tap)
-      for (int64_t i = 0; i < perGroup; ++i)
-        weights[size_t((o * taps + tap) * perGroup + i)] =
-            w.f[size_t((o * perGroup + i) * taps + tap)];
+  detail::parallelRanges(size_t(m), 1, kWeightsPerThread / size_t(taps * perGroup) + 1,
+                         [&](size_t o0, size_t o1) {
+                           for (int64_t o = int64_t(o0); o < int64_t(o1); ++o)
+                             for (int64_t tap = 0; tap < taps; ++tap)
+                               for (int64_t i = 0; i < perGroup; ++i)
+                                 weights[size_t((o * taps + tap) * perGroup + i)] =
+                                     w.f[size_t((o * perGroup + i) * taps + tap)];
+                         });
   std::vector<float> bias;
   if (im.hasInput(2)) {
     bias = im.floatConstant(2, "bias").f;
@@ -274,14 +281,18 @@ void gemm(Importer& im, bool matmul) {
   const int64_t hw = s.h * s.w;
   // Written in order (vgg16's first classifier has 100 million weights): the reads stay within
   // one output's row of B, or stride down a column.
+  // Ranges of outputs on threads.
   std::vector<float> weights(size_t(m * k));
-  for (int64_t o = 0; o < m; ++o)
-    for (int64_t pixel = 0; pixel < hw; ++pixel)
-      for (int64_t c = 0; c < s.c; ++c) {
-        const int64_t kk = c * hw + pixel;
-        const float v = transB ? b.f[size_t(o * k + kk)] : b.f[size_t(kk * m + o)];
-        weights[size_t((o * hw + pixel) * s.c + c)] = alpha * v;
-      }
+  detail::parallelRanges(
+      size_t(m), 1, kWeightsPerThread / size_t(k) + 1, [&](size_t o0, size_t o1) {
+        for (int64_t o = int64_t(o0); o < int64_t(o1); ++o)
+          for (int64_t pixel = 0; pixel < hw; ++pixel)
+            for (int64_t c = 0; c < s.c; ++c) {
+              const int64_t kk = c * hw + pixel;
+              const float v = transB ? b.f[size_t(o * k + kk)] : b.f[size_t(kk * m + o)];
+              weights[size_t((o * hw + pixel) * s.c + c)] = alpha * v;
+            }
+      });
   std::vector<float> bias;
   if (!matmul && im.hasInput(2)) {
     const HostTensor& cT = im.floatConstant(2, "C");

@@ -1,6 +1,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -325,8 +326,23 @@ std::string ContextImpl::uniqueName(const std::string& prefix) {
 }
 
 void ContextImpl::createOwned(const ContextOptions& options) {
+  // Where creating a Context goes (logged at info once created): issue #13 asks what of the
+  // 130-150 ms on an H100 could be deferred.
+  using Clock = std::chrono::steady_clock;
+  auto last = Clock::now();
+  const auto begin = last;
+  std::string steps;
+  auto mark = [&](const char* step) {
+    const auto now = Clock::now();
+    char text[64];
+    std::snprintf(text, sizeof text, "%s%s %.1f", steps.empty() ? "" : ", ", step,
+                  std::chrono::duration<double, std::milli>(now - last).count());
+    steps += text;
+    last = now;
+  };
   readOptions(options);
   PFN_vkGetInstanceProcAddr gipa = openLoader(&loaderLibrary_);
+  mark("loader");
   auto enumerateInstanceExtensions = reinterpret_cast<PFN_vkEnumerateInstanceExtensionProperties>(
       gipa(nullptr, "vkEnumerateInstanceExtensionProperties"));
   auto enumerateLayers = reinterpret_cast<PFN_vkEnumerateInstanceLayerProperties>(
@@ -403,6 +419,7 @@ void ContextImpl::createOwned(const ContextOptions& options) {
           "vkCreateDebugUtilsMessengerEXT");
   }
   capabilities_.validationEnabled = validation;
+  mark("instance");
 
   // Device choice: an explicit index or name substring, else discrete > integrated > virtual > CPU.
   std::vector<VkPhysicalDevice> devices = physicalDevices(vki_, instance_);
@@ -505,6 +522,7 @@ void ContextImpl::createOwned(const ContextOptions& options) {
     enable12.pNext = &matrixFeatures;
   }
 
+  mark("device choice and features");
   float priority = 1.0f;
   VkDeviceQueueCreateInfo queueInfo{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
   queueInfo.queueFamilyIndex = family;
@@ -522,8 +540,15 @@ void ContextImpl::createOwned(const ContextOptions& options) {
   loadDevice(vki_.vkGetDeviceProcAddr);
   vk_.vkGetDeviceQueue(device_, family, 0, &queue_);
   lock.unlock();
+  mark("device");
   queryCapabilities(false, matrixUnits, &enable11, &enable12);
+  mark("capabilities");
   createCommonObjects();
+  mark("pipeline cache and common objects");
+  char total[96];
+  std::snprintf(total, sizeof total, "Context created in %.1f ms (of it pipeline cache %.1f): ",
+                std::chrono::duration<double, std::milli>(last - begin).count(), pipelineCacheMs_);
+  log(LogSeverity::info, total + steps);
 }
 
 void ContextImpl::adopt(const AdoptedDevice& adopted, const ContextOptions& options) {
@@ -622,7 +647,11 @@ void ContextImpl::createCommonObjects() {
   memory.bufferImageGranularity = properties.limits.bufferImageGranularity;
   memory.callbacks = std::move(memoryCallbacks_);
   allocator_ = std::make_unique<DeviceMemoryAllocator>(*this, std::move(memory));
+  const auto cacheStart = std::chrono::steady_clock::now();
   pipelines_ = std::make_unique<PipelineRegistry>(*this, defaultPipelineCacheFile(properties));
+  pipelineCacheMs_ =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - cacheStart)
+          .count();
   temporaryBlocks_ = std::make_unique<TemporaryBlockCache>(*this);
   staging_ = std::make_unique<StagingPool>(*this);
 

@@ -149,6 +149,7 @@ class ContextImpl : public std::enable_shared_from_this<ContextImpl> {
   VkPhysicalDeviceMemoryProperties memoryProperties_{};
   std::unique_ptr<DeviceMemoryAllocator> allocator_;
   std::unique_ptr<PipelineRegistry> pipelines_;
+  double pipelineCacheMs_ = 0;  // reading the pipeline cache file (createCommonObjects)
   std::unique_ptr<TemporaryBlockCache> temporaryBlocks_;
   std::unique_ptr<StagingPool> staging_;
   LoadClock loadClock_;
