@@ -357,7 +357,10 @@ int benchGemm(const std::string& spirvPath, uint32_t M, uint32_t N, uint32_t K, 
     const uint32_t tileM = tile.warpsM * tile.fragmentsM * 16,
                    tileN = tile.warpsN * tile.fragmentsN * 16;
     // The ceiling has no register prefetch of its own (convolution_tiled.comp's PREFETCH).
-    if (tile.prefetch != 1 || M % tileM || N % tileN || K % (16 * tile.kSteps)) continue;
+    // Nor a guard for weight rows narrower than its workgroup (the 128x16 tile).
+    if (tile.prefetch != 1 || M % tileM || N % tileN || K % (16 * tile.kSteps) ||
+        (tile.kSteps * 16 * tileN / 8) % tile.threads())
+      continue;
     const int32_t spec[6] = {int32_t(tile.warpsM),     int32_t(tile.warpsN),
                              int32_t(tile.fragmentsM), int32_t(tile.fragmentsN),
                              int32_t(tile.kSteps),     int32_t(32 * tile.warpsM * tile.warpsN)};

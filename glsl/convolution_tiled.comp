@@ -15,6 +15,12 @@
 // once per dispatch; the source is bound starting at a layer (the host checks), so a texel is one
 // fetch. The epilogue goes through a small per-warp fragment in shared memory, fragment by
 // fragment, so that no tile-sized float buffer competes with the stages for the 48 KiB.
+//
+// Grouped convolutions whose groups start at layers (channels per group a multiple of 4 on both
+// sides) run as one GEMM per group, the group being the dispatch's z: its source layers start at
+// group x input slices per group, its weights are a matrix of their own (columns padded to
+// VKCNN_MATRIX_GROUP_COLUMN_ALIGN, so narrow tiles do not compute 128 columns of zeros), and its
+// outputs start at group x output slices per group.
 #extension GL_GOOGLE_include_directive : require
 // vkcnn-build: reflect-separately (SPIRV-Cross cannot parse cooperative matrices)
 #ifndef VKCNN_REFLECTION
@@ -52,7 +58,8 @@ const int A_STAGE = TILE_M * A_ROW;
 const int B_STAGE = K_CHUNK * B_ROW;
 const int ROW_STEP = THREADS / SLOTS;
 const int A_LOADS = TILE_M / ROW_STEP;
-const int B_LOADS = K_CHUNK * B_VECS / THREADS;
+const int B_ELEMENTS = K_CHUNK * B_VECS;  // fewer than THREADS in narrow tiles
+const int B_LOADS = (B_ELEMENTS + THREADS - 1) / THREADS;
 const int C_ROW = 20;  // floats per row of a warp's epilogue fragment (padded)
 shared uvec2 aS[2 * A_STAGE];
 shared uvec4 bS[2 * B_STAGE];
@@ -80,8 +87,14 @@ void main() {
   const int chunks = (slots + SLOTS - 1) / SLOTS;
   const int rowsOfWeights = (slots * 4 + VKCNN_MATRIX_ROW_ALIGN - 1) / VKCNN_MATRIX_ROW_ALIGN *
                             VKCNN_MATRIX_ROW_ALIGN;
-  const int columns = (pc.destination.featureChannels + VKCNN_MATRIX_COLUMN_ALIGN - 1) /
-                      VKCNN_MATRIX_COLUMN_ALIGN * VKCNN_MATRIX_COLUMN_ALIGN;
+  const int group = int(gl_WorkGroupID.z);
+  const bool grouped = cp.outputChannelsPerGroup != pc.destination.featureChannels;
+  const int align = grouped ? VKCNN_MATRIX_GROUP_COLUMN_ALIGN : VKCNN_MATRIX_COLUMN_ALIGN;
+  const int columns = (cp.outputChannelsPerGroup + align - 1) / align * align;
+  // This group's weight matrix (in uvec4) and its first output slice.
+  const int weightBase = group * (rowsOfWeights * columns / 8);
+  const int groupSlices = (cp.outputChannelsPerGroup + 3) / 4;
+  const int firstSlice = group * groupSlices;
   const ivec2 size = textureSize(uSource, 0).xy;
   const int slot = t % SLOTS;
 
@@ -95,7 +108,7 @@ void main() {
                 ivec2(g.offsetX, g.offsetY);
     // Rows past the end read nothing: an origin no tap brings inside the source.
     if (m >= rowCount) origin[l] = ivec2(-1 << 30);
-    layer[l] = img * pc.source.layersPerImage;
+    layer[l] = img * pc.source.layersPerImage + group * S;
   }
 
   fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[FRAG_M][FRAG_N];
@@ -128,7 +141,8 @@ void main() {
     [[unroll]] for (int l = 0; l < B_LOADS; ++l) {                                                 \
       const int e = t + l * THREADS, k = (chunk) * K_CHUNK + e / B_VECS;                           \
       rb##R[l] = uvec4(0);                                                                         \
-      if (k < rowsOfWeights) rb##R[l] = weights[(k * columns + n0) / 8 + e % B_VECS];              \
+      if (k < rowsOfWeights && (B_ELEMENTS % THREADS == 0 || e < B_ELEMENTS))                      \
+        rb##R[l] = weights[weightBase + (k * columns + n0) / 8 + e % B_VECS];                      \
     }                                                                                              \
   }
   // Register set R into shared stage `stage`: channels past the window (another layer's data, or
@@ -142,7 +156,8 @@ void main() {
     }                                                                                              \
     [[unroll]] for (int l = 0; l < B_LOADS; ++l) {                                                 \
       const int e = t + l * THREADS;                                                               \
-      bS[(stage) * B_STAGE + (e / B_VECS) * B_ROW + e % B_VECS] = rb##R[l];                        \
+      if (B_ELEMENTS % THREADS == 0 || e < B_ELEMENTS)                                             \
+        bS[(stage) * B_STAGE + (e / B_VECS) * B_ROW + e % B_VECS] = rb##R[l];                      \
     }                                                                                              \
   }
 #define COMPUTE(stage)                                                                             \
@@ -206,16 +221,17 @@ void main() {
       [[unroll]] for (int h = 0; h < 2; ++h) {
         const int e = lane + 32 * h, row = e % 16, q = e / 16;
         const int m = m0 + (wm * FRAG_M + i) * 16 + row;
-        const int n = (n0 + (wn * FRAG_N + j) * 16) / 4 + q;
-        if (m >= rowCount || n >= g.slices) continue;
+        const int n = (n0 + (wn * FRAG_N + j) * 16) / 4 + q;  // this group's slice
+        if (m >= rowCount || n >= groupSlices) continue;
         const int at = cBase + row * C_ROW + 4 * q;
         const vec4 sum = vec4(cS[at], cS[at + 1], cS[at + 2], cS[at + 3]);
         const int img = m / pixels, pixel = m - img * pixels;
         const ivec2 p = ivec2(g.clipX + pixel % g.clipWidth, g.clipY + pixel / g.clipWidth);
         // Lanes past the output channels compute a clamped channel; writeSlice drops them.
+        const int slice = firstSlice + n;
         const ivec4 oc =
-            min(ivec4(4 * n) + ivec4(0, 1, 2, 3), pc.destination.featureChannels - 1);
-        writeSlice(pc.destination, p, img, n, convolutionOutput(p, img, n, oc, sum));
+            min(ivec4(4 * slice) + ivec4(0, 1, 2, 3), pc.destination.featureChannels - 1);
+        writeSlice(pc.destination, p, img, slice, convolutionOutput(p, img, slice, oc, sum));
       }
       subgroupBarrier();
     }

@@ -8,12 +8,16 @@
 //
 // The float16 weight matrix of the matrix-unit shaders has its columns (output channels) padded
 // with zeros to a multiple of VKCNN_MATRIX_COLUMN_ALIGN, which every tile's width divides, and its
-// rows (the reduction) to a multiple of 64, which every stage's depth divides.
+// rows (the reduction) to a multiple of 64, which every stage's depth divides. A grouped
+// convolution has one such matrix per group, its columns padded to VKCNN_MATRIX_GROUP_COLUMN_ALIGN
+// only: a tile runs a group when its width divides that group's padded width (the narrow tiles,
+// 16 or 32 columns, are made for groups of 8 to 32 output channels).
 #ifndef VKCNN_CONVOLUTION_TILES_H
 #define VKCNN_CONVOLUTION_TILES_H
 
 #define VKCNN_MATRIX_COLUMN_ALIGN 128
 #define VKCNN_MATRIX_ROW_ALIGN 64
+#define VKCNN_MATRIX_GROUP_COLUMN_ALIGN 16
 
 #ifdef __cplusplus
 #include <cstdint>
@@ -46,11 +50,23 @@ struct MatrixTile {
 // too and lost on every shape (NOTES.md); they are not kept. A tile whose nanosecondsPerStage is
 // 0 would not be fitted yet: only VKCNN_CONVOLUTION_TILE would pick it.
 inline constexpr MatrixTile kMatrixTiles[] = {
-    {"128x128", 2, 4, 4, 2, 2, 1, 8846},    {"64x64", 2, 2, 2, 2, 2, 4, 5424},
-    {"64x64k64", 2, 2, 2, 2, 4, 2, 9952},   {"32x64", 1, 2, 2, 2, 2, 4, 4276},
-    {"128x64w8", 4, 2, 2, 2, 2, 2, 6336},   {"64x128w8", 2, 4, 2, 2, 2, 2, 4781},
-    {"128x128p2", 2, 4, 4, 2, 2, 1, 0, 2},  {"64x64p2", 2, 2, 2, 2, 2, 4, 0, 2},
+    {"128x128", 2, 4, 4, 2, 2, 1, 8846},
+    {"64x64", 2, 2, 2, 2, 2, 4, 5424},
+    {"64x64k64", 2, 2, 2, 2, 4, 2, 9952},
+    {"32x64", 1, 2, 2, 2, 2, 4, 4276},
+    {"128x64w8", 4, 2, 2, 2, 2, 2, 6336},
+    {"64x128w8", 2, 4, 2, 2, 2, 2, 4781},
+    {"128x128p2", 2, 4, 4, 2, 2, 1, 0, 2},
+    {"64x64p2", 2, 2, 2, 2, 2, 4, 0, 2},
     {"64x128w8p2", 2, 4, 2, 2, 2, 2, 0, 2},
+    // Narrow tiles for grouped convolutions (8 to 32 output channels per group); the dense
+    // selector does not consider them. Constants set by hand from run 6 (NOTES.md, 2026-11-24):
+    // 64x32 wins where it fits and the groups give several waves of tiles, 64x16 otherwise; the
+    // 128-row tiles lost on every grouped shape (forced only).
+    {"128x16", 4, 1, 2, 1, 2, 4, 0},
+    {"128x32", 4, 1, 2, 2, 2, 4, 0},
+    {"64x16", 2, 1, 2, 1, 2, 3, 3500},
+    {"64x32", 2, 1, 2, 2, 2, 6, 4000},
 };
 
 static_assert(VKCNN_MATRIX_COLUMN_ALIGN % 128 == 0 && VKCNN_MATRIX_ROW_ALIGN % 64 == 0);
@@ -58,12 +74,12 @@ constexpr bool tilesFit() {
   for (const MatrixTile& t : kMatrixTiles)
     if (VKCNN_MATRIX_COLUMN_ALIGN % t.columns() || VKCNN_MATRIX_ROW_ALIGN % (16 * t.kSteps) ||
         t.sharedBytes() > 49152 || (t.rows() * t.kSteps * 4) % t.threads() ||
-        (t.kSteps * 16 * t.columns() / 8) % t.threads())
+        t.columns() % VKCNN_MATRIX_GROUP_COLUMN_ALIGN)
       return false;
   return true;
 }
 static_assert(tilesFit(),
-              "every tile divides the padding, fits 48 KiB and splits its loads evenly");
+              "every tile divides the padding, fits 48 KiB and splits its source loads evenly");
 
 }  // namespace vkcnn::detail
 #endif

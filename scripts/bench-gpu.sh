@@ -7,13 +7,18 @@
 # fp32 without TF32; batch 1 and 32), times vkcnn on the same models and inputs (fp16 and fp32
 # storage), checks vkcnn's outputs against PyTorch's, and writes RESULTS_DIR/results.md (rewritten
 # after every network, so a run cut short still reports what it measured) and results.tgz.
+# VKCNN_BENCH_CONFIGS (default "fp16:1 fp16:32 fp32:1 fp32:32") picks the format:batch pairs;
+# VKCNN_BENCH_TUNE=1 runs `vkcnn tune` on each pair before its benchmark (the tuning file lives in
+# VKCNN_PIPELINE_CACHE_DIR, default the work folder's cache/), and the profile shows the choices.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-${OUT:-$root/bench-out}}
-networks=${2:-resnet18,resnet50,mobilenet_v2,squeezenet1_1,googlenet,densenet121,shufflenet_v2_x1_0,efficientnet_b0}
+networks=${2:-resnet18,resnet50,mobilenet_v2,squeezenet1_1,googlenet,densenet121,shufflenet_v2_x1_0,efficientnet_b0,vgg16,mobilenet_v3_large,resnext50_32x4d,regnet_y_800mf}
+configs=${VKCNN_BENCH_CONFIGS:-fp16:1 fp16:32 fp32:1 fp32:32}
 iterations=${VKCNN_BENCH_ITERATIONS:-100}
 work=${VKCNN_BENCH_WORK:-/tmp/vkcnn-bench}
 mkdir -p "$out" "$work/models"
+export VKCNN_PIPELINE_CACHE_DIR=${VKCNN_PIPELINE_CACHE_DIR:-$work/cache}
 # The loader and the glvnd libraries the NVIDIA ICD needs (the validation layer is not wanted).
 for f in "$root"/.gl/*.deb; do
   case "$f" in *validationlayers*) ;; *) dpkg -x "$f" / ;; esac
@@ -29,8 +34,13 @@ if [ ! -f "$work/models/pytorch.json" ]; then
 fi
 cp "$work/models/pytorch.json" "$work/" 2>/dev/null
 for net in ${networks//,/ }; do
-  for fmt in fp16 fp32; do
-    for batch in 1 32; do
+  for config in $configs; do
+      fmt=${config%%:*} batch=${config##*:}
+      if [ "${VKCNN_BENCH_TUNE:-0}" = 1 ]; then
+        echo "== vkcnn tune $net $fmt batch $batch" >> "$work/tune.log"
+        "$vkcnn" tune "$work/models/$net.onnx" --$fmt --batch "$batch" --iterations 3 >> "$work/tune.log" 2>&1 ||
+          echo "   FAILED: vkcnn tune $net $fmt batch $batch" | tee -a "$work/tune.log"
+      fi
       cold=""
       [ "$batch" = 1 ] && cold="--cold"
       echo "== vkcnn $net $fmt batch $batch" >> "$work/vkcnn.log"
@@ -39,10 +49,11 @@ for net in ${networks//,/ }; do
         --reference "$work/models/${net}_b${batch}_output.npy" \
         --json "$work/vkcnn_${net}_${fmt}_b${batch}.json" >> "$work/vkcnn.log" 2>&1 ||
         echo "   FAILED: vkcnn bench $net $fmt batch $batch" | tee -a "$work/vkcnn.log"
-    done
   done
   "$vkcnn" profile "$work/models/$net.onnx" --fp16 > "$work/profile_${net}_fp16.txt" 2>&1
+  [[ " $configs " == *" fp16:32 "* ]] &&
+    "$vkcnn" profile "$work/models/$net.onnx" --fp16 --batch 32 --iterations 3 > "$work/profile_${net}_fp16_b32.txt" 2>&1
   python3 "$root/scripts/bench/report.py" "$work" > /dev/null && cp "$work/results.md" "$out/"
-  (cd "$work" && tar czf "$out/results.tgz" *.json *.txt *.log results.md 2>/dev/null)
+  (cd "$work" && tar czf "$out/results.tgz" *.json *.txt *.log results.md cache/convolution-tuning-*.bin 2>/dev/null)
 done
 cat "$out/results.md"

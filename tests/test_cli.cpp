@@ -228,7 +228,7 @@ TEST_CASE("cli: --version, --help, ops, and unknown commands") {
   CHECK_MESSAGE(r.status == 0, r.output);
   CHECK(r.has("inspect MODEL.onnx"));
   CHECK(cli("frobnicate").status == 2);
-  for (const char* command : {"info", "run", "bench", "profile", "inspect", "ops"}) {
+  for (const char* command : {"info", "run", "bench", "profile", "tune", "inspect", "ops"}) {
     r = cli(std::string(command) + " --help");
     CHECK_MESSAGE(r.status == 0, r.output);
     CHECK(r.has(std::string("usage: vkcnn ") + command));
@@ -434,6 +434,22 @@ TEST_CASE("cli: --shape and .npy inputs set dynamic dimensions; messages name th
   r = cli("inspect " + model + " --shape x=1x3x8x8 --json -");
   CHECK(validJson(r.output.substr(0, r.output.find('\n'))));
   CHECK(jsonNumber(r.output, "flops") == 13824);
+}
+
+TEST_CASE("cli: tune keeps each convolution shape's fastest configuration; profile names it") {
+  const std::string model = dynamicModel();
+  const std::string environment = "VKCNN_PIPELINE_CACHE_DIR=" + file("tune-cache");
+  Result r = cli("tune " + model + " --shape x=2x3x40x40 --iterations 1", environment);
+  CHECK_MESSAGE(r.status == 0, r.output);
+  CHECK(r.has("convolution-tuning-"));
+  CHECK(r.has("1 shapes tuned over 2 rounds"));  // portable GEMM: gemm_large and gemm_small
+  r = cli("tune " + model + " --shape x=2x3x40x40 --iterations 1", environment);
+  CHECK(r.has("(1 entries)"));  // read back: nothing left to tune
+  CHECK(r.has("0 shapes tuned"));
+  r = cli("profile " + model + " --shape x=2x3x40x40 --iterations 1", environment);
+  CHECK_MESSAGE(r.status == 0, r.output);
+  CHECK(r.has("configuration"));
+  CHECK(std::regex_search(r.output, std::regex("gemm_(large|small)")));
 }
 
 TEST_CASE("cli: inspect lists operators, support, parameters and FLOPs") {

@@ -3,13 +3,17 @@
 // sizes and both padding modes; MPS batch geometry, channel windows and concatenation offsets;
 // every fused neuron, PReLU, batch normalisation folding; fully connected layers; .dat weight
 // files; and every descriptor error.
+#include <unistd.h>
 #include <vkcnn/convolution.h>
+#include <vkcnn/convolution_tuning.h>
 #include <vkcnn/neuron.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <random>
 #include <tuple>
@@ -381,6 +385,62 @@ TEST_CASE("convolution: every matrix-unit configuration, forced") {
     c.format = ChannelFormat::float16;
     c.seed = 23;
     for (const Case* x : {&a, &b, &c}) {
+      CAPTURE(describe(*x));
+      run(*x);
+    }
+  }
+  unsetenv("VKCNN_CONVOLUTION_TILE");
+}
+
+TEST_CASE("convolution: grouped convolutions on the matrix units, every tile forced") {
+  // Groups whose channels start at layers on both sides (a multiple of 4 per group) run on
+  // convolution_tiled.comp, one GEMM per group along the dispatch's z, on GPUs with matrix units
+  // (float16); VKCNN_CONVOLUTION_TILE forces each tile whose width divides a group's padded width
+  // (others fall back to the selector) and "legacy" the direct shader. Elsewhere (lavapipe) every
+  // configuration is the direct shader: run once. Shapes: ResNeXt's 8 and RegNet's 16 channels
+  // per group, partial row tiles, stride, a residual, channels past a group's 16-column padding.
+  // (Groups of 4 channels stay on the direct shader: the sweep and the residual test cover it.)
+  std::vector<std::string> configurations = {"auto", "legacy"};
+  for (const detail::MatrixTile& tile : detail::kMatrixTiles) configurations.push_back(tile.name);
+  if (!context().capabilities().matrixUnits) configurations = {"portable"};
+  for (const std::string& configuration : configurations) {
+    CAPTURE(configuration);
+    setenv("VKCNN_CONVOLUTION_TILE", configuration.c_str(), 1);
+    Case a;  // 3x3, 16 groups of 8 (ResNeXt's second stage), 2 images of 13x11, residual, ReLU
+    a.descriptor = ConvolutionDescriptor::make(3, 3, 128, 128, NeuronDescriptor::relu());
+    a.descriptor.groups = 16;
+    a.padding = Padding::explicitPadding(1, 1, 1, 1);
+    a.width = 13;
+    a.height = 11;
+    a.sourceImages = 2;
+    a.residual = true;
+    a.format = ChannelFormat::float16;
+    a.seed = 31;
+    Case b;  // 3x3 stride 2, 3 groups of 16 (RegNet's width), to 12x12
+    b.descriptor = ConvolutionDescriptor::make(3, 3, 48, 48);
+    b.descriptor.groups = 3;
+    b.descriptor.strideInPixelsX = b.descriptor.strideInPixelsY = 2;
+    b.padding = Padding::explicitPadding(1, 1, 1, 1);
+    b.width = b.height = 23;
+    b.format = ChannelFormat::float16;
+    b.seed = 32;
+    Case c;  // 1x1, 2 groups of 40 -> 36 channels (36 padded to 48 columns)
+    c.descriptor = ConvolutionDescriptor::make(1, 1, 80, 72, NeuronDescriptor::relu());
+    c.descriptor.groups = 2;
+    c.width = 17;
+    c.height = 10;
+    c.format = ChannelFormat::float16;
+    c.seed = 33;
+    Case e;  // 3x3, 2 groups of 32 (ResNeXt's last stage) from a source channel window
+    e.descriptor = ConvolutionDescriptor::make(3, 3, 64, 64);
+    e.descriptor.groups = 2;
+    e.sourceChannelOffset = 4;
+    e.extraSourceChannels = 8;
+    e.width = 9;
+    e.height = 7;
+    e.format = ChannelFormat::float16;
+    e.seed = 34;
+    for (const Case* x : {&a, &b, &c, &e}) {
       CAPTURE(describe(*x));
       run(*x);
     }
@@ -949,4 +1009,90 @@ TEST_CASE("convolution: bad descriptors and shapes are errors before anything is
   VKCNN_CHECK_ERROR(far.encode(cb, source, destination), ErrorCode::limitExceeded,
                     "window origin x -2147483649");
   CHECK(cb.encodingStatistics().dispatches == 0);
+}
+
+TEST_CASE(
+    "convolution: a tuned configuration is used; the tuning file round-trips and a damaged "
+    "or foreign one is ignored") {
+  // 1x1, 3 images of 110x110, 5 -> 20 channels in float32: the cost model picks the portable
+  // 64 x 16 GEMM tile (gemm_large) on every device; the tuning entry forces the other one.
+  Case c;
+  c.descriptor = ConvolutionDescriptor::make(1, 1, 5, 20, NeuronDescriptor::relu());
+  c.width = c.height = 110;
+  c.sourceImages = 3;
+  c.seed = 41;
+  const ConvolutionDescriptor& d = c.descriptor;
+  Tensor x = roundedTo(randomTensor(c.sourceImages, 5, c.height, c.width, c.seed, -1, 1), c.format);
+  std::vector<float> w = randomWeights(d, c.seed + 1), bias = randomFloats(20, c.seed + 2);
+  Convolution kernel(context(), d, w, bias);
+  runWith(kernel, c, x, w, bias);
+  CHECK(kernel.configuration() == "gemm_large");
+  const std::string key = kernel.tuningKey();
+  REQUIRE_FALSE(key.empty());
+  CHECK(ConvolutionTuning::lookup(context(), key).empty());
+  ConvolutionTuning::set(context(), key, "gemm_small");
+  runWith(kernel, c, x, w, bias);  // still right against the CPU reference
+  CHECK(kernel.configuration() == "gemm_small");
+  ConvolutionTuning::set(context(), key, "no_such_tile");  // not applicable: the cost model
+  runWith(kernel, c, x, w, bias);
+  CHECK(kernel.configuration() == "gemm_large");
+  CHECK_THROWS_AS(ConvolutionTuning::set(context(), "a\tb", "gemm_small"), Error);
+
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("vkcnn-tuning-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  setenv("VKCNN_PIPELINE_CACHE_DIR", dir.c_str(), 1);
+  std::string file;
+  {
+    Context first = makeContext();
+    file = ConvolutionTuning::file(first);
+    CHECK(file.rfind(dir.string(), 0) == 0);
+    CHECK_FALSE(ConvolutionTuning::loaded(first));
+    ConvolutionTuning::set(first, key, "gemm_small");
+    ConvolutionTuning::set(first, "another shape", "64x64");
+    ConvolutionTuning::save(first);
+  }
+  REQUIRE(std::filesystem::exists(file));
+  {
+    Context second = makeContext();
+    CHECK(ConvolutionTuning::loaded(second));
+    CHECK(ConvolutionTuning::size(second) == 2);
+    CHECK(ConvolutionTuning::lookup(second, key) == "gemm_small");
+    CHECK(ConvolutionTuning::lookup(second, "another shape") == "64x64");
+  }
+  const std::string good = [&] {
+    std::ifstream in(file, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  // Each damaged file: ignored (no entries), one warning naming why, nothing thrown.
+  auto ignored = [&](const std::string& bytes, const std::string& why) {
+    CAPTURE(why);
+    {
+      std::ofstream out(file, std::ios::binary | std::ios::trunc);
+      out.write(bytes.data(), std::streamsize(bytes.size()));
+    }
+    Context damaged = makeContext();
+    std::vector<std::string> warnings;
+    damaged.setLogCallback([&](LogSeverity severity, std::string_view message) {
+      if (severity >= LogSeverity::warning) warnings.emplace_back(message);
+    });
+    CHECK_FALSE(ConvolutionTuning::loaded(damaged));
+    CHECK(ConvolutionTuning::size(damaged) == 0);
+    REQUIRE(warnings.size() == 1);
+    CHECK(warnings[0].find(why) != std::string::npos);
+  };
+  std::string flipped = good;
+  flipped.back() = char(flipped.back() ^ 0x5a);
+  ignored(flipped, "checksum mismatch");
+  ignored(good.substr(0, 20), "too short");
+  ignored(good.substr(0, good.size() - 3), "truncated");
+  ignored(std::string(200, 'x'), "not a tuning file");
+  std::string foreign = good;
+  foreign[16] = char(foreign[16] ^ 1);  // the device id (after magic, version, vendor)
+  ignored(foreign, "another device");
+  std::string otherDriver = good;
+  otherDriver[20] = char(otherDriver[20] ^ 1);  // the driver version
+  ignored(otherDriver, "another driver");
+  unsetenv("VKCNN_PIPELINE_CACHE_DIR");
+  std::filesystem::remove_all(dir);
 }

@@ -19,7 +19,8 @@ import torch
 import torchvision
 
 NETWORKS = ["resnet18", "resnet50", "mobilenet_v2", "squeezenet1_1", "googlenet",
-            "densenet121", "shufflenet_v2_x1_0", "efficientnet_b0"]
+            "densenet121", "shufflenet_v2_x1_0", "efficientnet_b0", "vgg16", "mobilenet_v3_large",
+            "resnext50_32x4d", "regnet_y_800mf"]
 
 
 def build(name):

@@ -39,6 +39,9 @@ def main():
                 v = runs.get((net, fmt, batch))
                 eager = p.get("eager", {}).get("median_ms")
                 graph = p.get("graph", {}).get("median_ms")
+                configs = os.environ.get("VKCNN_BENCH_CONFIGS")
+                if not v and configs and f"{fmt}:{batch}" not in configs.split():
+                    continue  # not asked for
                 if not v:
                     lines.append(f"| {net} | {fmt} | {batch} | {eager or '-'} | {graph or '-'} | failed "
                                  "| | | | | | | | | | | |")

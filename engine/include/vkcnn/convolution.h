@@ -115,12 +115,22 @@ class VKCNN_API Convolution : public UnaryKernel {
   uint32_t destinationHeight(uint32_t sourceHeight) const override;
   uint32_t destinationFeatureChannels(uint32_t sourceChannels) const override;
 
+  // What the last encode ran (empty before one): a matrix-unit tile of convolution_tiles.h
+  // ("64x64", "grouped 64x16"), a split-k shader ("matrix_medium"), a portable GEMM tile
+  // ("gemm_large"), "direct", "grouped direct" or "depthwise". The dispatch's label (profiles)
+  // ends with the same in parentheses.
+  const std::string& configuration() const;
+  // The shape key of the last encode in the tuning file (vkcnn/convolution_tuning.h); empty where
+  // nothing is chosen (the direct and depthwise shaders).
+  const std::string& tuningKey() const;
+
  protected:
   void validate(const detail::KernelEncoding& encoding) const override;
   void encodeKernel(detail::KernelEncoding& encoding) override;
 
  private:
   std::shared_ptr<const detail::ConvolutionState> state_;
+  std::string configuration_, tuningKey_;
 };
 
 // MPSCNNFullyConnected: a convolution whose kernel spans the whole source (kernelWidth x

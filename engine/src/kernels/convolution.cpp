@@ -1,12 +1,15 @@
 #include "vkcnn/convolution.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 
 #include "convolution_interface.h"
 #include "convolution_tiles.h"
+#include "kernels/convolution_tuning.h"
 #include "kernels/kernel_encoding.h"
 #include "kernels/neuron_params.h"
 #include "kernels/weights.h"
@@ -163,6 +166,16 @@ void checkWeightCounts(const ConvolutionDescriptor& d, size_t weights, size_t bi
               " output feature channels (give one per channel, or none)");
 }
 
+// Dense convolutions, and grouped ones whose groups start at layers on both sides (channels per
+// group a multiple of 4), run on the matrix units where there are some (convolution_tiled.comp
+// takes the grouped ones, a GEMM per group); other grouped ones on the direct shader.
+// Groups of 4 channels stay on the direct shader: the 16-column tiles ran them 2-3x slower
+// (3/4 of each fragment is padding; NOTES.md, run 6).
+bool groupedOnMatrixUnits(const ConvolutionDescriptor& d) {
+  const uint32_t in = d.inputFeatureChannels / d.groups, out = d.outputFeatureChannels / d.groups;
+  return d.groups == 1 || (in % 4 == 0 && out % 4 == 0 && in >= 8 && out >= 8);
+}
+
 std::shared_ptr<const ConvolutionState> makeState(
     const Context& context, const ConvolutionDescriptor& d, std::span<const float> weights,
     std::span<const float> bias, const std::string& what, const std::string& label) {
@@ -209,24 +222,27 @@ std::shared_ptr<const ConvolutionState> makeState(
               float(weights[(size_t(o) * taps + tap) * perGroup + i] * scale[o]);
   }
   ContextImpl& impl = *context.impl();
-  if (d.groups == 1 && perGroup > 1 && impl.capabilities().matrixUnits) {
+  if (perGroup > 1 && impl.capabilities().matrixUnits && groupedOnMatrixUnits(d)) {
     // Row k = (tap * S + s) * 4 + c holds input channel 4s + c of the tap; zero rows pad k to
     // whole chunks and zero columns the output channels to whole tiles (convolution_tiles.h).
+    // Grouped: one such matrix per group, one after the other.
+    const uint32_t outPerGroup = out / d.groups;
     const size_t slices = (perGroup + 3) / 4, k = size_t(taps) * slices * 4;
     const size_t rows =
         (k + VKCNN_MATRIX_ROW_ALIGN - 1) / VKCNN_MATRIX_ROW_ALIGN * VKCNN_MATRIX_ROW_ALIGN;
-    const size_t columns = (size_t(out) + VKCNN_MATRIX_COLUMN_ALIGN - 1) /
-                           VKCNN_MATRIX_COLUMN_ALIGN * VKCNN_MATRIX_COLUMN_ALIGN;
-    std::vector<uint16_t> matrix(rows * columns, 0);
+    const size_t align =
+        d.groups == 1 ? VKCNN_MATRIX_COLUMN_ALIGN : VKCNN_MATRIX_GROUP_COLUMN_ALIGN;
+    const size_t columns = (size_t(outPerGroup) + align - 1) / align * align;
+    std::vector<uint16_t> matrix(rows * columns * d.groups, 0);
     // A transpose: in blocks of 64 output channels, so that the writes (a row per input channel)
     // stay in cache instead of each landing a row apart (seconds for vgg16's first classifier).
     constexpr uint32_t kBlock = 64;
     for (uint32_t o0 = 0; o0 < out; o0 += kBlock)
       for (uint32_t tap = 0; tap < taps; ++tap)
         for (uint32_t i = 0; i < perGroup; ++i) {
-          uint16_t* row = &matrix[((size_t(tap) * slices + i / 4) * 4 + i % 4) * columns];
+          const size_t row = ((size_t(tap) * slices + i / 4) * 4 + i % 4) * columns;
           for (uint32_t o = o0; o < std::min(out, o0 + kBlock); ++o)
-            row[o] =
+            matrix[size_t(o / outPerGroup) * rows * columns + row + o % outPerGroup] =
                 floatToHalf(float(weights[(size_t(o) * taps + tap) * perGroup + i] * scale[o]));
         }
     state->matrixWeights = DeviceBuffer::create(impl, matrix.size() * sizeof(uint16_t),
@@ -291,10 +307,9 @@ std::string forcedTile() {
 // for that (late layers at batch 1) go to the split-k shaders of convolution_matrix.glsl, which
 // divide the reduction inside the workgroup, by a latency model of their own.
 GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, bool matrixUnits,
-                      bool tiledAllowed, uint32_t multiprocessors) {
+                      bool tiledAllowed, uint32_t multiprocessors, const std::string& forced) {
   const uint64_t rows = uint64_t(e.clipWidth) * e.clipHeight * e.imageCount;
   const uint64_t slices = (e.destinationChannels + 3) / 4;
-  const std::string forced = forcedTile();
   if (matrixUnits) {
     for (const MatrixTile& t : kMatrixTiles)
       if (tiledAllowed && forced == t.name) return {ShaderId::convolution_tiled, &t};
@@ -312,7 +327,8 @@ GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, b
       const MatrixTile* best = nullptr;
       double bestCost = 0;
       for (const MatrixTile& t : kMatrixTiles) {
-        if (!t.nanosecondsPerStage) continue;
+        // The narrow tiles are fitted for groups only.
+        if (!t.nanosecondsPerStage || t.columns() < 64) continue;
         const uint64_t perWave = sms * t.residentPerMultiprocessor;
         const double cost = double((tilesOf(t.rows(), t.columns()) + perWave - 1) / perWave) *
                             double((k + t.depth() - 1) / t.depth()) * t.nanosecondsPerStage;
@@ -345,8 +361,81 @@ GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, b
     }
     return {best};
   }
+  if (forced == "gemm_large") return {ShaderId::convolution_gemm_large};
+  if (forced == "gemm_small") return {ShaderId::convolution_gemm_small};
   const uint64_t largeTiles = (rows + 63) / 64 * ((slices + 15) / 16);
   return {largeTiles >= 512 ? ShaderId::convolution_gemm_large : ShaderId::convolution_gemm_small};
+}
+
+// Grouped convolutions on the matrix units (groupedOnMatrixUnits): a tile of convolution_tiled
+// whose width divides a group's padded width, the one the cost model of gemmShader says is
+// fastest over all groups' tiles; VKCNN_CONVOLUTION_TILE forces a tile that fits, and "legacy"
+// the direct shader (nullptr).
+const MatrixTile* groupedTile(const KernelEncoding& e, const ConvolutionDescriptor& d,
+                              uint32_t multiprocessors, const std::string& forced) {
+  const uint64_t rows = uint64_t(e.clipWidth) * e.clipHeight * e.imageCount;
+  const uint64_t outPerGroup = d.outputFeatureChannels / d.groups;
+  const uint64_t columns = (outPerGroup + VKCNN_MATRIX_GROUP_COLUMN_ALIGN - 1) /
+                           VKCNN_MATRIX_GROUP_COLUMN_ALIGN * VKCNN_MATRIX_GROUP_COLUMN_ALIGN;
+  if (forced == "legacy") return nullptr;
+  for (const MatrixTile& t : kMatrixTiles)
+    if (forced == t.name && columns % t.columns() == 0) return &t;
+  const uint64_t sms = multiprocessors ? multiprocessors : 132;
+  const uint64_t k = uint64_t(d.kernelWidth) * d.kernelHeight * (d.inputFeatureChannels / d.groups);
+  const MatrixTile* best = nullptr;
+  double bestCost = 0;
+  for (const MatrixTile& t : kMatrixTiles) {
+    if (!t.nanosecondsPerStage || columns % t.columns()) continue;
+    const uint64_t tiles = (rows + t.rows() - 1) / t.rows() * (columns / t.columns()) * d.groups;
+    const uint64_t perWave = sms * t.residentPerMultiprocessor;
+    const double cost = double((tiles + perWave - 1) / perWave) *
+                        double((k + t.depth() - 1) / t.depth()) * t.nanosecondsPerStage;
+    if (!best || cost < bestCost) best = &t, bestCost = cost;
+  }
+  return best;
+}
+
+// The shape as the tuning file keys it: everything the choice depends on.
+std::string tuningKey(const KernelEncoding& e, const ConvolutionDescriptor& d,
+                      ShaderVariant variant, bool tiledAllowed, bool matrixUnits) {
+  char key[256];
+  std::snprintf(key, sizeof key, "%ux%u/%ux%u d%ux%u g%u %u->%u to %ux%ux%u %s%s%s", d.kernelWidth,
+                d.kernelHeight, d.strideInPixelsX, d.strideInPixelsY, d.dilationRateX,
+                d.dilationRateY, d.groups, d.inputFeatureChannels, d.outputFeatureChannels,
+                e.clipWidth, e.clipHeight, e.imageCount,
+                variant == ShaderVariant::f16 ? "f16" : "f32", matrixUnits ? " matrix" : "",
+                tiledAllowed ? "" : " unaligned");
+  return key;
+}
+
+// What a trial may run a shape with, the cost model's choice first.
+std::vector<std::string> candidatesOf(const KernelEncoding& e, const ConvolutionDescriptor& d,
+                                      bool groupedTiled, bool matrixUnits, bool tiledAllowed,
+                                      uint32_t multiprocessors) {
+  std::vector<std::string> list;
+  if (groupedTiled) {
+    const MatrixTile* model = groupedTile(e, d, multiprocessors, "");
+    list.push_back(model ? model->name : "legacy");
+    const uint32_t columns =
+        (d.outputFeatureChannels / d.groups + VKCNN_MATRIX_GROUP_COLUMN_ALIGN - 1) /
+        VKCNN_MATRIX_GROUP_COLUMN_ALIGN * VKCNN_MATRIX_GROUP_COLUMN_ALIGN;
+    for (const MatrixTile& t : kMatrixTiles)
+      if (columns % t.columns() == 0) list.push_back(t.name);
+    list.push_back("legacy");
+  } else if (matrixUnits) {
+    list.push_back(nameOf(gemmShader(e, d, true, tiledAllowed, multiprocessors, "")));
+    if (tiledAllowed)
+      for (const MatrixTile& t : kMatrixTiles) list.push_back(t.name);
+    for (const char* n : {"matrix_large", "matrix_medium", "matrix_small"}) list.push_back(n);
+  } else {
+    list.push_back(nameOf(gemmShader(e, d, false, false, multiprocessors, "")));
+    list.push_back("gemm_large");
+    list.push_back("gemm_small");
+  }
+  std::vector<std::string> unique;
+  for (const std::string& c : list)
+    if (std::find(unique.begin(), unique.end(), c) == unique.end()) unique.push_back(c);
+  return unique;
 }
 
 struct Tile {
@@ -373,7 +462,8 @@ Tile tileOf(ShaderId shader) {
 
 // One dispatch; (leftEdge, topEdge) is where the window starts relative to the offset position.
 void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId shader,
-                       int64_t leftEdge, int64_t topEdge) {
+                       int64_t leftEdge, int64_t topEdge, std::string* configuration = nullptr,
+                       std::string* tuningKeyOut = nullptr) {
   const ConvolutionDescriptor& d = s.descriptor;
   // Before anything is bound: a window origin out of the shader's range is an error.
   const int32_t originX = shaderCoordinate(e.offsetX - leftEdge, "window origin x", e);
@@ -387,25 +477,53 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
   GemmChoice choice{shader};
   std::string what = e.what();
   std::vector<int32_t> specialization;
-  if (gemm) {
-    const DeviceCapabilities& caps = e.commandBuffer.context->capabilities();
-    // convolution_tiled reads a source texel as one fetch (a window starting at a layer) and
-    // counts warps of 32 invocations.
-    const bool alignedSource = (e.source.storageChannelOffset() + e.sourceChannelOffset) % 4 == 0;
-    choice = gemmShader(e, d, matrixUnits, alignedSource && caps.subgroupSize == 32,
-                        caps.multiprocessorCount);
+  const DeviceCapabilities& caps = e.commandBuffer.context->capabilities();
+  // convolution_tiled reads a source texel as one fetch (a window starting at a layer) and
+  // counts warps of 32 invocations.
+  const bool tiledAllowed =
+      (e.source.storageChannelOffset() + e.sourceChannelOffset) % 4 == 0 && caps.subgroupSize == 32;
+  const bool groupedTiled = shader == ShaderId::convolution && d.groups > 1 && alignedDestination &&
+                            variant == ShaderVariant::f16 && s.matrixWeights && tiledAllowed;
+  // VKCNN_CONVOLUTION_TILE first, then the shape's tuning entry (or trial candidate), then the
+  // cost model (convolution_tuning.h).
+  std::string forced = forcedTile();
+  TuningPick pick;
+  const std::string key =
+      groupedTiled || gemm ? tuningKey(e, d, variant, tiledAllowed, matrixUnits) : std::string();
+  if (forced.empty() && !key.empty()) {
+    pick = tunedConfiguration(*e.commandBuffer.context, key, [&] {
+      return candidatesOf(e, d, groupedTiled, matrixUnits, tiledAllowed, caps.multiprocessorCount);
+    });
+    forced = pick.configuration;
+  }
+  if (groupedTiled) choice.tile = groupedTile(e, d, caps.multiprocessorCount, forced);
+  if (choice.tile) {
+    shader = choice.shader = ShaderId::convolution_tiled;
+    what += std::string(" (grouped ") + choice.tile->name + ")";
+  } else if (gemm) {
+    choice = gemmShader(e, d, matrixUnits, tiledAllowed, caps.multiprocessorCount, forced);
     shader = choice.shader;
     // The profile and the benchmark read the configuration off the dispatch's label.
     what += std::string(" (") + nameOf(choice) + ")";
-    if (const MatrixTile* t = choice.tile)
-      specialization = {int32_t(t->warpsM),     int32_t(t->warpsN), int32_t(t->fragmentsM),
-                        int32_t(t->fragmentsN), int32_t(t->kSteps), int32_t(t->threads()),
-                        int32_t(t->prefetch)};
+  } else if (shader == ShaderId::convolution) {
+    what += d.groups > 1 ? " (grouped direct)" : " (direct)";
   }
+  if (tuningKeyOut) *tuningKeyOut = key;
+  if (pick.candidate >= 0) noteTrial(*e.commandBuffer.context, what, key, pick.candidate);
+  if (configuration) {
+    const size_t open = what.rfind(" (");
+    *configuration = open == std::string::npos ? std::string(nameOf(choice))
+                                               : what.substr(open + 2, what.size() - open - 3);
+    if (shader == ShaderId::depthwise_convolution) *configuration = "depthwise";
+  }
+  if (const MatrixTile* t = choice.tile)
+    specialization = {int32_t(t->warpsM),     int32_t(t->warpsN), int32_t(t->fragmentsM),
+                      int32_t(t->fragmentsN), int32_t(t->kSteps), int32_t(t->threads()),
+                      int32_t(t->prefetch)};
   DispatchRecorder r(e.commandBuffer, shader, variant, what, specialization);
   shader::ConvolutionPush push{};
   const uint32_t slices = r.bindWindows(push, e);
-  r.bindBuffer(2, matrixUnits ? s.matrixWeights : s.weights);
+  r.bindBuffer(2, choice.tile || matrixUnits ? s.matrixWeights : s.weights);
   r.bindBuffer(3, s.bias);
   r.bindBuffer(4, s.slopes);
   push.geometry.offsetX = originX;
@@ -432,8 +550,10 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
   push.convolution.outputChannelsPerGroup = int32_t(d.outputFeatureChannels / d.groups);
   if (const MatrixTile* t = choice.tile) {
     const uint64_t rows = uint64_t(e.clipWidth) * e.clipHeight * e.imageCount;
+    // Grouped: a column of tiles per group's outputs, the groups along z.
+    const uint32_t columns = 4 * (d.groups > 1 ? d.outputFeatureChannels / d.groups / 4 : slices);
     r.dispatchGroups(&push, sizeof push, uint32_t((rows + t->rows() - 1) / t->rows()),
-                     (4 * slices + t->columns() - 1) / t->columns(), 1);
+                     (columns + t->columns() - 1) / t->columns(), d.groups);
     return;
   }
   if (gemm) {
@@ -514,7 +634,15 @@ void Convolution::encodeKernel(detail::KernelEncoding& e) {
   const bool mps = padding.mode == Padding::Mode::mpsDefault;
   const int64_t left = mps ? int64_t(d.dilatedKernelWidth() >> 1) : int64_t(padding.left);
   const int64_t top = mps ? int64_t(d.dilatedKernelHeight() >> 1) : int64_t(padding.top);
-  detail::encodeConvolution(e, *state_, state_->shader, left, top);
+  detail::encodeConvolution(e, *state_, state_->shader, left, top, &configuration_, &tuningKey_);
+}
+
+const std::string& Convolution::configuration() const {
+  return configuration_;
+}
+
+const std::string& Convolution::tuningKey() const {
+  return tuningKey_;
 }
 
 // ---- FullyConnected -----------------------------------------------------------------------------

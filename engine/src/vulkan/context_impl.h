@@ -43,6 +43,8 @@ struct InstanceTable {
   void load(PFN_vkGetInstanceProcAddr getInstanceProcAddr, VkInstance instance);
 };
 
+struct ConvolutionTuningState;  // kernels/convolution_tuning.cpp
+
 class ContextImpl : public std::enable_shared_from_this<ContextImpl> {
  public:
   ContextImpl() = default;
@@ -109,6 +111,11 @@ class ContextImpl : public std::enable_shared_from_this<ContextImpl> {
   void setFenceTimeoutMs(uint64_t ms) { fenceTimeoutNs_ = ms * 1000000ull; }
 
   std::string uniqueName(const std::string& prefix);
+
+  // Choice by measurement for convolutions (kernels/convolution_tuning.cpp): made and its file
+  // read on first use, under this mutex.
+  std::mutex convolutionTuningMutex;
+  std::shared_ptr<ConvolutionTuningState> convolutionTuning;
 
  private:
   void loadDevice(PFN_vkGetDeviceProcAddr getDeviceProcAddr);

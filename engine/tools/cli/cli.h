@@ -153,6 +153,7 @@ int info(const std::vector<std::string>& args);
 int run(const std::vector<std::string>& args);
 int bench(const std::vector<std::string>& args);
 int profile(const std::vector<std::string>& args);
+int tune(const std::vector<std::string>& args);
 int inspect(const std::vector<std::string>& args);
 int ops(const std::vector<std::string>& args);
 

@@ -37,6 +37,7 @@ const char* kUsage =
     ".bin\n"
     "  bench MODEL.onnx           time a model: wall and GPU time, dispatches, barriers, memory\n"
     "  profile MODEL.onnx         GPU time of every kernel of a model\n"
+    "  tune MODEL.onnx            time each convolution shape's configurations, keep the best\n"
     "  inspect MODEL.onnx         inputs, outputs, operators (supported?), parameters, FLOPs\n"
     "  ops                        the ONNX operators vkcnn supports\n"
     "\n"
@@ -69,6 +70,8 @@ int main(int argc, char** argv) {
       status = bench(args);
     else if (command == "profile")
       status = profile(args);
+    else if (command == "tune")
+      status = tune(args);
     else if (command == "inspect")
       status = inspect(args);
     else if (command == "ops")

@@ -52,11 +52,19 @@ int profile(const std::vector<std::string>& rest) {
   std::vector<double> medians;
   for (auto& t : times) medians.push_back(summarize(t).median), total += medians.back();
   const uint32_t barriers = cb.encodingStatistics().barriers;
+  // A convolution's label ends with its configuration in parentheses (Convolution::configuration).
+  std::vector<std::string> configs(labels.size());
+  for (size_t k = 0; k < labels.size(); ++k)
+    if (const size_t open = labels[k].rfind(" (");
+        open != std::string::npos && labels[k].back() == ')') {
+      configs[k] = labels[k].substr(open + 2, labels[k].size() - open - 3);
+      labels[k].resize(open);
+    }
   if (json != "-") {
-    std::printf("%-4s %-60s %10s %7s\n", "#", "kernel", "ms", "%");
+    std::printf("%-4s %-52s %-18s %10s %7s\n", "#", "kernel", "configuration", "ms", "%");
     for (size_t k = 0; k < medians.size(); ++k)
-      std::printf("%-4zu %-60.60s %10.4f %6.1f%%\n", k, labels[k].c_str(), medians[k],
-                  100.0 * medians[k] / std::max(total, 1e-12));
+      std::printf("%-4zu %-52.52s %-18.18s %10.4f %6.1f%%\n", k, labels[k].c_str(),
+                  configs[k].c_str(), medians[k], 100.0 * medians[k] / std::max(total, 1e-12));
     std::printf("total kernel time %.3f ms over %zu dispatches (%u barriers)\n", total,
                 medians.size(), barriers);
   }
@@ -74,8 +82,11 @@ int profile(const std::vector<std::string>& rest) {
   if (!json.empty()) {
     std::string kernels = "[";
     for (size_t k = 0; k < medians.size(); ++k)
-      kernels +=
-          (k ? ", " : "") + Json().add("label", labels[k]).add("median_ms", medians[k]).str();
+      kernels += (k ? ", " : "") + Json()
+                                       .add("label", labels[k])
+                                       .add("configuration", configs[k])
+                                       .add("median_ms", medians[k])
+                                       .str();
     Json j;
     j.add("model", setup.path)
         .add("device", context.capabilities().deviceName)
