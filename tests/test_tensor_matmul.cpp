@@ -60,6 +60,9 @@ TEST_CASE("tensor matmul: numpy semantics with broadcast batches and vectors") {
       {{3, 7}, {7}},
       {{7}, {7}},
       {{2, 1, 2, 3, 4}, {1, 3, 1, 4, 2}},
+      // Past one 64x64 tile along M and N, ragged K (tensor_matmul.comp's 4x4 per invocation).
+      {{70, 40}, {40, 130}},
+      {{2, 65, 17}, {17, 66}},
   };
   for (TensorDataType type : {TensorDataType::float32, TensorDataType::float16})
     for (const Case& k : cases) {

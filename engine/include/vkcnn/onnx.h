@@ -84,6 +84,10 @@ struct OnnxImportOptions {
   ChannelFormat channelFormat = ChannelFormat::float16;
   bool optimize = true;  // GraphOptions::optimize
   std::string label;     // of the Graph; empty: the model's graph name
+  // Where the files of tensors stored as ONNX external data are (their locations are relative to
+  // it, and may not leave it). importOnnxModel uses the model file's directory when this is empty;
+  // from memory, an empty directory makes external data an error.
+  std::string externalDataDirectory;
 };
 
 struct OnnxImport {

@@ -20,7 +20,7 @@ void encodeProduct(CommandBuffer& commandBuffer, const std::string& what, const 
   detail::CommandBufferImpl& cb = *commandBuffer.impl();
   detail::IndexSpace batch = pr.batch;
   batch.simplify();
-  const uint32_t tilesM = (pr.m + 15) / 16, tilesN = (pr.n + 15) / 16;
+  const uint32_t tilesM = (pr.m + 63) / 64, tilesN = (pr.n + 63) / 64;  // tensor_matmul.comp
   detail::DispatchRecorder d(cb, detail::ShaderId::tensor_matmul, detail::variantFor(a.dataType()),
                              what);
   detail::shader::TensorParams p{};

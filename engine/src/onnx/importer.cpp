@@ -4,12 +4,14 @@
 // becomes is in onnx/ops_*.cpp.
 #include "onnx/importer.h"
 
+#include "onnx/external_data.h"
 #include <onnx/checker.h>
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <set>
@@ -57,7 +59,8 @@ void validateGraph(const onnx::GraphProto& graph, int depth) {
   }
 }
 
-onnx::ModelProto parseModel(std::span<const uint8_t> bytes) {
+// `directory`: where the model's external data files are (empty: external data is an error).
+onnx::ModelProto parseModel(std::span<const uint8_t> bytes, const std::string& directory) {
   if (bytes.size() > size_t(std::numeric_limits<int>::max()))
     invalidModel("the model is " + std::to_string(bytes.size()) +
                  " bytes; protobuf files are limited to 2 GiB");
@@ -66,6 +69,7 @@ onnx::ModelProto parseModel(std::span<const uint8_t> bytes) {
     invalidModel("the " + std::to_string(bytes.size()) +
                  " bytes are not an ONNX model (protobuf parsing failed: truncated or corrupt)");
   if (!model.has_graph()) invalidModel("the model has no graph");
+  resolveExternalData(model, directory);
   validateGraph(model.graph(), 0);
   return model;
 }
@@ -728,8 +732,14 @@ std::vector<uint8_t> readFile(const std::string& path) {
   return bytes;
 }
 
-OnnxModelInfo inspect(std::span<const uint8_t> bytes) {
-  onnx::ModelProto model = parseModel(bytes);
+// External data files are looked up next to the model.
+std::string modelDirectory(const std::string& path) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  return parent.empty() ? std::string(".") : parent.string();
+}
+
+OnnxModelInfo inspect(std::span<const uint8_t> bytes, const std::string& directory) {
+  onnx::ModelProto model = parseModel(bytes, directory);
   runChecker(model);
   OnnxModelInfo info;
   info.irVersion = model.ir_version();
@@ -762,7 +772,7 @@ OnnxImport importOnnxModelFromMemory(const Context& context, std::span<const uin
     onnx::ModelProto model;
     {
       PhaseTimer timer(detail::loadClock(context), LoadPhase::parse);
-      model = parseModel(bytes);
+      model = parseModel(bytes, options.externalDataDirectory);
     }
     Importer importer(context, model, options, bytes.size());
     try {
@@ -777,7 +787,7 @@ OnnxImport importOnnxModelFromMemory(const Context& context, std::span<const uin
   onnx::ModelProto model;
   {
     PhaseTimer timer(detail::loadClock(context), LoadPhase::parse);
-    model = parseModel(bytes);
+    model = parseModel(bytes, options.externalDataDirectory);
   }
   Importer importer(context, model, options, bytes.size(), true);
   return importer.run();
@@ -787,7 +797,11 @@ OnnxImport importOnnxModel(const Context& context, const std::string& path,
                            const OnnxImportOptions& options) {
   const std::vector<uint8_t> bytes = readFile(path);
   try {
-    return importOnnxModelFromMemory(context, bytes, options);
+    if (!options.externalDataDirectory.empty())
+      return importOnnxModelFromMemory(context, bytes, options);
+    OnnxImportOptions withDirectory = options;
+    withDirectory.externalDataDirectory = modelDirectory(path);
+    return importOnnxModelFromMemory(context, bytes, withDirectory);
   } catch (const Error& e) {
     throw Error(e.code(), prefixed("'" + path + "'", messageOf(e)));
   }
@@ -806,14 +820,14 @@ Graph importOnnxFromMemory(const Context& context, std::span<const uint8_t> byte
 OnnxModelInfo inspectOnnx(const std::string& path) {
   const std::vector<uint8_t> bytes = readFile(path);
   try {
-    return inspect(bytes);
+    return inspect(bytes, modelDirectory(path));
   } catch (const Error& e) {
     throw Error(e.code(), prefixed("'" + path + "'", messageOf(e)));
   }
 }
 
 OnnxModelInfo inspectOnnxFromMemory(std::span<const uint8_t> bytes) {
-  return inspect(bytes);
+  return inspect(bytes, std::string());
 }
 
 std::vector<std::string> supportedOnnxOperators() {

@@ -204,10 +204,15 @@ HostTensor HostTensor::int64s(std::vector<int64_t> dims, std::vector<int64_t> va
 }
 
 void validateTensorProto(const onnx::TensorProto& t, const std::string& what) {
-  if (t.data_location() == onnx::TensorProto::EXTERNAL || t.external_data_size() > 0)
-    invalidModel(what +
-                 ": tensor data stored outside the model file (external data) is not "
-                 "accepted; the importer reads self-contained models only");
+  // External data left here came from memory with no directory to read it from.
+  if (t.data_location() == onnx::TensorProto::EXTERNAL || t.external_data_size() > 0) {
+    std::string file;
+    for (const auto& e : t.external_data())
+      if (e.key() == "location") file = " in '" + e.value() + "'";
+    invalidModel(what + ": tensor data stored outside the model" + file +
+                 " (external data) needs the model's directory: import the model from its "
+                 "file, or set OnnxImportOptions::externalDataDirectory");
+  }
   if (t.has_segment()) invalidModel(what + ": segmented tensors are not accepted");
   const int32_t type = t.data_type();
   if (type <= kUndefined || type > kBfloat16)
