@@ -17,6 +17,7 @@
 #include "onnx_model_builder.h"
 #include "test_support.h"
 #include "vkcnn/onnx.h"
+#include "vkcnn/session.h"
 
 using namespace vkcnn;
 using namespace vkcnn::test;
@@ -170,6 +171,25 @@ TEST_CASE("onnx external data: weights in side files give the embedded model's o
   fs::current_path(dir);
   CHECK(runModel(importOnnxModel(context(), "model.onnx", options()), input) == want);
   fs::current_path(cwd);
+  // A Session (and so the CLI) loading the file finds the side files beside it; from memory it
+  // needs SessionOptions::externalDataDirectory.
+  SessionOptions so;
+  so.precision = ChannelFormat::float32;
+  const auto sessionOutput = [&](Session& session) {
+    const SessionTensorInfo& in = session.inputs().at(0);
+    std::map<std::string, HostTensor> outputs =
+        session.run({{in.name, HostTensor{in.shape, input}}});
+    return outputs.at(session.outputs().at(0).name).data;
+  };
+  Session fromFile(context(), (dir / "model.onnx").string(), so);
+  const std::vector<float> got = sessionOutput(fromFile);
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < want.size(); ++i) CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-6));
+  VKCNN_CHECK_ERROR(Session::fromMemory(context(), external.bytes(), so), ErrorCode::invalidModel,
+                    "externalDataDirectory");
+  so.externalDataDirectory = dir.string();
+  Session fromMemory = Session::fromMemory(context(), external.bytes(), so);
+  CHECK(sessionOutput(fromMemory) == got);
 }
 
 TEST_CASE("onnx external data: bad side files are clear errors naming the tensor and the file") {

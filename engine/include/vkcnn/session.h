@@ -57,6 +57,10 @@ struct SessionOptions {
   bool optimize = true;
   // Of the Graph and of the Session's Vulkan objects; empty: the model's graph name.
   std::string label;
+  // Where the files of weights stored as ONNX external data are (locations are relative to it and
+  // may not leave it). Empty: the model file's directory; from memory, external data is then an
+  // error.
+  std::string externalDataDirectory;
 };
 
 // One input or output of a Session.

@@ -161,6 +161,7 @@ std::unique_ptr<detail::SessionState> load(const Context& context, std::span<con
   o.channelFormat = options.precision;
   o.optimize = options.optimize;
   o.label = options.label;
+  o.externalDataDirectory = options.externalDataDirectory;
   std::optional<OnnxImport> import;
   try {
     import.emplace(importOnnxModelFromMemory(context, bytes, o));
@@ -280,6 +281,15 @@ void checkBuffers(const std::vector<SessionTensorInfo>& infos, const std::vector
   }
 }
 
+// A model loaded from a file finds its external data beside it, as importOnnxModel(path) does.
+SessionOptions withModelDirectory(const std::string& path, SessionOptions options) {
+  if (options.externalDataDirectory.empty()) {
+    const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+    options.externalDataDirectory = parent.empty() ? "." : parent.string();
+  }
+  return options;
+}
+
 }  // namespace
 
 Session::Session(std::unique_ptr<detail::SessionState> state) : state_(std::move(state)) {}
@@ -289,14 +299,14 @@ Session::Session(const std::string& path, const SessionOptions& options)
         const auto started = Clock::now();
         Context context(options.context);
         const ModelFile file(path);
-        return load(context, file.bytes(), options, started);
+        return load(context, file.bytes(), withModelDirectory(path, options), started);
       })) {}
 
 Session::Session(const Context& context, const std::string& path, const SessionOptions& options)
     : Session(guarded(path, [&] {
         const auto started = Clock::now();
         const ModelFile file(path);
-        return load(context, file.bytes(), options, started);
+        return load(context, file.bytes(), withModelDirectory(path, options), started);
       })) {}
 
 Session Session::fromMemory(std::span<const uint8_t> bytes, const SessionOptions& options) {
