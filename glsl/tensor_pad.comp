@@ -12,18 +12,20 @@ layout(local_size_x = 256, local_size_y = 1, local_size_z = 1) in;
 layout(set = 0, binding = 1, std430) readonly buffer Source { TENSOR_T src[]; };
 layout(set = 0, binding = 2, std430) writeonly buffer Destination { TENSOR_T dst[]; };
 
+// s modulo n in [0, n): GLSL leaves % of a negative operand undefined (NVIDIA's result differs
+// from C's, which lavapipe gives).
+int positiveMod(int s, int n) { return s >= 0 ? s % n : (n - 1) - ((-s - 1) % n); }
+
 // op: 0 constant (a), 1 reflect, 2 edge, 3 wrap.
 int mapInside(int s, int n) {
   if (p.op == 1) {
     if (n == 1) return 0;
     int period = 2 * (n - 1);
-    s = s % period;
-    if (s < 0) s += period;
+    s = positiveMod(s, period);
     return s < n ? s : period - s;
   }
   if (p.op == 2) return clamp(s, 0, n - 1);
-  s = s % n;  // wrap
-  return s < 0 ? s + n : s;
+  return positiveMod(s, n);  // wrap
 }
 
 void main() {
