@@ -38,5 +38,9 @@ if ! ls "$root"/.gl/libvulkan1_*.deb "$root"/.gl/libglx0_*.deb >/dev/null 2>&1; 
   (cd "$root/.gl" && apt-get $o download libvulkan1 vulkan-validationlayers libegl1 libglvnd0 \
     libopengl0 libgl1 libglx0 libgles2)
 fi
+# Where the tests were built from and into: test_cli, test_onnx_torch and the sample tests hold
+# these paths (the CLI, the samples, tests/data); device-run-tests.sh recreates them as links.
+grep -m1 '^CMAKE_HOME_DIRECTORY:' "$build/CMakeCache.txt" | cut -d= -f2- > "$root/.device-build/source-dir"
+(cd "$build" && pwd) > "$root/.device-build/build-dir"
 find "$root/.device-build" -type f -exec strip --strip-debug {} \; 2>/dev/null || true
 du -sh "$root/.device-build" "$root/.gl"

@@ -16,6 +16,17 @@ dpkg -x "$root"/.gl/vulkan-validationlayers_*.deb /tmp/vkcnn-vl
 export VK_LAYER_PATH=/tmp/vkcnn-vl/usr/share/vulkan/explicit_layer.d
 export LD_LIBRARY_PATH=$root/.device-build/lib:/tmp/vkcnn-vl/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 export VKCNN_VALIDATION=1
+# The paths the tests were compiled with (device-pack.sh wrote them): the source tree as a link to
+# this checkout, and the CLI and samples where the build had them.
+if [ -f "$root/.device-build/source-dir" ]; then
+  src=$(cat "$root/.device-build/source-dir") bld=$(cat "$root/.device-build/build-dir")
+  if [ ! -e "$src" ]; then mkdir -p "$(dirname "$src")" && ln -s "$root" "$src"; fi
+  mkdir -p "$bld/engine" "$bld/samples"
+  ln -sf "$root/.device-build/bin/vkcnn" "$bld/engine/vkcnn"
+  for s in vkcnn-fashion-mnist vkcnn-onnx-classify; do
+    ln -sf "$root/.device-build/bin/$s" "$bld/samples/$s"
+  done
+fi
 if [ -f "$root/.device-build/onnx-testdata.tar.xz" ]; then
   rm -rf /tmp/vkcnn-onnx-testdata && mkdir -p /tmp/vkcnn-onnx-testdata
   tar -C /tmp/vkcnn-onnx-testdata -xJf "$root/.device-build/onnx-testdata.tar.xz"
