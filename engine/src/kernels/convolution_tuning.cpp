@@ -275,8 +275,9 @@ std::vector<TunedConvolution> ConvolutionTuning::finish(const Context& context) 
   std::vector<TunedConvolution> result;
   for (const auto& [key, trial] : s.tried) {
     // Per dispatch, so that candidates timed a different number of times compare fairly.
-    auto mean = [&](size_t c) {
-      return trial.runs[c] ? trial.milliseconds[c] / trial.runs[c] : -1.0;
+    // Captured through a reference: clang 14 (the fuzz build) cannot capture structured bindings.
+    auto mean = [&t = trial](size_t c) {
+      return t.runs[c] ? t.milliseconds[c] / t.runs[c] : -1.0;
     };
     if (mean(0) < 0) continue;
     size_t best = 0;
