@@ -276,9 +276,7 @@ std::vector<TunedConvolution> ConvolutionTuning::finish(const Context& context) 
   for (const auto& [key, trial] : s.tried) {
     // Per dispatch, so that candidates timed a different number of times compare fairly.
     // Captured through a reference: clang 14 (the fuzz build) cannot capture structured bindings.
-    auto mean = [&t = trial](size_t c) {
-      return t.runs[c] ? t.milliseconds[c] / t.runs[c] : -1.0;
-    };
+    auto mean = [&t = trial](size_t c) { return t.runs[c] ? t.milliseconds[c] / t.runs[c] : -1.0; };
     if (mean(0) < 0) continue;
     size_t best = 0;
     for (size_t c = 1; c < trial.candidates.size(); ++c)
