@@ -97,8 +97,8 @@ VKCNN_STRUCT(TensorParams) {
 #define VKCNN_TENSOR_RESIZE_LINEAR 1
 #define VKCNN_TENSOR_RESIZE_CUBIC 2
 
-// Image <-> tensor conversion (tensor_image.glsl): args[0] is the tensor, strides over
-// (n, c, y, x) whatever order the tensor keeps them in.
+  // Image <-> tensor conversion (tensor_image.glsl): args[0] is the tensor, strides over
+  // (n, c, y, x) whatever order the tensor keeps them in.
 
 #ifdef __cplusplus
 }  // namespace vkcnn::detail::shader
