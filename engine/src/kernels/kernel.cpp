@@ -5,6 +5,7 @@
 #include "memory/image_storage.h"
 #include "vulkan/context_impl.h"
 #include "vulkan/pipelines.h"
+#include "memory/temporary_rules.h"
 
 namespace vkcnn {
 namespace detail {
@@ -58,19 +59,7 @@ void checkUsable(const CommandBufferImpl& cb, const Image& image, bool write,
           ErrorCode::invalidArgument,
           what + ": wrapped " + s.describe() + " must be in VK_IMAGE_LAYOUT_GENERAL to be written");
   }
-  if (!s.temporary) return;
-  auto owner = s.owner.lock();
-  if (owner.get() != &cb)
-    throw Error(ErrorCode::misuse, what + ": " + s.describe() +
-                                       " belongs to another command buffer than '" + cb.label +
-                                       "' (temporaries are valid only in the one that made them)");
-  if (s.released)
-    throw Error(ErrorCode::misuse, what + ": " + s.describe() +
-                                       " has readCount 0; its memory already went back to the "
-                                       "pool (raise readCount to read it more often)");
-  if (!write && !s.written)
-    throw Error(ErrorCode::misuse,
-                what + ": " + s.describe() + " is read before any kernel wrote it");
+  requireUsableTemporary(s, cb, what, write);
 }
 
 int32_t shaderCoordinate(int64_t value, const char* name, const KernelEncoding& e) {

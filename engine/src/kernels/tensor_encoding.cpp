@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "vulkan/context_impl.h"
+#include "memory/temporary_rules.h"
 
 namespace vkcnn::detail {
 
@@ -33,19 +34,7 @@ void checkUsable(const CommandBufferImpl& cb, const Tensor& tensor, bool write,
     throw Error(ErrorCode::invalidArgument,
                 what + ": " + s.describe() + " belongs to another Context than command buffer '" +
                     cb.label + "'");
-  if (!s.temporary) return;
-  auto owner = s.owner.lock();
-  if (owner.get() != &cb)
-    throw Error(ErrorCode::misuse, what + ": " + s.describe() +
-                                       " belongs to another command buffer than '" + cb.label +
-                                       "' (temporaries are valid only in the one that made them)");
-  if (s.released)
-    throw Error(ErrorCode::misuse, what + ": " + s.describe() +
-                                       " has readCount 0; its memory already went back to the "
-                                       "pool (raise readCount to read it more often)");
-  if (!write && !s.written)
-    throw Error(ErrorCode::misuse,
-                what + ": " + s.describe() + " is read before any kernel wrote it");
+  requireUsableTemporary(s, cb, what, write);
 }
 
 void consumeRead(const Tensor& tensor) {

@@ -4,6 +4,7 @@
 
 #include "memory/device_buffer.h"
 #include "memory/half.h"
+#include "memory/temporary_rules.h"
 #include "memory/image_storage.h"
 #include "vulkan/command_buffer_impl.h"
 #include "vulkan/context_impl.h"
@@ -714,25 +715,15 @@ TemporaryImage::TemporaryImage(const Image& image) : Image(image) {
 }
 
 uint32_t TemporaryImage::readCount() const {
-  return storage_->released ? 0 : storage_->readCount;
+  return detail::temporaryReadCount(*storage_);
 }
 
 void TemporaryImage::setReadCount(uint32_t readCount) {
-  if (storage_->released)
-    throw Error(ErrorCode::misuse, storage_->describe() +
-                                       ": setReadCount after readCount reached 0 and its memory "
-                                       "went back to the pool");
-  storage_->readCount = readCount;
-  if (readCount == 0) {
-    storage_->released = true;
-    if (auto cb = storage_->owner.lock()) cb->temporaries.release(storage_->slot);
-  }
+  detail::setTemporaryReadCount(*storage_, readCount);
 }
 
 void TemporaryImage::decrementReadCount() {
-  if (storage_->released)
-    throw Error(ErrorCode::misuse, storage_->describe() + ": readCount is already 0");
-  setReadCount(storage_->readCount - 1);
+  detail::decrementTemporaryReadCount(*storage_);
 }
 
 }  // namespace vkcnn
