@@ -391,6 +391,15 @@ struct GraphState {
     return name.empty() ? std::string(kind) + " " + std::to_string(nodes.size()) : name;
   }
 
+  // A node about to be added: its name (the one given, or its kind and index), once the graph is
+  // known to still take nodes.
+  GraphNode newNode(const std::string& name, const char* kind) const {
+    GraphNode n;
+    n.name = nodeName(name, kind);
+    requireBuilding(n.name);
+    return n;
+  }
+
   // Consumers of each tensor: node indices, one entry per input slot.
   std::vector<std::vector<uint32_t>> consumers() const {
     std::vector<std::vector<uint32_t>> c(tensors.size());
@@ -979,9 +988,7 @@ GraphTensor Graph::convolution(GraphTensor x, const ConvolutionDescriptor& d,
                                std::vector<float> weights, std::vector<float> bias,
                                const Padding& padding, const std::string& name) {
   auto& s = *state_;
-  GraphNode n;
-  n.name = s.nodeName(name, "convolution");
-  s.requireBuilding(n.name);
+  GraphNode n = s.newNode(name, "convolution");
   x = s.asImage(x, n.name);
   const TensorShape in = s.tensor(x, n.name).shape;
   if (in.featureChannels != d.inputFeatureChannels)
@@ -1005,9 +1012,7 @@ GraphTensor Graph::fullyConnected(GraphTensor x, const ConvolutionDescriptor& d,
                                   std::vector<float> weights, std::vector<float> bias,
                                   const std::string& name) {
   auto& s = *state_;
-  GraphNode n;
-  n.name = s.nodeName(name, "fully-connected");
-  s.requireBuilding(n.name);
+  GraphNode n = s.newNode(name, "fully-connected");
   x = s.asImage(x, n.name);
   const TensorShape in = s.tensor(x, n.name).shape;
   if (in.featureChannels != d.inputFeatureChannels || in.width != d.kernelWidth ||
@@ -1026,9 +1031,7 @@ GraphTensor Graph::fullyConnected(GraphTensor x, const ConvolutionDescriptor& d,
 GraphTensor Graph::batchNormalization(GraphTensor x, const BatchNormalizationParameters& p,
                                       const std::string& name) {
   auto& s = *state_;
-  GraphNode n;
-  n.name = s.nodeName(name, "batch normalization");
-  s.requireBuilding(n.name);
+  GraphNode n = s.newNode(name, "batch normalization");
   x = s.asImage(x, n.name);
   const TensorShape in = s.tensor(x, n.name).shape;
   auto sized = [&](const std::vector<float>& v, bool optional) {
@@ -1057,9 +1060,7 @@ GraphTensor Graph::batchNormalization(GraphTensor x, const BatchNormalizationPar
 GraphTensor Graph::affine(GraphTensor x, std::vector<float> scale, std::vector<float> shift,
                           const std::string& name) {
   auto& s = *state_;
-  GraphNode n;
-  n.name = s.nodeName(name, "affine");
-  s.requireBuilding(n.name);
+  GraphNode n = s.newNode(name, "affine");
   x = s.asImage(x, n.name);
   const TensorShape in = s.tensor(x, n.name).shape;
   if (scale.size() != shift.size() || (scale.size() != 1 && scale.size() != in.featureChannels))
@@ -1075,9 +1076,7 @@ GraphTensor Graph::affine(GraphTensor x, std::vector<float> scale, std::vector<f
 
 GraphTensor Graph::neuron(GraphTensor x, const NeuronDescriptor& neuron, const std::string& name) {
   auto& s = *state_;
-  GraphNode n;
-  n.name = s.nodeName(name, "neuron");
-  s.requireBuilding(n.name);
+  GraphNode n = s.newNode(name, "neuron");
   x = s.asImage(x, n.name);
   const TensorShape in = s.tensor(x, n.name).shape;
   n.inputs = {x.id};
@@ -1088,9 +1087,7 @@ GraphTensor Graph::neuron(GraphTensor x, const NeuronDescriptor& neuron, const s
 GraphTensor Graph::arithmetic(GraphTensor a, GraphTensor b, ArithmeticOperation operation,
                               const std::string& name) {
   auto& s = *state_;
-  GraphNode n;
-  n.name = s.nodeName(name, "arithmetic");
-  s.requireBuilding(n.name);
+  GraphNode n = s.newNode(name, "arithmetic");
   a = s.asImage(a, n.name);
   b = s.asImage(b, n.name);
   const TensorShape sa = s.tensor(a, n.name).shape, sb = s.tensor(b, n.name).shape;
@@ -1110,9 +1107,7 @@ GraphTensor Graph::arithmetic(GraphTensor a, GraphTensor b, ArithmeticOperation 
 
 GraphTensor Graph::concat(const std::vector<GraphTensor>& inputs, const std::string& name) {
   auto& s = *state_;
-  GraphNode n;
-  n.name = s.nodeName(name, "concat");
-  s.requireBuilding(n.name);
+  GraphNode n = s.newNode(name, "concat");
   if (inputs.empty()) throw Error(ErrorCode::invalidArgument, s.what(n.name) + ": no inputs");
   TensorShape out = s.tensor(s.asImage(inputs[0], n.name), n.name).shape;
   out.featureChannels = 0;
@@ -1135,10 +1130,8 @@ GraphTensor Graph::concat(const std::vector<GraphTensor>& inputs, const std::str
 
 GraphTensor Graph::identity(GraphTensor x, const std::string& name) {
   auto& s = *state_;
-  GraphNode n;
-  n.name = s.nodeName(name, "identity");
+  GraphNode n = s.newNode(name, "identity");
   n.parameters = detail::IdentityNode{};
-  s.requireBuilding(n.name);
   x = s.asImage(x, n.name);
   const TensorShape in = s.tensor(x, n.name).shape;
   n.inputs = {x.id};
@@ -1148,9 +1141,7 @@ GraphTensor Graph::identity(GraphTensor x, const std::string& name) {
 GraphTensor Graph::unary(GraphTensor x, std::shared_ptr<UnaryKernel> kernel,
                          const std::string& name) {
   auto& s = *state_;
-  GraphNode n;
-  n.name = s.nodeName(name.empty() && kernel ? kernel->label : name, "kernel");
-  s.requireBuilding(n.name);
+  GraphNode n = s.newNode(name.empty() && kernel ? kernel->label : name, "kernel");
   if (!kernel) throw Error(ErrorCode::invalidArgument, s.what(n.name) + ": the kernel is null");
   x = s.asImage(x, n.name);
   const TensorShape in = s.tensor(x, n.name).shape;
@@ -1172,9 +1163,7 @@ GraphTensor Graph::unary(GraphTensor x, std::shared_ptr<UnaryKernel> kernel,
 GraphTensor Graph::constant(std::vector<uint32_t> shape, std::vector<float> values,
                             const std::string& name) {
   auto& s = *state_;
-  GraphNode n;
-  n.name = s.nodeName(name, "constant");
-  s.requireBuilding(n.name);
+  GraphNode n = s.newNode(name, "constant");
   uint64_t count = 1;
   for (uint32_t d : shape) count *= d;
   if (values.size() != count)
@@ -1209,9 +1198,7 @@ GraphTensor Graph::reshape(GraphTensor x, std::vector<uint32_t> shape, const std
 
 GraphTensor Graph::transpose(GraphTensor x, std::vector<uint32_t> perm, const std::string& name) {
   auto& s = *state_;
-  GraphNode n;
-  n.name = s.nodeName(name, "transpose");
-  s.requireBuilding(n.name);
+  GraphNode n = s.newNode(name, "transpose");
   x = s.asTensor(x, n.name);
   const std::vector<uint32_t> in = s.tensors[x.id].tensorShape;
   std::vector<bool> seen(in.size(), false);
@@ -1235,9 +1222,7 @@ GraphTensor Graph::transpose(GraphTensor x, std::vector<uint32_t> perm, const st
 GraphTensor Graph::tensorUnary(GraphTensor x, TensorUnaryOperation operation,
                                const std::string& name) {
   auto& s = *state_;
-  GraphNode n;
-  n.name = s.nodeName(name, "tensor unary");
-  s.requireBuilding(n.name);
+  GraphNode n = s.newNode(name, "tensor unary");
   x = s.asTensor(x, n.name);
   n.inputs = {x.id};
   n.parameters = detail::TensorUnaryNode{operation, {}};
@@ -1247,9 +1232,7 @@ GraphTensor Graph::tensorUnary(GraphTensor x, TensorUnaryOperation operation,
 GraphTensor Graph::tensorNeuron(GraphTensor x, const NeuronDescriptor& neuron,
                                 const std::string& name) {
   auto& s = *state_;
-  GraphNode n;
-  n.name = s.nodeName(name, "tensor neuron");
-  s.requireBuilding(n.name);
+  GraphNode n = s.newNode(name, "tensor neuron");
   if (neuron.type == NeuronType::prelu)
     throw Error(ErrorCode::invalidArgument,
                 s.what(n.name) + ": PReLU on a tensor is tensorBinary(prelu) with its slopes");
@@ -1262,9 +1245,7 @@ GraphTensor Graph::tensorNeuron(GraphTensor x, const NeuronDescriptor& neuron,
 GraphTensor Graph::tensorBinary(GraphTensor a, GraphTensor b, TensorBinaryOperation operation,
                                 const std::string& name) {
   auto& s = *state_;
-  GraphNode n;
-  n.name = s.nodeName(name, "tensor binary");
-  s.requireBuilding(n.name);
+  GraphNode n = s.newNode(name, "tensor binary");
   a = s.asTensor(a, n.name);
   b = s.asTensor(b, n.name);
   std::vector<uint32_t> out =
@@ -1277,9 +1258,7 @@ GraphTensor Graph::tensorBinary(GraphTensor a, GraphTensor b, TensorBinaryOperat
 GraphTensor Graph::where(GraphTensor condition, GraphTensor x, GraphTensor y,
                          const std::string& name) {
   auto& s = *state_;
-  GraphNode n;
-  n.name = s.nodeName(name, "where");
-  s.requireBuilding(n.name);
+  GraphNode n = s.newNode(name, "where");
   condition = s.asTensor(condition, n.name);
   x = s.asTensor(x, n.name);
   y = s.asTensor(y, n.name);
@@ -1296,9 +1275,7 @@ GraphTensor Graph::slice(GraphTensor x, std::vector<int32_t> axes, std::vector<i
                          std::vector<int64_t> ends, std::vector<int64_t> steps,
                          const std::string& name) {
   auto& s = *state_;
-  GraphNode n;
-  n.name = s.nodeName(name, "slice");
-  s.requireBuilding(n.name);
+  GraphNode n = s.newNode(name, "slice");
   x = s.asTensor(x, n.name);
   if (starts.size() != axes.size() || ends.size() != axes.size() || steps.size() != axes.size())
     throw Error(ErrorCode::invalidArgument,
@@ -1338,9 +1315,7 @@ GraphTensor Graph::slice(GraphTensor x, std::vector<int32_t> axes, std::vector<i
 GraphTensor Graph::concat(const std::vector<GraphTensor>& inputs, uint32_t axis,
                           const std::string& name) {
   auto& s = *state_;
-  GraphNode n;
-  n.name = s.nodeName(name, "tensor concat");
-  s.requireBuilding(n.name);
+  GraphNode n = s.newNode(name, "tensor concat");
   if (inputs.empty()) throw Error(ErrorCode::invalidArgument, s.what(n.name) + ": no inputs");
   std::vector<uint32_t> out;
   for (GraphTensor t : inputs) {
@@ -1405,9 +1380,7 @@ GraphTensor addKernel(GraphState& s, GraphNode& n, const char* kind, std::shared
 
 GraphTensor Graph::softmax(GraphTensor x, int32_t axis, bool logarithm, const std::string& name) {
   auto& s = *state_;
-  GraphNode n;
-  n.name = s.nodeName(name, logarithm ? "log-softmax" : "softmax");
-  s.requireBuilding(n.name);
+  GraphNode n = s.newNode(name, logarithm ? "log-softmax" : "softmax");
   x = s.asTensor(x, n.name);
   std::vector<uint32_t> shape = s.tensors[x.id].tensorShape;
   detail::graphAxis(s, n.name, axis, shape.size());
@@ -1423,9 +1396,7 @@ GraphTensor Graph::reduction(GraphTensor x, TensorReductionOperation operation,
                              std::vector<int32_t> axes, bool keepDimensions,
                              const std::string& name) {
   auto& s = *state_;
-  GraphNode n;
-  n.name = s.nodeName(name, "reduction");
-  s.requireBuilding(n.name);
+  GraphNode n = s.newNode(name, "reduction");
   x = s.asTensor(x, n.name);
   const std::vector<uint32_t> in = s.tensors[x.id].tensorShape;
   std::vector<bool> reduced(in.size(), axes.empty());
@@ -1455,9 +1426,7 @@ GraphTensor Graph::reduction(GraphTensor x, TensorReductionOperation operation,
 GraphTensor Graph::argReduction(GraphTensor x, bool maximum, int32_t axis, bool keepDimensions,
                                 bool selectLastIndex, const std::string& name) {
   auto& s = *state_;
-  GraphNode n;
-  n.name = s.nodeName(name, maximum ? "argmax" : "argmin");
-  s.requireBuilding(n.name);
+  GraphNode n = s.newNode(name, maximum ? "argmax" : "argmin");
   x = s.asTensor(x, n.name);
   std::vector<uint32_t> out = s.tensors[x.id].tensorShape;
   const uint32_t a = detail::graphAxis(s, n.name, axis, out.size());
@@ -1477,9 +1446,7 @@ GraphTensor Graph::argReduction(GraphTensor x, bool maximum, int32_t axis, bool 
 
 GraphTensor Graph::matMul(GraphTensor a, GraphTensor b, const std::string& name) {
   auto& s = *state_;
-  GraphNode n;
-  n.name = s.nodeName(name, "matmul");
-  s.requireBuilding(n.name);
+  GraphNode n = s.newNode(name, "matmul");
   a = s.asTensor(a, n.name);
   b = s.asTensor(b, n.name);
   std::vector<uint32_t> sa = s.tensors[a.id].tensorShape, sb = s.tensors[b.id].tensorShape;
@@ -1509,9 +1476,7 @@ GraphTensor Graph::matMul(GraphTensor a, GraphTensor b, const std::string& name)
 GraphTensor Graph::gemm(GraphTensor a, GraphTensor b, GraphTensor c, const GemmDescriptor& d,
                         const std::string& name) {
   auto& s = *state_;
-  GraphNode n;
-  n.name = s.nodeName(name, "gemm");
-  s.requireBuilding(n.name);
+  GraphNode n = s.newNode(name, "gemm");
   a = s.asTensor(a, n.name);
   b = s.asTensor(b, n.name);
   const std::vector<uint32_t>&sa = s.tensors[a.id].tensorShape, &sb = s.tensors[b.id].tensorShape;
@@ -1537,9 +1502,7 @@ GraphTensor Graph::gemm(GraphTensor a, GraphTensor b, GraphTensor c, const GemmD
 GraphTensor Graph::layerNormalization(GraphTensor x, GraphTensor scale, GraphTensor bias,
                                       int32_t axis, float epsilon, const std::string& name) {
   auto& s = *state_;
-  GraphNode n;
-  n.name = s.nodeName(name, "layer normalization");
-  s.requireBuilding(n.name);
+  GraphNode n = s.newNode(name, "layer normalization");
   x = s.asTensor(x, n.name);
   std::vector<uint32_t> shape = s.tensors[x.id].tensorShape;
   detail::graphAxis(s, n.name, axis, shape.size());
@@ -1555,9 +1518,7 @@ GraphTensor Graph::layerNormalization(GraphTensor x, GraphTensor scale, GraphTen
 
 GraphTensor Graph::resize(GraphTensor x, const TensorResizeDescriptor& d, const std::string& name) {
   auto& s = *state_;
-  GraphNode n;
-  n.name = s.nodeName(name, "tensor resize");
-  s.requireBuilding(n.name);
+  GraphNode n = s.newNode(name, "tensor resize");
   x = s.asTensor(x, n.name);
   const std::vector<uint32_t> in = s.tensors[x.id].tensorShape;
   const size_t rank = in.size();
@@ -1593,9 +1554,7 @@ GraphTensor Graph::resize(GraphTensor x, const TensorResizeDescriptor& d, const 
 GraphTensor Graph::gather(GraphTensor data, GraphTensor indices, int32_t axis,
                           const std::string& name) {
   auto& s = *state_;
-  GraphNode n;
-  n.name = s.nodeName(name, "gather");
-  s.requireBuilding(n.name);
+  GraphNode n = s.newNode(name, "gather");
   data = s.asTensor(data, n.name);
   indices = s.asTensor(indices, n.name);
   const std::vector<uint32_t>&sd = s.tensors[data.id].tensorShape,
@@ -1615,9 +1574,7 @@ GraphTensor Graph::gather(GraphTensor data, GraphTensor indices, int32_t axis,
 GraphTensor Graph::pad(GraphTensor x, TensorPaddingMode mode, std::vector<int64_t> pads,
                        float value, const std::string& name) {
   auto& s = *state_;
-  GraphNode n;
-  n.name = s.nodeName(name, "tensor pad");
-  s.requireBuilding(n.name);
+  GraphNode n = s.newNode(name, "tensor pad");
   x = s.asTensor(x, n.name);
   const std::vector<uint32_t> in = s.tensors[x.id].tensorShape;
   if (pads.size() != 2 * in.size())

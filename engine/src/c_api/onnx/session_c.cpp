@@ -73,6 +73,19 @@ void checkCount(uint32_t given, size_t expected, const char* f, const char* what
                        std::to_string(expected));
 }
 
+// vkcnn_session_encode_images and _buffers: the same checks, on Images' or Buffers' handles.
+template <typename Handle, typename Value>
+vkcnn_status encode(const char* f, vkcnn_session session, vkcnn_command_buffer commandBuffer,
+                    const Handle* inputs, uint32_t inputCount, const Handle* outputs,
+                    uint32_t outputCount) {
+  return guarded([&] {
+    vkcnn_session_s& s = need(session, f, "session");
+    CommandBuffer& cb = need(commandBuffer, f, "command_buffer").commandBuffer;
+    s.session.encode(cb, unwrap<Handle, Value>(inputs, inputCount, f, "inputs"),
+                     unwrap<Handle, Value>(outputs, outputCount, f, "outputs"));
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -203,25 +216,15 @@ vkcnn_status vkcnn_session_run(vkcnn_session session, const float* const* inputs
 vkcnn_status vkcnn_session_encode_images(vkcnn_session session, vkcnn_command_buffer commandBuffer,
                                          const vkcnn_image* inputs, uint32_t inputCount,
                                          const vkcnn_image* outputs, uint32_t outputCount) {
-  return guarded([&] {
-    const char* f = "vkcnn_session_encode_images";
-    vkcnn_session_s& s = need(session, f, "session");
-    CommandBuffer& cb = need(commandBuffer, f, "command_buffer").commandBuffer;
-    s.session.encode(cb, unwrap<vkcnn_image, Image>(inputs, inputCount, f, "inputs"),
-                     unwrap<vkcnn_image, Image>(outputs, outputCount, f, "outputs"));
-  });
+  return encode<vkcnn_image, Image>("vkcnn_session_encode_images", session, commandBuffer, inputs,
+                                    inputCount, outputs, outputCount);
 }
 
 vkcnn_status vkcnn_session_encode_buffers(vkcnn_session session, vkcnn_command_buffer commandBuffer,
                                           const vkcnn_buffer* inputs, uint32_t inputCount,
                                           const vkcnn_buffer* outputs, uint32_t outputCount) {
-  return guarded([&] {
-    const char* f = "vkcnn_session_encode_buffers";
-    vkcnn_session_s& s = need(session, f, "session");
-    CommandBuffer& cb = need(commandBuffer, f, "command_buffer").commandBuffer;
-    s.session.encode(cb, unwrap<vkcnn_buffer, Buffer>(inputs, inputCount, f, "inputs"),
-                     unwrap<vkcnn_buffer, Buffer>(outputs, outputCount, f, "outputs"));
-  });
+  return encode<vkcnn_buffer, Buffer>("vkcnn_session_encode_buffers", session, commandBuffer,
+                                      inputs, inputCount, outputs, outputCount);
 }
 
 }  // extern "C"
