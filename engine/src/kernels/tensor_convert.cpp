@@ -1,4 +1,6 @@
 // ImageToTensor and TensorToImage: the boundary between the sliced image layout and tensors.
+#include <algorithm>
+
 #include "kernels/tensor_encoding.h"
 #include "memory/image_storage.h"
 #include "vkcnn/tensor_ops.h"
@@ -38,11 +40,27 @@ detail::shader::TensorParams conversionParams(const Image& image, uint32_t chann
   p.i0 = int32_t(image.width());
   p.i1 = int32_t(image.height());
   p.i2 = int32_t(image.numberOfImages());
+  p.count = int32_t(image.width() * image.height());
   p.innerCount = int32_t(channels);
   const std::vector<int64_t> s = nchwStrides(tensor, layout);
   for (int j = 0; j < 4; ++j) p.args[0].strides[0][j] = int32_t(s[size_t(j)]);
   p.args[0].offset = offset;
   return p;
+}
+
+// Workgroups of 64 texels (glsl/image_to_tensor.comp, tensor_to_image.glsl): x along the
+// flattened pixels of a layer, at most 4096 of them (262144 invocations a slice; the shader loops
+// over the rest), y the slice, z the image.
+void dispatchTexels(detail::DispatchRecorder& d, const Image& image, uint32_t slices,
+                    const std::string& what) {
+  constexpr uint64_t kMaxPixelGroups = 4096;
+  const uint64_t pixels = uint64_t(image.width()) * image.height();
+  if (image.numberOfImages() > 65535 || slices > 65535)
+    throw Error(ErrorCode::limitExceeded, what + ": " + std::to_string(image.numberOfImages()) +
+                                              " images of " + std::to_string(slices) +
+                                              " layers exceed one dispatch");
+  d.dispatchGroups(nullptr, 0, uint32_t(std::min((pixels + 63) / 64, kMaxPixelGroups)), slices,
+                   image.numberOfImages());
 }
 
 }  // namespace
@@ -97,8 +115,7 @@ void ImageToTensor::encode(CommandBuffer& commandBuffer, const Image& source,
   p.op = view.channelShift;
   p.flags = view.layersPerImage;
   d.bindParameters(0, &p, sizeof p);
-  d.dispatchGroups(nullptr, 0, (source.width() + 7) / 8, (source.height() + 7) / 8,
-                   uint32_t(p.i2 * p.i3));
+  dispatchTexels(d, source, uint32_t(p.i3), what);
   detail::markWritten(destination);
   detail::consumeRead(source);
 }
@@ -179,8 +196,7 @@ void TensorToImage::encode(CommandBuffer& commandBuffer, const Tensor& source,
   p.i5 = view.layersPerImage;
   p.flags = view.paddingFrom;
   d.bindParameters(0, &p, sizeof p);
-  d.dispatchGroups(nullptr, 0, (destination.width() + 7) / 8, (destination.height() + 7) / 8,
-                   uint32_t(p.i2 * p.i3));
+  dispatchTexels(d, destination, uint32_t(p.i3), what);
   detail::consumeRead(source);
 }
 

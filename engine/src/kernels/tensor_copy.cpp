@@ -9,6 +9,11 @@ namespace vkcnn {
 
 namespace detail {
 
+namespace {
+constexpr int32_t kMaxTilesPerAxis = 1024;
+constexpr uint64_t kMaxTransposeItems = 4096;
+}  // namespace
+
 // One dispatch of tensor_unary.comp over `source` -> `destination` (same shape), or of the tiled
 // transpose when the copy moves the innermost axis. Checks everything first.
 void encodeUnary(CommandBuffer& commandBuffer, const std::string& what, int32_t op,
@@ -42,7 +47,6 @@ void encodeUnary(CommandBuffer& commandBuffer, const std::string& what, int32_t 
   DispatchRecorder d(cb, shader, variantFor(source.dataType()), what);
   p.args[0].offset = bindTensor(d, cb, 1, source, false);
   p.args[1].offset = bindTensor(d, cb, 2, destination, true);
-  uint64_t groups = 0;
   if (a >= 0) {
     IndexSpace outer;
     outer.strides.resize(2);
@@ -60,7 +64,12 @@ void encodeUnary(CommandBuffer& commandBuffer, const std::string& what, int32_t 
     }
     p.i0 = int32_t((space.shape[size_t(a)] + 31) / 32);
     p.i1 = int32_t((space.shape[size_t(b)] + 31) / 32);
-    groups = uint64_t(p.i0) * uint64_t(p.i1) * outer.count();
+    // Workgroup (x, y, z) is tile (A, B) of outer item z; the shader loops over what is beyond
+    // these caps (more workgroups than that would not run at once anyway).
+    d.bindParameters(0, &p, sizeof p);
+    d.dispatchGroups(nullptr, 0, uint32_t(std::min(p.i0, kMaxTilesPerAxis)),
+                     uint32_t(std::min(p.i1, kMaxTilesPerAxis)),
+                     uint32_t(std::min<uint64_t>(outer.count(), kMaxTransposeItems)));
   } else {
     setOuter(p, space);
     p.op = op;
@@ -68,10 +77,9 @@ void encodeUnary(CommandBuffer& commandBuffer, const std::string& what, int32_t 
     p.a = neuron.a;
     p.b = neuron.b;
     p.c = neuron.c;
-    groups = (space.count() + 255) / 256;
+    d.bindParameters(0, &p, sizeof p);
+    dispatchFlat(d, (space.count() + 255) / 256);
   }
-  d.bindParameters(0, &p, sizeof p);
-  dispatchFlat(d, groups);
   markWritten(destination);
   if (consume) consumeRead(source);
 }
