@@ -97,8 +97,16 @@ VKCNN_STRUCT(TensorParams) {
 #define VKCNN_TENSOR_RESIZE_LINEAR 1
 #define VKCNN_TENSOR_RESIZE_CUBIC 2
 
-  // Image <-> tensor conversion (tensor_image.glsl): args[0] is the tensor, strides over
-  // (n, c, y, x) whatever order the tensor keeps them in.
+// Image <-> tensor conversions (image_to_tensor.comp, tensor_to_image.glsl) take push constants
+// instead of TensorParams: the first data load then waits on no parameter load from memory. The
+// tensor's element (n, c, y, x) is at offset + n*strides[0] + c*strides[1] + y*strides[2] +
+// x*strides[3], whatever order the tensor keeps the axes in; the image's channel window starts
+// `channelShift` channels into its first bound layer, `layersPerImage` layers per image.
+VKCNN_STRUCT(TensorConversionPush) {
+  VKCNN_IVEC4 strides;
+  int_t offset, width, pixels, channels;  // pixels: width * height
+  int_t channelShift, layersPerImage, paddingFrom, pad0;  // paddingFrom: TensorToImage only
+};
 
 #ifdef __cplusplus
 }  // namespace vkcnn::detail::shader
