@@ -108,6 +108,19 @@ VKCNN_STRUCT(TensorConversionPush) {
   int_t channelShift, layersPerImage, paddingFrom, pad0;  // paddingFrom: TensorToImage only
 };
 
+// The tiled transpose (tensor_transpose.comp), also in push constants: tile axes A (the
+// destination's innermost) and B (the source's), their extents, tile counts and strides, and up to
+// 4 other axes (the outer index space: shape, strides, `count` items in all).
+VKCNN_STRUCT(TensorTransposePush) {
+  VKCNN_IVEC4 shape;
+  VKCNN_IVEC4 sourceStrides;
+  VKCNN_IVEC4 destinationStrides;
+  int_t extentA, extentB, tilesA, tilesB;
+  int_t sourceA, sourceB, destinationA, destinationB;  // strides along A and B
+  int_t sourceOffset, destinationOffset, rank, count;
+};
+#define VKCNN_TENSOR_TRANSPOSE_MAX_OUTER_RANK 4
+
 #ifdef __cplusplus
 }  // namespace vkcnn::detail::shader
 #endif

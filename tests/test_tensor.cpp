@@ -302,14 +302,20 @@ TEST_CASE("tensor: transpose at ranks 5-8 and of strided views; copy into a slic
   CHECK(relativeError(big.readFloats(), expected) == 0);
 }
 
-TEST_CASE("tensor: transposes with more tiles or items than one dispatch holds") {
+TEST_CASE("tensor: transposes past the dispatch caps and with 4 or 5 other axes") {
   // The tiled transpose dispatches at most 1024 tiles along each of its two axes and 4096 items
   // of the other axes, and loops over the rest: 33000 elements along A or B, 4100 items.
   struct Case {
     Shape shape;
     std::vector<uint32_t> perm;
   };
-  const Case cases[] = {{{5, 33000}, {1, 0}}, {{33000, 5}, {1, 0}}, {{4100, 5, 6}, {0, 2, 1}}};
+  // Reversals of ranks 6 and 7 keep every axis apart: 4 axes beside the tile's (the most the
+  // tiled kernel takes), and 5 (an element-by-element copy).
+  const Case cases[] = {{{5, 33000}, {1, 0}},
+                        {{33000, 5}, {1, 0}},
+                        {{4100, 5, 6}, {0, 2, 1}},
+                        {{4, 3, 2, 3, 2, 5}, {5, 4, 3, 2, 1, 0}},
+                        {{4, 3, 2, 3, 2, 2, 5}, {6, 5, 4, 3, 2, 1, 0}}};
   for (const Case& k : cases) {
     CAPTURE(text(k.shape));
     CAPTURE(text(k.perm));
