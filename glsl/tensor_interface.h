@@ -1,5 +1,6 @@
 // Parameters of the tensor kernels (glsl/tensor_*.comp), shared by GLSL and C++. They travel in a
-// uniform buffer (std140): every member group is 16 bytes wide, so C++ and std140 agree.
+// uniform buffer (std140): every member group is 16 bytes wide, so C++ and std140 agree. The
+// conversions and the tiled transpose take small blocks of their own as push constants (below).
 //
 // A kernel walks an index space of `rank` axes of extents `shape` (row-major, flattened to
 // `count` items); operand k's element for index (i0, .., ir-1) is at
@@ -104,7 +105,7 @@ VKCNN_STRUCT(TensorParams) {
 // `channelShift` channels into its first bound layer, `layersPerImage` layers per image.
 VKCNN_STRUCT(TensorConversionPush) {
   VKCNN_IVEC4 strides;
-  int_t offset, width, pixels, channels;  // pixels: width * height
+  int_t offset, width, pixels, channels;                  // pixels: width * height
   int_t channelShift, layersPerImage, paddingFrom, pad0;  // paddingFrom: TensorToImage only
 };
 

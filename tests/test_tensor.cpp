@@ -1,6 +1,7 @@
 // Tensor: shapes, views and host transfers; TemporaryTensor's readCount and pool sharing with
 // TemporaryImages; ImageToTensor and TensorToImage in both layouts; TensorCopy and TensorTranspose
-// over every permutation of ranks 2-4 and sampled ones up to rank 8; hostile shapes as errors.
+// over every permutation of ranks 2-4 and sampled ones up to rank 8; the kernels past their
+// dispatch caps (the loops over what one dispatch does not cover); hostile shapes as errors.
 #include <algorithm>
 #include <cmath>
 
