@@ -18,7 +18,11 @@
 
 #include "tensor_interface.h"
 
+// Kernels with push constants of their own (the conversions) define VKCNN_TENSOR_PUSH: no
+// parameter block, nor the index-space walks that read it.
+#ifndef VKCNN_TENSOR_PUSH
 layout(set = 0, binding = 0, std140) uniform Parameters { TensorParams p; };
+#endif
 
 #define VKCNN_AT(array, i) array[(i) >> 2][(i) & 3]
 
@@ -42,6 +46,7 @@ int flatIndex(uint localSize) {
 }
 int flatGroup() { return int(gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x); }
 
+#ifndef VKCNN_TENSOR_PUSH
 // Element offsets of operands 0..3 for item `index` of the outer index space.
 ivec4 outerOffsets(int index) {
   ivec4 off = ivec4(p.args[0].offset, p.args[1].offset, p.args[2].offset, p.args[3].offset);
@@ -67,5 +72,6 @@ ivec4 innerOffsets(int index) {
   }
   return off;
 }
+#endif
 
 #endif

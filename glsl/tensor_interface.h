@@ -1,5 +1,6 @@
 // Parameters of the tensor kernels (glsl/tensor_*.comp), shared by GLSL and C++. They travel in a
-// uniform buffer (std140): every member group is 16 bytes wide, so C++ and std140 agree.
+// uniform buffer (std140): every member group is 16 bytes wide, so C++ and std140 agree. The
+// conversions and the tiled transpose take small blocks of their own as push constants (below).
 //
 // A kernel walks an index space of `rank` axes of extents `shape` (row-major, flattened to
 // `count` items); operand k's element for index (i0, .., ir-1) is at
@@ -97,8 +98,29 @@ VKCNN_STRUCT(TensorParams) {
 #define VKCNN_TENSOR_RESIZE_LINEAR 1
 #define VKCNN_TENSOR_RESIZE_CUBIC 2
 
-  // Image <-> tensor conversion (tensor_image.glsl): args[0] is the tensor, strides over
-  // (n, c, y, x) whatever order the tensor keeps them in.
+// Image <-> tensor conversions (image_to_tensor.comp, tensor_to_image.glsl) take push constants
+// instead of TensorParams: the first data load then waits on no parameter load from memory. The
+// tensor's element (n, c, y, x) is at offset + n*strides[0] + c*strides[1] + y*strides[2] +
+// x*strides[3], whatever order the tensor keeps the axes in; the image's channel window starts
+// `channelShift` channels into its first bound layer, `layersPerImage` layers per image.
+VKCNN_STRUCT(TensorConversionPush) {
+  VKCNN_IVEC4 strides;
+  int_t offset, width, pixels, channels;                  // pixels: width * height
+  int_t channelShift, layersPerImage, paddingFrom, pad0;  // paddingFrom: TensorToImage only
+};
+
+// The tiled transpose (tensor_transpose.comp), also in push constants: tile axes A (the
+// destination's innermost) and B (the source's), their extents, tile counts and strides, and up to
+// 4 other axes (the outer index space: shape, strides, `count` items in all).
+VKCNN_STRUCT(TensorTransposePush) {
+  VKCNN_IVEC4 shape;
+  VKCNN_IVEC4 sourceStrides;
+  VKCNN_IVEC4 destinationStrides;
+  int_t extentA, extentB, tilesA, tilesB;
+  int_t sourceA, sourceB, destinationA, destinationB;  // strides along A and B
+  int_t sourceOffset, destinationOffset, rank, count;
+};
+#define VKCNN_TENSOR_TRANSPOSE_MAX_OUTER_RANK 4
 
 #ifdef __cplusplus
 }  // namespace vkcnn::detail::shader

@@ -1,6 +1,7 @@
 // Tensor: shapes, views and host transfers; TemporaryTensor's readCount and pool sharing with
 // TemporaryImages; ImageToTensor and TensorToImage in both layouts; TensorCopy and TensorTranspose
-// over every permutation of ranks 2-4 and sampled ones up to rank 8; hostile shapes as errors.
+// over every permutation of ranks 2-4 and sampled ones up to rank 8; the kernels past their
+// dispatch caps (the loops over what one dispatch does not cover); hostile shapes as errors.
 #include <algorithm>
 #include <cmath>
 
@@ -140,7 +141,9 @@ TEST_CASE("tensor: image to tensor and back, NCHW and NHWC, every format pair") 
   struct Case {
     uint32_t n, c, h, w;
   };
-  const Case cases[] = {{1, 5, 3, 7}, {2, 13, 5, 4}, {3, 1, 2, 9}};
+  // Also 63, 64 and 65 pixels: the edges of the 64-texel workgroups along the flattened pixels.
+  const Case cases[] = {{1, 5, 3, 7}, {2, 13, 5, 4}, {3, 1, 2, 9},
+                        {1, 2, 7, 9}, {1, 9, 8, 8},  {2, 6, 5, 13}};
   for (TensorLayout layout : {TensorLayout::NCHW, TensorLayout::NHWC})
     for (ChannelFormat format : {ChannelFormat::float32, ChannelFormat::float16})
       for (TensorDataType type : kTypes)
@@ -176,6 +179,35 @@ TEST_CASE("tensor: image to tensor and back, NCHW and NHWC, every format pair") 
           CHECK(relativeError(tensor.readFloats(), expected) == 0);
           test::compare(test::download(back), host, 0);
         }
+}
+
+TEST_CASE("tensor: conversions of images with more pixels than one dispatch covers") {
+  // 513x515 = 264195 pixels: more than the 4096 workgroups of 64 texels a layer gets, so the
+  // kernels loop over the rest; 6 channels: one full and one partial layer.
+  for (TensorLayout layout : {TensorLayout::NCHW, TensorLayout::NHWC}) {
+    CAPTURE(std::string(toString(layout)));
+    const uint32_t n = 1, c = 6, h = 513, w = 515;
+    test::Tensor host = test::randomTensor(n, c, h, w, 41);
+    for (double& v : host.data) v = double(float(v));
+    Image image = test::makeImage(host, ChannelFormat::float32, "large");
+    Shape shape = layout == TensorLayout::NHWC ? Shape{n, h, w, c} : Shape{n, c, h, w};
+    Tensor tensor = poisoned(shape, TensorDataType::float32);
+    Image back = test::makePoisoned(test::context(), {w, h, c, n, ChannelFormat::float32});
+    ImageToTensor toTensor(test::context(), layout);
+    TensorToImage toImage(test::context(), layout);
+    test::runOnce([&](CommandBuffer& cb) {
+      toTensor.encode(cb, image, tensor);
+      toImage.encode(cb, tensor, back);
+    });
+    std::vector<double> expected(host.data.size());
+    for (uint64_t i = 0; i < expected.size(); ++i) {
+      auto k = coordinates(i, shape);
+      expected[i] = layout == TensorLayout::NHWC ? host.at(k[0], k[3], k[1], k[2])
+                                                 : host.at(k[0], k[1], k[2], k[3]);
+    }
+    CHECK(relativeError(tensor.readFloats(), expected) == 0);
+    test::compare(test::download(back), host, 0);
+  }
 }
 
 TEST_CASE("tensor: conversions through temporaries share the pool with images") {
@@ -269,6 +301,32 @@ TEST_CASE("tensor: transpose at ranks 5-8 and of strided views; copy into a slic
     expected[flatten(c, big.shape())] = v[i];
   }
   CHECK(relativeError(big.readFloats(), expected) == 0);
+}
+
+TEST_CASE("tensor: transposes past the dispatch caps and with 4 or 5 other axes") {
+  // The tiled transpose dispatches at most 1024 tiles along each of its two axes and 4096 items
+  // of the other axes, and loops over the rest: 33000 elements along A or B, 4100 items.
+  struct Case {
+    Shape shape;
+    std::vector<uint32_t> perm;
+  };
+  // Reversals of ranks 6 and 7 keep every axis apart: 4 axes beside the tile's (the most the
+  // tiled kernel takes), and 5 (an element-by-element copy).
+  const Case cases[] = {{{5, 33000}, {1, 0}},
+                        {{33000, 5}, {1, 0}},
+                        {{4100, 5, 6}, {0, 2, 1}},
+                        {{4, 3, 2, 3, 2, 5}, {5, 4, 3, 2, 1, 0}},
+                        {{4, 3, 2, 3, 2, 2, 5}, {6, 5, 4, 3, 2, 1, 0}}};
+  for (const Case& k : cases) {
+    CAPTURE(text(k.shape));
+    CAPTURE(text(k.perm));
+    std::vector<double> x;
+    Tensor source = randomTensor(k.shape, TensorDataType::float32, 19, x);
+    TensorTranspose transpose(test::context(), k.perm);
+    Tensor out = poisoned(transpose.destinationShape(source), TensorDataType::float32);
+    test::runOnce([&](CommandBuffer& cb) { transpose.encode(cb, source, out); });
+    CHECK(relativeError(out.readFloats(), transposed(x, k.shape, k.perm)) == 0);
+  }
 }
 
 TEST_CASE("tensor: each allocation of a tensor pipeline fails cleanly in turn") {

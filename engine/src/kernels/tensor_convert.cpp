@@ -1,4 +1,6 @@
 // ImageToTensor and TensorToImage: the boundary between the sliced image layout and tensors.
+#include <algorithm>
+
 #include "kernels/tensor_encoding.h"
 #include "memory/image_storage.h"
 #include "vkcnn/tensor_ops.h"
@@ -30,19 +32,33 @@ void checkLayout(TensorLayout layout, const std::string& what) {
                 what + ": data layout " + std::to_string(int(layout)) + " does not exist");
 }
 
-// The parameters both directions share: image geometry, the tensor's strides and offset.
-detail::shader::TensorParams conversionParams(const Image& image, uint32_t channels,
-                                              const Tensor& tensor, TensorLayout layout,
-                                              int32_t offset) {
-  detail::shader::TensorParams p{};
-  p.i0 = int32_t(image.width());
-  p.i1 = int32_t(image.height());
-  p.i2 = int32_t(image.numberOfImages());
-  p.innerCount = int32_t(channels);
+// The push constants both directions share: image geometry, the tensor's strides and offset.
+detail::shader::TensorConversionPush conversionPush(const Image& image, uint32_t channels,
+                                                    const Tensor& tensor, TensorLayout layout,
+                                                    int32_t offset) {
+  detail::shader::TensorConversionPush p{};
+  p.width = int32_t(image.width());
+  p.pixels = int32_t(image.width() * image.height());
+  p.channels = int32_t(channels);
   const std::vector<int64_t> s = nchwStrides(tensor, layout);
-  for (int j = 0; j < 4; ++j) p.args[0].strides[0][j] = int32_t(s[size_t(j)]);
-  p.args[0].offset = offset;
+  for (int j = 0; j < 4; ++j) p.strides[j] = int32_t(s[size_t(j)]);
+  p.offset = offset;
   return p;
+}
+
+// Workgroups of 64 texels (glsl/image_to_tensor.comp, tensor_to_image.glsl): x along the
+// flattened pixels of a layer, at most 4096 of them (262144 invocations a slice; the shader loops
+// over the rest), y the slice, z the image.
+void dispatchTexels(detail::DispatchRecorder& d, const detail::shader::TensorConversionPush& push,
+                    const Image& image, uint32_t slices, const std::string& what) {
+  constexpr uint64_t kMaxPixelGroups = 4096;
+  const uint64_t pixels = uint64_t(image.width()) * image.height();
+  if (image.numberOfImages() > 65535 || slices > 65535)
+    throw Error(ErrorCode::limitExceeded, what + ": " + std::to_string(image.numberOfImages()) +
+                                              " images of " + std::to_string(slices) +
+                                              " layers exceed one dispatch");
+  d.dispatchGroups(&push, sizeof push, uint32_t(std::min((pixels + 63) / 64, kMaxPixelGroups)),
+                   slices, image.numberOfImages());
 }
 
 }  // namespace
@@ -92,13 +108,10 @@ void ImageToTensor::encode(CommandBuffer& commandBuffer, const Image& source,
   const auto view =
       d.bindSource(1, source, 0, source.numberOfImages(), sourceFeatureChannelOffset, channels);
   const int32_t offset = detail::bindTensor(d, cb, 2, destination, true);
-  auto p = conversionParams(source, channels, destination, dataLayout, offset);
-  p.i3 = int32_t(detail::touchedSlices(uint32_t(view.channelShift), channels));
-  p.op = view.channelShift;
-  p.flags = view.layersPerImage;
-  d.bindParameters(0, &p, sizeof p);
-  d.dispatchGroups(nullptr, 0, (source.width() + 7) / 8, (source.height() + 7) / 8,
-                   uint32_t(p.i2 * p.i3));
+  auto p = conversionPush(source, channels, destination, dataLayout, offset);
+  p.channelShift = view.channelShift;
+  p.layersPerImage = view.layersPerImage;
+  dispatchTexels(d, p, source, detail::touchedSlices(uint32_t(view.channelShift), channels), what);
   detail::markWritten(destination);
   detail::consumeRead(source);
 }
@@ -173,14 +186,12 @@ void TensorToImage::encode(CommandBuffer& commandBuffer, const Tensor& source,
   const int32_t offset = detail::bindTensor(d, cb, 1, source, false);
   const auto view = d.bindDestination(2, destination, 0, destination.numberOfImages(),
                                       destinationFeatureChannelOffset, channels);
-  auto p = conversionParams(destination, channels, source, dataLayout, offset);
-  p.i3 = int32_t(detail::touchedSlices(uint32_t(view.channelShift), channels));
-  p.i4 = view.channelShift;
-  p.i5 = view.layersPerImage;
-  p.flags = view.paddingFrom;
-  d.bindParameters(0, &p, sizeof p);
-  d.dispatchGroups(nullptr, 0, (destination.width() + 7) / 8, (destination.height() + 7) / 8,
-                   uint32_t(p.i2 * p.i3));
+  auto p = conversionPush(destination, channels, source, dataLayout, offset);
+  p.channelShift = view.channelShift;
+  p.layersPerImage = view.layersPerImage;
+  p.paddingFrom = view.paddingFrom;
+  dispatchTexels(d, p, destination, detail::touchedSlices(uint32_t(view.channelShift), channels),
+                 what);
   detail::consumeRead(source);
 }
 

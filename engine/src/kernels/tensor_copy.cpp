@@ -9,6 +9,11 @@ namespace vkcnn {
 
 namespace detail {
 
+namespace {
+constexpr int32_t kMaxTilesPerAxis = 1024;
+constexpr uint64_t kMaxTransposeItems = 4096;
+}  // namespace
+
 // One dispatch of tensor_unary.comp over `source` -> `destination` (same shape), or of the tiled
 // transpose when the copy moves the innermost axis. Checks everything first.
 void encodeUnary(CommandBuffer& commandBuffer, const std::string& what, int32_t op,
@@ -23,10 +28,11 @@ void encodeUnary(CommandBuffer& commandBuffer, const std::string& what, int32_t 
   requireNotInPlace(source, destination, what);
   IndexSpace space{source.shape(), {source.strides(), destination.strides()}};
   space.simplify();
-  shader::TensorParams p{};
-  // The tiled transpose: a copy where the destination's innermost axis A is not the source's B.
+  // The tiled transpose: a copy where the destination's innermost axis A is not the source's B,
+  // with at most 4 other axes (any other copy goes element by element).
   int a = -1, b = -1;
-  if (op == VKCNN_TENSOR_UNARY_COPY && space.shape.size() >= 2) {
+  if (op == VKCNN_TENSOR_UNARY_COPY && space.shape.size() >= 2 &&
+      space.shape.size() <= 2 + VKCNN_TENSOR_TRANSPOSE_MAX_OUTER_RANK) {
     auto smallest = [&](size_t k) {
       int best = 0;
       for (size_t j = 1; j < space.shape.size(); ++j)
@@ -40,38 +46,48 @@ void encodeUnary(CommandBuffer& commandBuffer, const std::string& what, int32_t 
   }
   const ShaderId shader = a >= 0 ? ShaderId::tensor_transpose : ShaderId::tensor_unary;
   DispatchRecorder d(cb, shader, variantFor(source.dataType()), what);
-  p.args[0].offset = bindTensor(d, cb, 1, source, false);
-  p.args[1].offset = bindTensor(d, cb, 2, destination, true);
-  uint64_t groups = 0;
+  const int32_t sourceOffset = bindTensor(d, cb, 1, source, false);
+  const int32_t destinationOffset = bindTensor(d, cb, 2, destination, true);
   if (a >= 0) {
-    IndexSpace outer;
-    outer.strides.resize(2);
+    shader::TensorTransposePush pc{};
     for (size_t j = 0; j < space.shape.size(); ++j) {
       if (int(j) == a || int(j) == b) continue;
-      outer.shape.push_back(space.shape[j]);
-      for (size_t k = 0; k < 2; ++k) outer.strides[k].push_back(space.strides[k][j]);
+      pc.shape[pc.rank] = int32_t(space.shape[j]);
+      pc.sourceStrides[pc.rank] = int32_t(space.strides[0][j]);
+      pc.destinationStrides[pc.rank] = int32_t(space.strides[1][j]);
+      pc.rank++;
     }
-    setOuter(p, outer);
-    p.innerShape[0][0] = int32_t(space.shape[size_t(a)]);
-    p.innerShape[0][1] = int32_t(space.shape[size_t(b)]);
-    for (int k = 0; k < 2; ++k) {
-      p.args[k].innerStrides[0][0] = int32_t(space.strides[size_t(k)][size_t(a)]);
-      p.args[k].innerStrides[0][1] = int32_t(space.strides[size_t(k)][size_t(b)]);
-    }
-    p.i0 = int32_t((space.shape[size_t(a)] + 31) / 32);
-    p.i1 = int32_t((space.shape[size_t(b)] + 31) / 32);
-    groups = uint64_t(p.i0) * uint64_t(p.i1) * outer.count();
+    uint64_t count = 1;
+    for (int j = 0; j < pc.rank; ++j) count *= uint64_t(pc.shape[j]);
+    pc.count = int32_t(count);
+    pc.extentA = int32_t(space.shape[size_t(a)]);
+    pc.extentB = int32_t(space.shape[size_t(b)]);
+    pc.tilesA = (pc.extentA + 31) / 32;
+    pc.tilesB = (pc.extentB + 31) / 32;
+    pc.sourceA = int32_t(space.strides[0][size_t(a)]);
+    pc.sourceB = int32_t(space.strides[0][size_t(b)]);
+    pc.destinationA = int32_t(space.strides[1][size_t(a)]);
+    pc.destinationB = int32_t(space.strides[1][size_t(b)]);
+    pc.sourceOffset = sourceOffset;
+    pc.destinationOffset = destinationOffset;
+    // Workgroup (x, y, z) is tile (A, B) of outer item z; the shader loops over what is beyond
+    // these caps (more workgroups than that would not run at once anyway).
+    d.dispatchGroups(&pc, sizeof pc, uint32_t(std::min(pc.tilesA, kMaxTilesPerAxis)),
+                     uint32_t(std::min(pc.tilesB, kMaxTilesPerAxis)),
+                     uint32_t(std::min<uint64_t>(count, kMaxTransposeItems)));
   } else {
+    shader::TensorParams p{};
+    p.args[0].offset = sourceOffset;
+    p.args[1].offset = destinationOffset;
     setOuter(p, space);
     p.op = op;
     p.i0 = int32_t(neuron.type);
     p.a = neuron.a;
     p.b = neuron.b;
     p.c = neuron.c;
-    groups = (space.count() + 255) / 256;
+    d.bindParameters(0, &p, sizeof p);
+    dispatchFlat(d, (space.count() + 255) / 256);
   }
-  d.bindParameters(0, &p, sizeof p);
-  dispatchFlat(d, groups);
   markWritten(destination);
   if (consume) consumeRead(source);
 }
