@@ -15,6 +15,7 @@
 // and sets local_size_x to (TILE_M / THREAD_M) * (TILE_N / THREAD_N) * SPLIT_K.
 #ifndef VKCNN_CONVOLUTION_GEMM_GLSL
 #define VKCNN_CONVOLUTION_GEMM_GLSL
+#extension GL_EXT_control_flow_attributes : require
 
 // The host picks these shaders only for destinations that start at a layer.
 #define VKCNN_ALIGNED_DESTINATION
@@ -110,17 +111,28 @@ void main() {
           acc[i][j] += tiles[((q * THREADS + t) * THREAD_M + i) * THREAD_N + j];
   }
 
-  for (int i = 0; i < THREAD_M; ++i) {
+  // The driver does not unroll this epilogue (too large), and one run-time index into acc put the
+  // whole array in local memory: every FMA above a load and a store, the float32 path 2x slower
+  // (bench/NOTES.md, 2026-11-25). So its loops stay loops and pick their accumulator through
+  // constant indices, as in convolution_gemm_staged.glsl.
+  [[dont_unroll]] for (int i = 0; i < THREAD_M; ++i) {
     const int m = m0 + row + i * ROWS;
-    if (m >= rowCount) continue;
+    if (m >= rowCount) break;
+    vec4 sums[THREAD_N];
+    [[unroll]] for (int j = 0; j < THREAD_N; ++j) sums[j] = acc[0][j];
+    [[unroll]] for (int q = 1; q < THREAD_M; ++q)
+      if (i == q) [[unroll]] for (int j = 0; j < THREAD_N; ++j) sums[j] = acc[q][j];
     const int img = m / pixels, pixel = m - img * pixels;
     const ivec2 p = ivec2(g.clipX + pixel % g.clipWidth, g.clipY + pixel / g.clipWidth);
-    for (int j = 0; j < THREAD_N; ++j) {
+    [[dont_unroll]] for (int j = 0; j < THREAD_N; ++j) {
       const int n = n0 + column + j * (TILE_N / THREAD_N);
-      if (n >= g.slices) continue;
+      if (n >= g.slices) break;
+      vec4 sum = sums[0];
+      [[unroll]] for (int q = 1; q < THREAD_N; ++q)
+        if (j == q) sum = sums[q];
       // Lanes past the output channels compute a clamped channel; writeSlice drops them.
       const ivec4 oc = min(ivec4(4 * n) + ivec4(0, 1, 2, 3), pc.destination.featureChannels - 1);
-      writeSlice(pc.destination, p, img, n, convolutionOutput(p, img, n, oc, acc[i][j]));
+      writeSlice(pc.destination, p, img, n, convolutionOutput(p, img, n, oc, sum));
     }
   }
 }

@@ -308,8 +308,9 @@ TEST_CASE("convolution: the MPS batch example, 16 to 32 channels, source batch 5
 
 TEST_CASE("convolution: every GEMM tile shape") {
   // Dense convolutions run as an implicit GEMM whose tiles depend on the shape
-  // (convolution.cpp, gemmShader). Portable shaders: 64 pixels x 16 slices from 512 such tiles on,
-  // else 16 x 8 with the reduction split 8 ways. Matrix units (float16 destinations, on GPUs that
+  // (convolution.cpp, gemmShader). Portable shaders: 128 pixels x 32 slices, 64 x 16 or 16 x 8
+  // with the reduction split 8 ways by the number of tiles ("every portable GEMM tile, forced"
+  // forces each). Matrix units (float16 destinations, on GPUs that
   // have them): 64 x 16, 32 x 8 split 4 ways or 16 x 8 split 8 ways by a latency model; the
   // comments below say which shape takes which. Reduction lengths (taps x input slices) are not
   // multiples of the chunks.
@@ -392,6 +393,82 @@ TEST_CASE("convolution: every matrix-unit configuration, forced") {
       CAPTURE(describe(*x));
       run(*x);
     }
+  }
+  unsetenv("VKCNN_CONVOLUTION_TILE");
+}
+
+TEST_CASE("convolution: every portable GEMM tile, forced") {
+  // VKCNN_CONVOLUTION_TILE forces each portable GEMM shader (float32 destinations everywhere,
+  // float16 ones on devices without matrix units): the two-stage 128 x 32 tile
+  // (convolution_gemm_staged.glsl) and convolution_gemm.glsl's 64 x 16 and split-k 16 x 8. The
+  // shapes cover partial row and column tiles (more than one of each), reductions ending inside a
+  // chunk (one chunk, a few, many), channels not a multiple of 4 on both sides, stride, dilation,
+  // padding, several images, a residual, every fused epilogue (bias, neuron, batch norm), and a
+  // source window.
+  std::vector<Case> cases;
+  {
+    Case a;  // 3x3, 2 images of 13x11 (286 rows: 3 row tiles), 13 -> 70 (a partial column)
+    a.descriptor = ConvolutionDescriptor::make(3, 3, 13, 70, NeuronDescriptor::relu());
+    a.padding = Padding::explicitPadding(1, 1, 1, 1);
+    a.width = 13;
+    a.height = 11;
+    a.sourceImages = 2;
+    a.residual = true;
+    a.seed = 31;
+    cases.push_back(a);
+    Case b;  // 1x1 stride 2 to 15x15, 40 -> 262 (3 column tiles of 128, the last partial)
+    b.descriptor = ConvolutionDescriptor::make(1, 1, 40, 262);
+    b.descriptor.strideInPixelsX = b.descriptor.strideInPixelsY = 2;
+    b.padding = Padding::explicitPadding(0, 0, 0, 0);
+    b.width = b.height = 29;
+    b.seed = 32;
+    cases.push_back(b);
+    Case c;  // 5x5 dilated 2, 3 images, 7 -> 131: 25 taps x 2 slices, asymmetric padding
+    c.descriptor = ConvolutionDescriptor::make(5, 5, 7, 131);
+    c.descriptor.dilationRateX = 2;
+    c.descriptor.dilationRateY = 3;
+    c.descriptor.strideInPixelsY = 2;
+    c.descriptor.neuron = NeuronDescriptor::of(NeuronType::leakyRelu, 0.1f);
+    c.padding = Padding::explicitPadding(2, 5, 1, 3);
+    c.width = 17;
+    c.height = 10;
+    c.sourceImages = 3;
+    c.seed = 33;
+    cases.push_back(c);
+    Case d;  // batch norm folded, no bias, a 1-chunk reduction (1x1, 3 channels), 9 -> 3 outputs
+    d.descriptor = ConvolutionDescriptor::make(1, 1, 3, 9);
+    d.descriptor.neuron = NeuronDescriptor::of(NeuronType::leakyRelu, 0.2f);
+    d.descriptor.setBatchNormalizationParametersForInference(
+        randomFloats(9, 40, -0.5f, 0.5f), randomFloats(9, 41, 0.2f, 2.f),
+        randomFloats(9, 42, 0.5f, 1.5f), randomFloats(9, 43), 1e-3f);
+    d.withBias = false;
+    d.width = 31;
+    d.height = 9;
+    d.seed = 34;
+    cases.push_back(d);
+    Case e;  // a window of the source's channels, 3x3 stride 2, 36 -> 64, 2 images
+    e.descriptor = ConvolutionDescriptor::make(3, 3, 36, 64, NeuronDescriptor::relu());
+    e.descriptor.strideInPixelsX = e.descriptor.strideInPixelsY = 2;
+    e.extraSourceChannels = 6;
+    e.sourceChannelOffset = 3;
+    e.width = 23;
+    e.height = 19;
+    e.sourceImages = 2;
+    e.seed = 35;
+    cases.push_back(e);
+  }
+  for (const char* configuration : {"gemm_128x32w8", "gemm_large", "gemm_small"}) {
+    CAPTURE(configuration);
+    setenv("VKCNN_CONVOLUTION_TILE", configuration, 1);
+    for (const Case& c : cases) {
+      CAPTURE(describe(c));
+      run(c);
+    }
+    // Float16 on a small shape (slow on lavapipe); matrix units, where present, ignore the name.
+    Case h = cases[0];
+    h.format = ChannelFormat::float16;
+    CAPTURE(describe(h));
+    run(h);
   }
   unsetenv("VKCNN_CONVOLUTION_TILE");
 }

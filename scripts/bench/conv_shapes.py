@@ -14,7 +14,7 @@ vkcnn: time x occurrences), OUT/conv_shapes.json (everything) and a summary on s
       [--batches 1,32] [--formats fp16,fp32] [--networks a,b] [--tiles auto,legacy,128x128,...]
 
 --from-json PATH re-renders the tables of a saved conv_shapes.json (no GPU or PyTorch needed).
---tiles times float16 once per configuration (VKCNN_CONVOLUTION_TILE forces one; "auto" is the
+--tiles times each format once per configuration (VKCNN_CONVOLUTION_TILE forces one; "auto" is the
 selector's own choice) and reports the best of them per shape beside the first one's.
 """
 import argparse
@@ -214,7 +214,7 @@ def main():
     for fmt in args.formats.split(","):
         for batch in [int(b) for b in args.batches.split(",")]:
             tag = f"{fmt}_b{batch}"
-            fmt_tiles = tiles if fmt == "fp16" else ["auto"]  # forced tiles are float16 only
+            fmt_tiles = tiles
             vk = run_vkcnn(args.bench, keys, batch, fmt, fmt_tiles, args.out, args.iterations)
             th = {} if args.no_torch else run_torch(keys, batch, fmt, args.iterations)
             rows = []

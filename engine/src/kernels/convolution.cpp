@@ -308,6 +308,8 @@ const char* nameOf(const GemmChoice& c) {
       return "matrix_small";
     case ShaderId::convolution_gemm_large:
       return "gemm_large";
+    case ShaderId::convolution_gemm_128x32w8:
+      return "gemm_128x32w8";
     default:
       return "gemm_small";
   }
@@ -315,7 +317,8 @@ const char* nameOf(const GemmChoice& c) {
 
 // The test and benchmark hook VKCNN_CONVOLUTION_TILE forces a configuration where it applies: a
 // tile name of convolution_tiles.h, matrix_large / matrix_medium / matrix_small (the split-k
-// shaders of convolution_matrix.glsl), or legacy (the choice before the large tiles existed).
+// shaders of convolution_matrix.glsl), gemm_large / gemm_small / gemm_128x32w8 (the
+// portable GEMM shaders), or legacy (the choice before the large tiles existed).
 // Unset or unknown: the selector decides.
 std::string forcedTile() {
   const char* v = std::getenv("VKCNN_CONVOLUTION_TILE");
@@ -383,8 +386,21 @@ GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, b
   }
   if (forced == "gemm_large") return {ShaderId::convolution_gemm_large};
   if (forced == "gemm_small") return {ShaderId::convolution_gemm_small};
+  if (forced == "gemm_128x32w8") return {ShaderId::convolution_gemm_128x32w8};
+  // Fitted on the H100's float32 batch-32 shapes (bench/NOTES.md, 2026-11-25): the two-stage
+  // 128 x 32 tile (convolution_gemm_staged.glsl) where it gives every multiprocessor two tiles and
+  // its columns are whole (narrower outputs waste half of it), then 64 x 16 from 1.5 such tiles
+  // per multiprocessor, else 16 x 8 with the reduction split. "legacy": the choice before the
+  // 128 x 32 tile (64 x 16 from 512 tiles on).
+  const uint64_t sms = multiprocessors ? multiprocessors : 132;
   const uint64_t largeTiles = (rows + 63) / 64 * ((slices + 15) / 16);
-  return {largeTiles >= 512 ? ShaderId::convolution_gemm_large : ShaderId::convolution_gemm_small};
+  if (forced == "legacy")
+    return {largeTiles >= 512 ? ShaderId::convolution_gemm_large
+                              : ShaderId::convolution_gemm_small};
+  if (slices >= 32 && (rows + 127) / 128 * ((slices + 31) / 32) >= 2 * sms)
+    return {ShaderId::convolution_gemm_128x32w8};
+  return {2 * largeTiles >= 3 * sms ? ShaderId::convolution_gemm_large
+                                    : ShaderId::convolution_gemm_small};
 }
 
 // Grouped convolutions on the matrix units (groupedOnMatrixUnits): a tile of convolution_tiled
@@ -449,6 +465,8 @@ std::vector<std::string> candidatesOf(const KernelEncoding& e, const Convolution
     for (const char* n : {"matrix_large", "matrix_medium", "matrix_small"}) list.push_back(n);
   } else {
     list.push_back(nameOf(gemmShader(e, d, false, false, multiprocessors, "")));
+    // The 128 x 32 tile only where a column of it is at least half outputs.
+    if (e.destinationChannels >= 64) list.push_back("gemm_128x32w8");
     list.push_back("gemm_large");
     list.push_back("gemm_small");
   }
@@ -468,6 +486,8 @@ Tile tileOf(ShaderId shader) {
       return {64, 16};
     case ShaderId::convolution_gemm_small:
       return {16, 8};
+    case ShaderId::convolution_gemm_128x32w8:
+      return {128, 32};
     case ShaderId::convolution_matrix_large:
       return {64, 16};
     case ShaderId::convolution_matrix_medium:
