@@ -17,10 +17,20 @@
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_control_flow_attributes : require
 
+// -DTM=.. -DTN=.. -DTK=.. and -DWG=.. fix the tile and the workgroup size at compile time
+// instead of through specialization constants (the driver's compiler is sensitive to that).
+#ifdef TM
+const int TILE_M = TM, TILE_N = TN, TILE_K = TK;
+#else
 layout(constant_id = 0) const int TILE_M = 128;
 layout(constant_id = 1) const int TILE_N = 128;
 layout(constant_id = 2) const int TILE_K = 32;
+#endif
+#ifdef WG
+layout(local_size_x = WG) in;
+#else
 layout(local_size_x_id = 3) in;
+#endif
 
 layout(set = 0, binding = 0, std430) readonly buffer MatrixA { uvec4 a[]; };
 layout(set = 0, binding = 1, std430) readonly buffer MatrixB { uvec4 b[]; };

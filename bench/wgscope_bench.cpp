@@ -275,7 +275,9 @@ struct Device {
     dci.pQueueCreateInfos = &qci;
     dci.enabledExtensionCount = 2;
     dci.ppEnabledExtensionNames = extensions;
+    std::fprintf(stderr, "wgscope: creating the device\n");
     check(vkCreateDevice(physical, &dci, nullptr, &device), "vkCreateDevice");
+    std::fprintf(stderr, "wgscope: device created\n");
     vkGetDeviceQueue(device, family, 0, &queue);
   }
 
@@ -515,6 +517,7 @@ int benchGemm(const std::vector<std::pair<std::string, std::string>>& shaders,
     smi.codeSize = code.size() * 4;
     smi.pCode = code.data();
     VkShaderModule module;
+    std::fprintf(stderr, "wgscope: shader module %s\n", path.c_str());
     check(vkCreateShaderModule(d.device, &smi, nullptr, &module), "shader module");
     const bool staged = variant.find("staged") != std::string::npos;
     for (const Tile& t : tiles) {
@@ -548,6 +551,7 @@ int benchGemm(const std::vector<std::pair<std::string, std::string>>& shaders,
       ci.stage.pSpecializationInfo = &si;
       ci.layout = layout;
       VkPipeline pipeline;
+      std::fprintf(stderr, "wgscope: pipeline %s\n", t.name().c_str());
       const VkResult r =
           vkCreateComputePipelines(d.device, VK_NULL_HANDLE, 1, &ci, nullptr, &pipeline);
       if (r != VK_SUCCESS) {
@@ -555,6 +559,7 @@ int benchGemm(const std::vector<std::pair<std::string, std::string>>& shaders,
         std::fflush(stdout);
         continue;
       }
+      std::fprintf(stderr, "wgscope: check\n");
       small.poison();
       dispatch(d, commandPool, queries, pipeline, layout, small, t, 1);
       const double smallErr = small.error(0);
