@@ -9,7 +9,8 @@
 // Without STAGED, the operands are loaded straight from the storage buffers (the driver stages
 // them as it sees fit, like NVIDIA's own workgroup sample); with STAGED, the workgroup copies each
 // K chunk into shared memory first (two stages filled one chunk ahead through registers, rows
-// padded by 16 bytes, as bench/gemm_ceiling.comp) and the matrices are loaded from there.
+// padded by 16 bytes, as bench/gemm_ceiling.comp) and the matrices are loaded from there; with
+// TENSOR, as without STAGED but through VK_NV_cooperative_matrix2's tensor-addressing loads.
 // A is [M][K], B [K][N] (row-major float16), C [M][N] float32; M, N, K multiples of the tile.
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
@@ -64,8 +65,15 @@ void main() {
   for (int k0 = 0; k0 < p.K; k0 += TILE_K) {
     MAT_A fa;
     MAT_B fb;
+#ifdef TENSOR
+    // Column-major marks a tensor-addressing load for coopmat_khr.py --tensor: the block starts
+    // at the pointer, the stride is the tensor's row length in elements.
+    coopMatLoadNV(fa, a, uint(m0 * KV + k0 / 8), uint(p.K), true);
+    coopMatLoadNV(fb, b, uint(k0 * NV + n0 / 8), uint(p.N), true);
+#else
     coopMatLoadNV(fa, a, uint(m0 * KV + k0 / 8), uint(KV), false);
     coopMatLoadNV(fb, b, uint(k0 * NV + n0 / 8), uint(NV), false);
+#endif
     acc = coopMatMulAddNV(fa, fb, acc);
   }
 #else

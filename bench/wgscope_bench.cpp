@@ -259,6 +259,7 @@ struct Device {
     wg::CoopMat2FeaturesNV enable2{wg::kCoopMat2FeaturesNV};
     enable2.cooperativeMatrixWorkgroupScope = VK_TRUE;
     enable2.cooperativeMatrixFlexibleDimensions = VK_TRUE;
+    enable2.cooperativeMatrixTensorAddressing = features2.cooperativeMatrixTensorAddressing;
     wg::CoopMatFeaturesKHR enableKHR{wg::kCoopMatFeaturesKHR, &enable2, VK_TRUE, VK_FALSE};
     VkPhysicalDeviceVulkan11Features v11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
     v11.pNext = &enableKHR;

@@ -26,6 +26,12 @@ spirv.core.grammar.json:
 --scope workgroup|subgroup points every matrix type's Scope at a constant of that scope (2 / 3),
 leaving the constant the shader used (possibly shared with other code) alone.
 
+--tensor turns every column-major load into VK_NV_cooperative_matrix2's tensor-addressing load
+(OpCooperativeMatrixLoadTensorNV 5367 of SPV_NV_tensor_addressing's tensor layout: OpTypeTensorLayoutNV
+5370, OpCreateTensorLayoutNV 5372, OpTensorLayoutSetDimensionNV 5373, OpTensorLayoutSliceNV 5375):
+the marked load reads the matrix's rows x columns from a row-major tensor that starts at its
+Pointer and whose rows are Stride elements long (glslang 12 has no syntax for these loads).
+
   coopmat_khr.py IN.spv OUT.spv [--scope workgroup|subgroup]
   coopmat_khr.py --verify OUT.spv [--scope workgroup|subgroup]
     checks what SPIRV-Tools 2023.1 cannot (it predates the KHR opcodes): no NV opcode is left,
@@ -45,6 +51,11 @@ NV_TYPE, NV_LOAD, NV_STORE, NV_MULADD, NV_LENGTH = 5358, 5359, 5360, 5361, 5362
 KHR_TYPE, KHR_LOAD, KHR_STORE, KHR_MULADD, KHR_LENGTH = 4456, 4457, 4458, 4459, 4460
 EXT_NV, EXT_KHR = "SPV_NV_cooperative_matrix", "SPV_KHR_cooperative_matrix"
 SCOPES = {"workgroup": 2, "subgroup": 3}
+# --tensor: SPV_NV_tensor_addressing and SPV_NV_cooperative_matrix2's tensor-addressing load.
+CAP_COOPMAT_TENSOR_ADDRESSING, CAP_TENSOR_ADDRESSING = 5433, 5439
+EXT_TENSOR = ("SPV_NV_cooperative_matrix2", "SPV_NV_tensor_addressing")
+OP_UNDEF, OP_LOAD_TENSOR, OP_TYPE_TENSOR_LAYOUT = 1, 5367, 5370
+OP_CREATE_TENSOR_LAYOUT, OP_TENSOR_LAYOUT_SET_DIMENSION, OP_TENSOR_LAYOUT_SLICE = 5372, 5373, 5375
 USE_A, USE_B, USE_ACC = 0, 1, 2
 
 
@@ -118,7 +129,7 @@ def constants(body):
     return ints, consts, bools
 
 
-def rewrite(words, scope=None):
+def rewrite(words, scope=None, tensor=False):
     header, body = parse(words)
     ints, consts, bools = constants(body)
     typeof = result_type_of(body)
@@ -176,13 +187,36 @@ def rewrite(words, scope=None):
             raise RewriteError(f"{where}: ColumnMajor %{bool_id} is not a constant boolean")
         return const_id(1 if bools[bool_id] else 0)
 
+    def new_id():
+        header[3] += 1
+        return header[3] - 1
+
+    layout_type = new_id() if tensor else None
     out = []
     for ins in body:
         op = ins[0]
         if op == OP_CAPABILITY and ins[1] == CAP_NV:
             ins = [OP_CAPABILITY, CAP_KHR]
+            if tensor:
+                out += [[OP_CAPABILITY, CAP_TENSOR_ADDRESSING],
+                        [OP_CAPABILITY, CAP_COOPMAT_TENSOR_ADDRESSING]]
         elif op == OP_NAME_EXTENSION and decode_string(ins[1:]) == EXT_NV:
             ins = [OP_NAME_EXTENSION] + encode_string(EXT_KHR)
+            if tensor:
+                out += [[OP_NAME_EXTENSION] + encode_string(e) for e in EXT_TENSOR]
+        elif op == NV_LOAD and tensor and bools.get(ins[5]):
+            # --tensor: a column-major NV load marks a tensor-addressing load of the matrix's
+            # rows x columns from a row-major tensor starting at Pointer whose rows are Stride
+            # elements (not vectors) long: a layout of exactly that block, sliced whole.
+            rtype, res, ptr, row_length = ins[1:5]
+            rows, cols = nv_types[rtype][4], nv_types[rtype][5]
+            l0, l1, l2, undef = new_id(), new_id(), new_id(), new_id()
+            zero = const_id(0)
+            out += [[OP_CREATE_TENSOR_LAYOUT, layout_type, l0],
+                    [OP_TENSOR_LAYOUT_SET_DIMENSION, layout_type, l1, l0, rows, row_length],
+                    [OP_TENSOR_LAYOUT_SLICE, layout_type, l2, l1, zero, rows, zero, cols],
+                    [OP_UNDEF, rtype, undef]]
+            ins = [OP_LOAD_TENSOR, rtype, res, ptr, undef, l2, 0, 0]  # MemoryAccess, operands: None
         elif op == NV_TYPE:
             _, res, comp, sc, rows, cols = ins
             if scope is not None:
@@ -201,6 +235,9 @@ def rewrite(words, scope=None):
         out.append(ins)
     # New constants go right after their integer type, before any matrix type uses them.
     at = next(i for i, ins in enumerate(out) if ins[0] == OP_TYPE_INT and ins[1] == int_type)
+    if tensor:  # two dimensions, ClampMode Undefined; before the first matrix type
+        layout = [OP_TYPE_TENSOR_LAYOUT, layout_type, const_id(2), const_id(0)]
+        out.insert(next(i for i, ins in enumerate(out) if ins[0] == KHR_TYPE), layout)
     for value, cid in sorted(new_consts.items(), reverse=True):
         out.insert(at + 1, [OP_CONSTANT, int_type, cid, value])
     return serialize(header, out)
@@ -268,6 +305,8 @@ def main():
     parser.add_argument("output", nargs="?")
     parser.add_argument("--scope", choices=sorted(SCOPES))
     parser.add_argument("--verify", action="store_true")
+    parser.add_argument("--tensor", action="store_true",
+                        help="column-major loads become tensor-addressing loads (see rewrite)")
     args = parser.parse_args()
     with open(args.input, "rb") as f:
         data = f.read()
@@ -282,7 +321,7 @@ def main():
             sys.exit(1 if problems else 0)
         if not args.output:
             sys.exit("an output path is needed")
-        out = rewrite(words, args.scope)
+        out = rewrite(words, args.scope, args.tensor)
         problems = verify(struct.unpack(f"<{len(out) // 4}I", out), args.scope)
         if problems:
             raise RewriteError("; ".join(problems))
