@@ -27,10 +27,11 @@ spirv.core.grammar.json:
 leaving the constant the shader used (possibly shared with other code) alone.
 
 --tensor turns every column-major load into VK_NV_cooperative_matrix2's tensor-addressing load
-(OpCooperativeMatrixLoadTensorNV 5367 of SPV_NV_tensor_addressing's tensor layout: OpTypeTensorLayoutNV
-5370, OpCreateTensorLayoutNV 5372, OpTensorLayoutSetDimensionNV 5373, OpTensorLayoutSliceNV 5375):
-the marked load reads the matrix's rows x columns from a row-major tensor that starts at its
-Pointer and whose rows are Stride elements long (glslang 12 has no syntax for these loads).
+(OpCooperativeMatrixLoadTensorNV 5367 on SPV_NV_tensor_addressing's tensor layout:
+OpTypeTensorLayoutNV 5370, OpCreateTensorLayoutNV 5372, OpTensorLayoutSetDimensionNV 5373,
+OpTensorLayoutSliceNV 5375): the marked load reads the matrix's rows x columns from a row-major
+tensor that starts at its Pointer and whose rows are Stride elements long (glslang 12 has no
+syntax for these loads).
 
   coopmat_khr.py IN.spv OUT.spv [--scope workgroup|subgroup]
   coopmat_khr.py --verify OUT.spv [--scope workgroup|subgroup]
