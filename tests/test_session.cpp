@@ -211,6 +211,66 @@ TEST_CASE("session: a file path, and its errors") {
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("session: from a path on its own Context, which starts while the model is parsed") {
+  // Weights over 1 KiB: taken out of protobuf's message by the scanner and decoded before the
+  // Context is there.
+  OnnxModelBuilder b(13);
+  b.input("x", {1, 16, 5, 5});
+  b.initializer("w", {24, 16, 3, 3}, randomFloats(24 * 16 * 9, 31));
+  b.initializer("bias", {24}, randomFloats(24, 32));
+  auto& conv = b.node("Conv", {"x", "w", "bias"}, {"c"});
+  setAttribute(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("Relu", {"c"}, {"y"});
+  b.output("y", 4);
+  const std::vector<uint8_t> bytes = b.bytes();
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("vkcnn-test-session-own-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "conv.onnx").string();
+  auto write = [&](size_t size) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(size));
+  };
+  write(bytes.size());
+  SessionOptions options;
+  options.precision = ChannelFormat::float32;
+  const std::vector<float> x = randomFloats(16 * 25, 33);
+  Session given(context(), path, options);
+  const std::vector<float> want = given.run({{"x", {{}, x}}})["y"].data;
+  REQUIRE(want.size() == 24 * 25);
+  CHECK(given.loadStatistics().contextMs == 0);
+
+  int messages = 0;
+  options.context.validation = true;
+  options.context.log = [&](LogSeverity severity, std::string_view) {
+    messages += severity >= LogSeverity::warning;
+  };
+  {
+    Session own(path, options);
+    CHECK(own.run({{"x", {{}, x}}})["y"].data == want);
+    const SessionLoadStatistics& l = own.loadStatistics();
+    CHECK(l.contextMs > 0);
+    CHECK(l.contextWaitMs <= l.contextMs);
+    CHECK(l.parseMs > 0);
+    CHECK(l.importMs > 0);
+    CHECK(l.contextWaitMs + l.readMs + l.parseMs + l.importMs <= l.totalMs);
+  }
+  // The errors of a Context made first: a device that is not there before a missing file; then
+  // the file's and the model's own.
+  SessionOptions noDevice = options;
+  noDevice.context.device = "99999999999999999999999";
+  std::string m = errorOf([&] { Session s((dir / "missing.onnx").string(), noDevice); },
+                          ErrorCode::invalidArgument);
+  CHECK(contains(m, "99999999999999999999999"));
+  m = errorOf([&] { Session s((dir / "missing.onnx").string(), options); }, ErrorCode::io);
+  CHECK(contains(m, "missing.onnx: no such file"));
+  write(bytes.size() - 500);  // cut inside the weights
+  m = errorOf([&] { Session s(path, options); }, ErrorCode::invalidModel);
+  CHECK(contains(m, "truncated or corrupt; at byte "));
+  CHECK(messages == 0);
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("session: a batch on a fixed-batch model, and bad inputs, are clear errors") {
   SessionOptions options;
   options.batch = 3;
