@@ -731,3 +731,35 @@ TEST_CASE("onnx errors: large weights read from the model's bytes, not protobuf'
   VKCNN_CHECK_ERROR(importBytes(cut), ErrorCode::invalidModel, "truncated or corrupt; at byte ");
   VKCNN_CHECK_ERROR(inspectOnnxFromMemory(cut), ErrorCode::invalidModel, "bytes run past the end");
 }
+
+TEST_CASE("onnx errors: weights with one reader are moved, shared ones copied") {
+  // 1x1 convolutions and a transposed Gemm take their weights as they are: moved out of the
+  // constant when the node is its only reader. Two convolutions sharing one weight tensor (and a
+  // Gemm reading the same B twice) must each get all of it: the same outputs as separate copies.
+  auto build = [](bool shared) {
+    OnnxModelBuilder b(13);
+    b.input("x", {1, 16, 3, 3});
+    const std::vector<float> w = randomFloats(16 * 16, 51), fc = randomFloats(16 * 16, 52);
+    b.initializer("w1", {16, 16, 1, 1}, w);
+    if (!shared) b.initializer("w2", {16, 16, 1, 1}, w);
+    b.initializer("fc1", {16, 16}, fc);
+    if (!shared) b.initializer("fc2", {16, 16}, fc);
+    b.node("Conv", {"x", "w1"}, {"c1"}, "conv1");
+    b.node("Conv", {"c1", shared ? "w1" : "w2"}, {"c2"}, "conv2");
+    b.node("GlobalAveragePool", {"c2"}, {"p"}, "pool");
+    b.node("Flatten", {"p"}, {"f"}, "flatten");
+    auto& g1 = b.node("Gemm", {"f", "fc1"}, {"g1"}, "gemm1");
+    setAttribute(g1, "transB", int64_t(1));
+    auto& g2 = b.node("Gemm", {"g1", shared ? "fc1" : "fc2"}, {"y"}, "gemm2");
+    setAttribute(g2, "transB", int64_t(1));
+    b.output("y", {1, 16});
+    return b.bytes();
+  };
+  const std::vector<float> input = randomFloats(16 * 9, 53);
+  const std::vector<float> want = runImported(importBytes(build(false)), input);
+  REQUIRE(want.size() == 16);
+  double norm = 0;
+  for (float v : want) norm += double(v) * v;
+  CHECK(norm > 0);
+  CHECK(runImported(importBytes(build(true)), input) == want);
+}

@@ -333,6 +333,12 @@ const HostTensor& Importer::floatConstant(int k, const std::string& role) const 
                 elementTypeName(t.type) + "; only float tensors are supported there");
   return t;
 }
+std::vector<float> Importer::takeFloats(int k, const std::string& role) {
+  const HostTensor& t = floatConstant(k, role);
+  const auto r = readers_.find(node_->input(k));
+  if (r == readers_.end() || r->second != 1) return t.f;
+  return std::move(values_.find(r->first)->second.constant.f);
+}
 const ImageValue& Importer::valueInput(int k) const {
   const Value& v = input(k);
   if (!v.isImage)
@@ -737,6 +743,14 @@ OnnxImport Importer::run() {
   if (batch_ == 0)
     unsupported("the model has no float image input (every input is a constant) (constant output)");
   const auto& nodes = model_.graph().node();
+  bool subgraphs = false;
+  for (const auto& node : nodes) {
+    for (const auto& in : node.input())
+      if (!in.empty()) ++readers_[in];
+    for (const auto& a : node.attribute()) subgraphs |= a.has_g() || a.graphs_size() > 0;
+  }
+  for (const auto& out : model_.graph().output()) ++readers_[out.name()];
+  if (subgraphs) readers_.clear();
   for (int k = 0; k < nodes.size(); ++k) importNode(nodes[k], size_t(k));
   node_ = nullptr;
   importOutputs();

@@ -177,6 +177,9 @@ class Importer {
   const Value& input(int k) const;
   const HostTensor& constantInput(int k, const std::string& role) const;
   const HostTensor& floatConstant(int k, const std::string& role) const;
+  // floatConstant's values, moved out of the constant when this node is its only reader in the
+  // graph (weights are then not copied again), copied otherwise. The constant keeps its dims.
+  std::vector<float> takeFloats(int k, const std::string& role);
   // A Graph value as an Image (a Tensor value is converted, once).
   const ImageValue& imageInput(int k);
   // A Graph value as it is: an Image or a Tensor.
@@ -231,6 +234,9 @@ class Importer {
   const onnx::NodeProto* node_ = nullptr;
   std::string nodeLabel_;
   std::unordered_map<std::string, Value> values_;
+  // How many node inputs and graph outputs name each value (takeFloats); empty when a subgraph
+  // may read outer values.
+  std::unordered_map<std::string, int> readers_;
   int64_t computedElements_ = 0;
   // Constants may take what the file holds (transposed weights) plus a fixed allowance.
   int64_t computedBudget_ = 4 * kMaxComputedElements;
