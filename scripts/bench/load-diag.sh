@@ -51,7 +51,7 @@ run unbatched VKCNN_UPLOAD_BATCH=0
 if command -v perf > /dev/null; then
   perf record -g -F 4999 -o "$w/perf.data" "$pack/bin/vkcnn" bench /tmp/resnet50.onnx --cold-only \
     --cache-dir "$w/cache" > /dev/null 2>&1
-  perf report -i "$w/perf.data" --no-children --sort comm,dso,symbol 2>/dev/null | grep -E '^ +[0-9]' |
+  perf report -i "$w/perf.data" --no-children -g none --sort comm,dso,symbol 2>/dev/null | grep -E '^ +[0-9]' |
     head -80 > "$out/perf.txt"
 else
   echo "no perf on this machine" >> "$r"
