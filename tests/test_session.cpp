@@ -493,3 +493,47 @@ TEST_CASE(
   }
   CHECK(context.validationMessageCount() == 0);
 }
+
+TEST_CASE("session: weights over several staging chunks, packed on threads, copied unlocked") {
+  // Six 1536 -> 1536 1x1 convolutions: 57 MB of float32 weights, more than one 32 MiB staging
+  // chunk, built on the load threads, each copying into the region of the chunk it reserved while
+  // the others copy theirs; a flush waits for them. Checked against the chain in double.
+  constexpr int64_t c = 1536, layers = 6;
+  OnnxModelBuilder b(13);
+  b.input("x", {1, c, 1, 1});
+  std::vector<std::vector<float>> weights;
+  std::string previous = "x";
+  for (int64_t l = 0; l < layers; ++l) {
+    weights.push_back(randomFloats(size_t(c * c), uint32_t(60 + l), -0.05f, 0.05f));
+    const std::string w = "w" + std::to_string(l),
+                      y = l + 1 == layers ? "y" : "h" + std::to_string(l);
+    b.initializer(w, {c, c, 1, 1}, weights.back());
+    b.node("Conv", {previous, w}, {y});
+    previous = y;
+  }
+  b.output("y", 4);
+  const std::vector<float> x = randomFloats(size_t(c), 70);
+  std::vector<double> want(x.begin(), x.end());
+  for (const auto& w : weights) {
+    std::vector<double> next(size_t(c), 0.0);
+    for (int64_t o = 0; o < c; ++o)
+      for (int64_t i = 0; i < c; ++i)
+        next[size_t(o)] += double(w[size_t(o * c + i)]) * want[size_t(i)];
+    want = next;
+  }
+  SessionOptions options;
+  options.precision = ChannelFormat::float32;
+  Session session = Session::fromMemory(context(), b.bytes(), options);
+  CHECK(session.loadStatistics().uploadBytes >= uint64_t(layers * c * c * 4));
+  CHECK(session.loadStatistics().uploadSubmissions >= 2);
+  const std::vector<float> got = session.run({{"x", {{}, x}}})["y"].data;
+  REQUIRE(got.size() == size_t(c));
+  double error = 0, norm = 0;
+  for (int64_t o = 0; o < c; ++o) {
+    error = std::max(error, std::abs(double(got[size_t(o)]) - want[size_t(o)]));
+    norm = std::max(norm, std::abs(want[size_t(o)]));
+  }
+  CHECK(norm > 0.01);
+  CHECK(error <= 1e-4 * norm);
+  CHECK(context().validationMessageCount() == 0);
+}
