@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Where resnet50's weight packing goes on the GPU machine (issue #13), in one command:
-#   bash scripts/bench/load-diag.sh PACK OUT
-# PACK is scripts/bench/load-pack.sh's .dev-load (with .gl/ in the repository root). Times the
+#   bash scripts/bench/load-diag.sh PACK OUT [BEFORE]
+# BEFORE (optional): a folder of older libvkcnn*.so* to compare with (runs alternate). PACK is scripts/bench/load-pack.sh's .dev-load (with .gl/ in the repository root). Times the
 # second process's cold start (warm vkcnn pipeline cache) with 1, 2, 4, 8 and all load threads,
 # with the uploads unbatched (VKCNN_UPLOAD_BATCH=0), and counts each process's page faults and
 # context switches (getrusage); where perf exists, profiles one load. Writes OUT/diag.txt.
@@ -47,6 +47,13 @@ for t in 1 2 4 8 0; do
   if [ "$t" = 0 ]; then run threads-all; else run threads-$t VKCNN_LOAD_THREADS=$t; fi
 done
 run threads-all-2
+if [ -n "${3:-}" ]; then
+  before=$(cd "$3" && pwd)
+  for k in 1 2 3; do
+    run before-$k LD_LIBRARY_PATH="$before:$pack/lib"
+    run after-$k
+  done
+fi
 run unbatched VKCNN_UPLOAD_BATCH=0
 if command -v perf > /dev/null; then
   perf record -g -F 4999 -o "$w/perf.data" "$pack/bin/vkcnn" bench /tmp/resnet50.onnx --cold-only \
