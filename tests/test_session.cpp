@@ -267,6 +267,52 @@ TEST_CASE("session: from a path on its own Context, which starts while the model
   write(bytes.size() - 500);  // cut inside the weights
   m = errorOf([&] { Session s(path, options); }, ErrorCode::invalidModel);
   CHECK(contains(m, "truncated or corrupt; at byte "));
+  // Both wrong: the Context's error still comes first, whatever of the model was read before it.
+  m = errorOf([&] { Session s(path, noDevice); }, ErrorCode::invalidArgument);
+  CHECK(contains(m, "99999999999999999999999"));
+  CHECK(!contains(m, "truncated"));
+  CHECK(messages == 0);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("session: on its own Context, a model the importer routes to Tensor kernels") {
+  // Softmax over W of [1, 3, 4, 5] leaves the image layout: the importer makes a Tensor kernel
+  // (TensorSoftmax) while it translates, so that part of the import needs the Context.
+  OnnxModelBuilder b(13);
+  b.input("x", {1, 3, 4, 5});
+  setAttribute(b.node("Softmax", {"x"}, {"y"}), "axis", int64_t(-1));
+  b.output("y", 4);
+  const std::vector<uint8_t> bytes = b.bytes();
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("vkcnn-test-session-tensor-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "softmax.onnx").string();
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+  }
+  const std::vector<float> x = randomFloats(3 * 4 * 5, 41);
+  std::vector<double> want(x.size());
+  for (size_t row = 0; row < x.size() / 5; ++row) {
+    double sum = 0;
+    for (size_t i = 0; i < 5; ++i) sum += std::exp(double(x[row * 5 + i]));
+    for (size_t i = 0; i < 5; ++i) want[row * 5 + i] = std::exp(double(x[row * 5 + i])) / sum;
+  }
+  SessionOptions options;
+  options.precision = ChannelFormat::float32;
+  int messages = 0;
+  options.context.validation = true;
+  options.context.log = [&](LogSeverity severity, std::string_view) {
+    messages += severity >= LogSeverity::warning;
+  };
+  {
+    Session own(path, options);
+    const std::vector<float> y = own.run({{"x", {{}, x}}})["y"].data;
+    CHECK(relativeError(y, want) < 1e-5);
+    Session given(context(), path, options);
+    CHECK(given.run({{"x", {{}, x}}})["y"].data == y);
+    CHECK(own.loadStatistics().contextMs > 0);
+  }
   CHECK(messages == 0);
   std::filesystem::remove_all(dir);
 }
