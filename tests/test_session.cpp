@@ -317,6 +317,88 @@ TEST_CASE("session: on its own Context, a model the importer routes to Tensor ke
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE(
+    "session: on its own Context, an import that needs the device early or late, and errors of "
+    "both") {
+  // The import runs while the device starts and waits only where it first needs it: a Conv's
+  // weights at once, a lone Relu not before the Session's images. Either way the result is the
+  // one of a Session on a Context made first; a Context that fails hands its error to whatever
+  // waited (the import, or the images) and it comes before the model's own, also when the model's
+  // fails first (an unknown operator during the import, a batch the model does not have after it).
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("vkcnn-test-session-start-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto save = [&](const std::string& name, const std::vector<uint8_t>& bytes) {
+    const std::string path = (dir / name).string();
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+    return path;
+  };
+  OnnxModelBuilder early(13);
+  early.input("x", {1, 4, 6, 5});
+  early.initializer("w", {8, 4, 3, 3}, randomFloats(8 * 4 * 9, 51));
+  early.node("Conv", {"x", "w"}, {"y"});
+  early.output("y", 4);
+  OnnxModelBuilder late(13);
+  late.input("x", {1, 4, 6, 5});
+  late.node("Relu", {"x"}, {"y"});
+  late.output("y", 4);
+  OnnxModelBuilder unknown(13);
+  unknown.input("x", {1, 4, 6, 5});
+  unknown.node("NoSuchOperator", {"x"}, {"y"});
+  unknown.output("y", 4);
+  const std::string earlyPath = save("early.onnx", early.bytes());
+  const std::string latePath = save("late.onnx", late.bytes());
+  const std::string unknownPath = save("unknown.onnx", unknown.bytes());
+
+  SessionOptions options;
+  options.precision = ChannelFormat::float32;
+  int messages = 0;
+  options.context.validation = true;
+  options.context.log = [&](LogSeverity severity, std::string_view) {
+    messages += severity >= LogSeverity::warning;
+  };
+  const std::vector<float> x = randomFloats(4 * 6 * 5, 52);
+  for (const std::string& path : {earlyPath, latePath}) {
+    CAPTURE(path);
+    Session given(context(), path, options);
+    const std::vector<float> want = given.run({{"x", {{}, x}}})["y"].data;
+    REQUIRE(!want.empty());
+    for (int round = 0; round < 3; ++round) {  // the start and the import race differently
+      Session own(path, options);
+      CHECK(own.run({{"x", {{}, x}}})["y"].data == want);
+      const SessionLoadStatistics& l = own.loadStatistics();
+      CHECK(l.contextMs > 0);
+      CHECK(l.contextWaitMs >= 0);
+      CHECK(l.contextWaitMs <= l.contextMs);
+      CHECK(l.contextWaitMs + l.readMs + l.parseMs <= l.totalMs);
+    }
+  }
+  SessionOptions noDevice = options;
+  noDevice.context.device = "88888888888888888888888";
+  for (const std::string& path : {earlyPath, latePath, unknownPath}) {
+    CAPTURE(path);
+    const std::string m = errorOf([&] { Session s(path, noDevice); }, ErrorCode::invalidArgument);
+    CHECK(contains(m, "88888888888888888888888"));
+  }
+  std::string m = errorOf([&] { Session s(unknownPath, options); }, ErrorCode::invalidModel);
+  CHECK(contains(m, "NoSuchOperator"));
+  SessionOptions batch = options;
+  batch.batch = 3;
+  m = errorOf([&] { Session s(earlyPath, batch); }, ErrorCode::invalidArgument);
+  CHECK(contains(m, "batch is fixed at 1"));
+  batch.context.device = noDevice.context.device;
+  m = errorOf([&] { Session s(earlyPath, batch); }, ErrorCode::invalidArgument);
+  CHECK(contains(m, "88888888888888888888888"));
+  // Options the Context rejects before anything starts.
+  SessionOptions badOptions = options;
+  badOptions.context.memoryBlockSize = 1024;
+  m = errorOf([&] { Session s(unknownPath, badOptions); }, ErrorCode::invalidArgument);
+  CHECK(contains(m, "memoryBlockSize"));
+  CHECK(messages == 0);
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("session: a batch on a fixed-batch model, and bad inputs, are clear errors") {
   SessionOptions options;
   options.batch = 3;

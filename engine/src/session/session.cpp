@@ -23,9 +23,11 @@
 #include <new>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include "onnx/importer.h"
 #include "vkcnn/error.h"
+#include "vulkan/context_start.h"
 #include "vulkan/load_clock.h"
 
 namespace vkcnn {
@@ -181,7 +183,7 @@ auto importing(F&& f) -> decltype(f()) {
 // What a load did before it had its Context (a Session making its own: see loadOwnContext).
 struct EarlyLoad {
   detail::onnx_import::PreparedModelPtr prepared;  // released once imported
-  double readMs = 0, contextMs = 0, contextWaitMs = 0;
+  double readMs = 0;
   double preparedMs = 0;  // the parse and the initializers' decoding (importer's work) before it
 };
 
@@ -260,8 +262,11 @@ std::unique_ptr<detail::SessionState> load(const Context& context, std::span<con
   l.importMs = std::max(0.0, importTotalMs + earlyMs - l.parseMs - l.checkMs - l.shapeInferenceMs -
                                  imported.ms(LoadPhase::upload));
   if (early) {
-    l.contextMs = early->contextMs;
-    l.contextWaitMs = early->contextWaitMs;
+    // The Context's own start, and how long the load waited for it (images need the device, so
+    // by now it is done).
+    const detail::ContextStart start = detail::awaitContext(context);
+    l.contextMs = start.ms;
+    l.contextWaitMs = std::min(start.waitMs, start.ms);
   }
   l.optimizeMs = all.ms(LoadPhase::optimize);
   l.uploadMs = all.ms(LoadPhase::upload);
@@ -327,22 +332,30 @@ SessionOptions withModelDirectory(const std::string& path, SessionOptions option
   return options;
 }
 
-// The Context starts on a thread while the file is mapped, parsed and its initializers decoded
-// (none of which needs it); the import proper waits for it. Errors come as they did when the
-// Context was made first: the Context's own before the model's.
+// The Context starts on a thread while the file is mapped, parsed, its initializers decoded and
+// the model imported: the import holds a Context whose device accessors wait for the start
+// (vulkan/context_start.h), so it waits only where it first needs the device (a kernel's
+// pipeline or weights). Errors come as they did when the Context was made first: the Context's
+// own before the model's. The thread is joined before this returns or throws.
 std::unique_ptr<detail::SessionState> loadOwnContext(const std::string& path,
                                                      const SessionOptions& given) {
   const auto started = Clock::now();
   const SessionOptions options = withModelDirectory(path, given);
-  double contextMs = 0;
-  std::future<Context> starting = std::async(std::launch::async, [&] {
-    const auto start = Clock::now();
-    Context context(options.context);
-    contextMs = millisecondsSince(start);
-    return context;
-  });
+  // Bad options throw here, before the file is read.
+  const Context context = detail::startContext(options.context);
+  std::thread starting([&] { detail::finishContext(context, options.context); });
+  struct Join {
+    std::thread& thread;
+    ~Join() {
+      if (thread.joinable()) thread.join();
+    }
+  } join{starting};
+  // After a failure of the load: the Context's error, if it failed, goes first.
+  auto contextErrorFirst = [&] {
+    starting.join();
+    detail::awaitContext(context);
+  };
   std::optional<ModelFile> file;
-  std::exception_ptr failure;
   EarlyLoad early;
   try {
     file.emplace(path);
@@ -350,18 +363,12 @@ std::unique_ptr<detail::SessionState> loadOwnContext(const std::string& path,
     importing([&] {
       early.prepared = detail::onnx_import::prepareOnnxModel(file->bytes(), importOptions(options));
     });
+    return load(context, file->bytes(), options, started, &early);
   } catch (...) {
-    failure = std::current_exception();
+    contextErrorFirst();
+    throw;
   }
-  const auto waiting = Clock::now();
-  Context context = starting.get();
-  early.contextMs = contextMs;
-  // (the thread's hand-over is not the Context's time)
-  early.contextWaitMs = std::min(millisecondsSince(waiting), contextMs);
-  if (failure) std::rethrow_exception(failure);
-  return load(context, file->bytes(), options, started, &early);
 }
-
 }  // namespace
 
 Session::Session(std::unique_ptr<detail::SessionState> state) : state_(std::move(state)) {}
