@@ -102,10 +102,11 @@ struct SessionLoadStatistics {
   uint64_t pipelinesCreated = 0;
   // Whether the Context read a pipeline cache file (Context::pipelineCacheLoaded()).
   bool pipelineCacheLoaded = false;
-  // A Session that makes its own Context (Session(path, options)) creates it on a thread while
-  // the file is mapped, parsed and its initializers decoded: contextMs is its creation, overlapped
-  // with readMs, parseMs and part of importMs; contextWaitMs the part the load waited for (not
-  // overlapped), within totalMs. Both 0 when the application gave the Context.
+  // A Session that makes its own Context (Session(path, options)) starts its device on a thread
+  // while the file is mapped, parsed and imported, until something first needs the device (a
+  // kernel's weight layout, usually in packing): contextMs is the Context's creation, overlapped
+  // with those phases; contextWaitMs the part the load waited for (counted inside the phase that
+  // waited), within totalMs. Both 0 when the application gave the Context.
   double contextMs = 0;
   double contextWaitMs = 0;
 };
