@@ -82,6 +82,19 @@ int main(int argc, char** argv) {
     b.output("y", 2);
     save(dir, "gap_flatten_gemm", b);
   }
+  {  // Weights of 1 KiB and more: taken out of protobuf's message by the scanner (raw_data.h)
+    OnnxModelBuilder b(13);
+    b.input("x", {1, 16, 3, 3});
+    b.initializer("W", {24, 16, 1, 1}, ramp(24 * 16));
+    b.initializer("F", {10, 24}, ramp(240));
+    b.node("Conv", {"x", "W"}, {"c"});
+    b.node("GlobalAveragePool", {"c"}, {"g"});
+    b.node("Flatten", {"g"}, {"f"});
+    auto& g = b.node("Gemm", {"f", "F"}, {"y"});
+    setAttribute(g, "transB", int64_t(1));
+    b.output("y", 2);
+    save(dir, "large_weights", b);
+  }
   {  // Shape arithmetic evaluated at import: Shape, Gather, Unsqueeze, Concat, Reshape
     OnnxModelBuilder b(13);
     b.input("x", {1, 4, 2, 3});

@@ -4,6 +4,7 @@
 // fuzzing: VKCNN_ONNX_FUZZ_ITERATIONS and VKCNN_ONNX_FUZZ_SEED.
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -631,4 +632,134 @@ TEST_CASE("onnx errors: hostile shapes on the Tensor path are clear errors") {
     VKCNN_CHECK_ERROR(importBytes(p.bytes()), ErrorCode::invalidModel,
                       "node 'badperm' (Transpose, opset 13): Transpose perm");
   }
+}
+
+namespace {
+
+// Weights of at least 1 KiB, which the model scanner takes out of the protobuf message and the
+// importer reads from the caller's bytes (onnx/raw_data.h); `asFloatData`: the same values in
+// float_data, which protobuf keeps (the reference).
+OnnxModelBuilder largeWeights(bool asFloatData) {
+  OnnxModelBuilder b(13);
+  b.input("x", {1, 16, 5, 5});
+  b.initializer("W", {24, 16, 3, 3}, randomFloats(24 * 16 * 9, 41));
+  b.initializer("B", {24}, randomFloats(24, 42));
+  b.initializerInt64("flat", {2}, {0, -1});
+  b.initializer("fc", {7, 600}, randomFloats(7 * 600, 43));
+  if (asFloatData)
+    for (auto& t : *b.model.mutable_graph()->mutable_initializer()) {
+      if (t.data_type() != onnx::TensorProto::FLOAT) continue;
+      std::vector<float> v(t.raw_data().size() / 4);
+      std::memcpy(v.data(), t.raw_data().data(), t.raw_data().size());
+      t.clear_raw_data();
+      for (float f : v) t.add_float_data(f);
+    }
+  auto& c = b.node("Conv", {"x", "W", "B"}, {"c"}, "conv");
+  setAttribute(c, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("Relu", {"c"}, {"r"}, "relu");
+  b.node("Reshape", {"r", "flat"}, {"f"}, "flatten");
+  auto& gemm = b.node("Gemm", {"f", "fc"}, {"y"}, "gemm");
+  setAttribute(gemm, "transB", int64_t(1));
+  b.output("y", {1, 7});
+  return b;
+}
+
+std::vector<float> runImported(OnnxImport imported, const std::vector<float>& input) {
+  Image in = makeOnnxImage(context(), imported.info.inputs[0], input, ChannelFormat::float32);
+  CommandBuffer cb(context());
+  std::vector<Image> out = imported.graph.encode(cb, {in});
+  cb.commit();
+  cb.waitUntilCompleted();
+  return readOnnxImage(out[0], imported.info.outputs[0]);
+}
+
+void appendVarint(std::string& s, uint64_t v) {
+  for (; v >= 0x80; v >>= 7) s.push_back(char(uint8_t(v) | 0x80));
+  s.push_back(char(v));
+}
+// A length-delimited protobuf field.
+std::string field(uint32_t number, const std::string& payload) {
+  std::string s;
+  appendVarint(s, (uint64_t(number) << 3) | 2);
+  appendVarint(s, payload.size());
+  return s + payload;
+}
+
+}  // namespace
+
+TEST_CASE("onnx errors: large weights read from the model's bytes, not protobuf's copy") {
+  const std::vector<float> input = randomFloats(16 * 25, 44);
+  const std::vector<float> want = runImported(importBytes(largeWeights(true).bytes()), input);
+  REQUIRE(want.size() == 7);
+  double norm = 0;
+  for (float v : want) norm += double(v) * v;
+  CHECK(norm > 0);
+  const OnnxModelBuilder raw = largeWeights(false);
+  CHECK(runImported(importBytes(raw.bytes()), input) == want);
+
+  // protobuf's reading of repeated fields: a second ModelProto.graph is merged into the first
+  // (its initializers come after the first's) and a tensor's last raw_data is its value. Here the
+  // fully-connected weights come in a second graph field, first as zeros, then their values.
+  {
+    OnnxModelBuilder b = largeWeights(false);
+    auto* inits = b.model.mutable_graph()->mutable_initializer();
+    const onnx::TensorProto fc = inits->Get(3);
+    inits->RemoveLast();
+    onnx::TensorProto zeros = fc;
+    zeros.set_raw_data(std::string(fc.raw_data().size(), '\0'));
+    onnx::TensorProto valuesOnly;
+    valuesOnly.set_raw_data(fc.raw_data());
+    const std::string tensor = zeros.SerializeAsString() + valuesOnly.SerializeAsString();
+    const std::string bytes = b.model.SerializeAsString() + field(7, field(5, tensor));
+    CHECK(runImported(importBytes(std::vector<uint8_t>(bytes.begin(), bytes.end())), input) ==
+          want);
+  }
+  // The sizes are checked against the bytes the scanner found.
+  {
+    OnnxModelBuilder b = largeWeights(false);
+    auto* fc = b.model.mutable_graph()->mutable_initializer(3);
+    fc->mutable_raw_data()->resize(fc->raw_data().size() - 4);
+    VKCNN_CHECK_ERROR(importBytes(b.bytes()), ErrorCode::invalidModel,
+                      "needs 16800 bytes of raw_data, 16796 given");
+    fc->add_float_data(1.f);
+    VKCNN_CHECK_ERROR(importBytes(b.bytes()), ErrorCode::invalidModel,
+                      "holds data in both float_data and raw_data");
+  }
+  // A file cut inside the weights: protobuf's verdict, and where the scanner found it.
+  const std::vector<uint8_t> bytes = raw.bytes();
+  const std::vector<uint8_t> cut(bytes.begin(), bytes.begin() + bytes.size() - 1000);
+  VKCNN_CHECK_ERROR(importBytes(cut), ErrorCode::invalidModel, "truncated or corrupt; at byte ");
+  VKCNN_CHECK_ERROR(inspectOnnxFromMemory(cut), ErrorCode::invalidModel, "bytes run past the end");
+}
+
+TEST_CASE("onnx errors: weights with one reader are moved, shared ones copied") {
+  // 1x1 convolutions and a transposed Gemm take their weights as they are: moved out of the
+  // constant when the node is its only reader. Two convolutions sharing one weight tensor (and a
+  // Gemm reading the same B twice) must each get all of it: the same outputs as separate copies.
+  auto build = [](bool shared) {
+    OnnxModelBuilder b(13);
+    b.input("x", {1, 16, 3, 3});
+    const std::vector<float> w = randomFloats(16 * 16, 51), fc = randomFloats(16 * 16, 52);
+    b.initializer("w1", {16, 16, 1, 1}, w);
+    if (!shared) b.initializer("w2", {16, 16, 1, 1}, w);
+    b.initializer("fc1", {16, 16}, fc);
+    if (!shared) b.initializer("fc2", {16, 16}, fc);
+    b.node("Conv", {"x", "w1"}, {"c1"}, "conv1");
+    b.node("Conv", {"c1", shared ? "w1" : "w2"}, {"c2"}, "conv2");
+    b.node("GlobalAveragePool", {"c2"}, {"p"}, "pool");
+    b.node("Flatten", {"p"}, {"f"}, "flatten");
+    auto& g1 = b.node("Gemm", {"f", "fc1"}, {"g1"}, "gemm1");
+    setAttribute(g1, "transB", int64_t(1));
+    auto& g2 = b.node("Gemm", {"g1", shared ? "fc1" : "fc2"}, {"y"}, "gemm2");
+    setAttribute(g2, "transB", int64_t(1));
+    b.output("y", {1, 16});
+    return b.bytes();
+  };
+  const std::vector<float> input = randomFloats(16 * 9, 53);
+  const std::vector<float> want = runImported(importBytes(build(false)), input);
+  REQUIRE(want.size() == 16);
+  double norm = 0;
+  for (float v : want) norm += double(v) * v;
+  CHECK(norm > 0);
+  CHECK(runImported(importBytes(build(true)), input) == want);
 }

@@ -211,6 +211,194 @@ TEST_CASE("session: a file path, and its errors") {
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("session: from a path on its own Context, which starts while the model is parsed") {
+  // Weights over 1 KiB: taken out of protobuf's message by the scanner and decoded before the
+  // Context is there.
+  OnnxModelBuilder b(13);
+  b.input("x", {1, 16, 5, 5});
+  b.initializer("w", {24, 16, 3, 3}, randomFloats(24 * 16 * 9, 31));
+  b.initializer("bias", {24}, randomFloats(24, 32));
+  auto& conv = b.node("Conv", {"x", "w", "bias"}, {"c"});
+  setAttribute(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("Relu", {"c"}, {"y"});
+  b.output("y", 4);
+  const std::vector<uint8_t> bytes = b.bytes();
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("vkcnn-test-session-own-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "conv.onnx").string();
+  auto write = [&](size_t size) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(size));
+  };
+  write(bytes.size());
+  SessionOptions options;
+  options.precision = ChannelFormat::float32;
+  const std::vector<float> x = randomFloats(16 * 25, 33);
+  Session given(context(), path, options);
+  const std::vector<float> want = given.run({{"x", {{}, x}}})["y"].data;
+  REQUIRE(want.size() == 24 * 25);
+  CHECK(given.loadStatistics().contextMs == 0);
+
+  int messages = 0;
+  options.context.validation = true;
+  options.context.log = [&](LogSeverity severity, std::string_view) {
+    messages += severity >= LogSeverity::warning;
+  };
+  {
+    Session own(path, options);
+    CHECK(own.run({{"x", {{}, x}}})["y"].data == want);
+    const SessionLoadStatistics& l = own.loadStatistics();
+    CHECK(l.contextMs > 0);
+    CHECK(l.contextWaitMs <= l.contextMs);
+    CHECK(l.parseMs > 0);
+    CHECK(l.importMs > 0);
+    CHECK(l.contextWaitMs + l.readMs + l.parseMs + l.importMs <= l.totalMs);
+  }
+  // The errors of a Context made first: a device that is not there before a missing file; then
+  // the file's and the model's own.
+  SessionOptions noDevice = options;
+  noDevice.context.device = "99999999999999999999999";
+  std::string m = errorOf([&] { Session s((dir / "missing.onnx").string(), noDevice); },
+                          ErrorCode::invalidArgument);
+  CHECK(contains(m, "99999999999999999999999"));
+  m = errorOf([&] { Session s((dir / "missing.onnx").string(), options); }, ErrorCode::io);
+  CHECK(contains(m, "missing.onnx: no such file"));
+  write(bytes.size() - 500);  // cut inside the weights
+  m = errorOf([&] { Session s(path, options); }, ErrorCode::invalidModel);
+  CHECK(contains(m, "truncated or corrupt; at byte "));
+  // Both wrong: the Context's error still comes first, whatever of the model was read before it.
+  m = errorOf([&] { Session s(path, noDevice); }, ErrorCode::invalidArgument);
+  CHECK(contains(m, "99999999999999999999999"));
+  CHECK(!contains(m, "truncated"));
+  CHECK(messages == 0);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("session: on its own Context, a model the importer routes to Tensor kernels") {
+  // Softmax over W of [1, 3, 4, 5] leaves the image layout: the importer makes a Tensor kernel
+  // (TensorSoftmax) while it translates, so that part of the import needs the Context.
+  OnnxModelBuilder b(13);
+  b.input("x", {1, 3, 4, 5});
+  setAttribute(b.node("Softmax", {"x"}, {"y"}), "axis", int64_t(-1));
+  b.output("y", 4);
+  const std::vector<uint8_t> bytes = b.bytes();
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("vkcnn-test-session-tensor-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "softmax.onnx").string();
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+  }
+  const std::vector<float> x = randomFloats(3 * 4 * 5, 41);
+  std::vector<double> want(x.size());
+  for (size_t row = 0; row < x.size() / 5; ++row) {
+    double sum = 0;
+    for (size_t i = 0; i < 5; ++i) sum += std::exp(double(x[row * 5 + i]));
+    for (size_t i = 0; i < 5; ++i) want[row * 5 + i] = std::exp(double(x[row * 5 + i])) / sum;
+  }
+  SessionOptions options;
+  options.precision = ChannelFormat::float32;
+  int messages = 0;
+  options.context.validation = true;
+  options.context.log = [&](LogSeverity severity, std::string_view) {
+    messages += severity >= LogSeverity::warning;
+  };
+  {
+    Session own(path, options);
+    const std::vector<float> y = own.run({{"x", {{}, x}}})["y"].data;
+    CHECK(relativeError(y, want) < 1e-5);
+    Session given(context(), path, options);
+    CHECK(given.run({{"x", {{}, x}}})["y"].data == y);
+    CHECK(own.loadStatistics().contextMs > 0);
+  }
+  CHECK(messages == 0);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE(
+    "session: on its own Context, an import that needs the device early or late, and errors of "
+    "both") {
+  // The import runs while the device starts and waits only where it first needs it: a Conv's
+  // weights at once, a lone Relu not before the Session's images. Either way the result is the
+  // one of a Session on a Context made first; a Context that fails hands its error to whatever
+  // waited (the import, or the images) and it comes before the model's own, also when the model's
+  // fails first (an unknown operator during the import, a batch the model does not have after it).
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("vkcnn-test-session-start-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto save = [&](const std::string& name, const std::vector<uint8_t>& bytes) {
+    const std::string path = (dir / name).string();
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+    return path;
+  };
+  OnnxModelBuilder early(13);
+  early.input("x", {1, 4, 6, 5});
+  early.initializer("w", {8, 4, 3, 3}, randomFloats(8 * 4 * 9, 51));
+  early.node("Conv", {"x", "w"}, {"y"});
+  early.output("y", 4);
+  OnnxModelBuilder late(13);
+  late.input("x", {1, 4, 6, 5});
+  late.node("Relu", {"x"}, {"y"});
+  late.output("y", 4);
+  OnnxModelBuilder unknown(13);
+  unknown.input("x", {1, 4, 6, 5});
+  unknown.node("NoSuchOperator", {"x"}, {"y"});
+  unknown.output("y", 4);
+  const std::string earlyPath = save("early.onnx", early.bytes());
+  const std::string latePath = save("late.onnx", late.bytes());
+  const std::string unknownPath = save("unknown.onnx", unknown.bytes());
+
+  SessionOptions options;
+  options.precision = ChannelFormat::float32;
+  int messages = 0;
+  options.context.validation = true;
+  options.context.log = [&](LogSeverity severity, std::string_view) {
+    messages += severity >= LogSeverity::warning;
+  };
+  const std::vector<float> x = randomFloats(4 * 6 * 5, 52);
+  for (const std::string& path : {earlyPath, latePath}) {
+    CAPTURE(path);
+    Session given(context(), path, options);
+    const std::vector<float> want = given.run({{"x", {{}, x}}})["y"].data;
+    REQUIRE(!want.empty());
+    for (int round = 0; round < 3; ++round) {  // the start and the import race differently
+      Session own(path, options);
+      CHECK(own.run({{"x", {{}, x}}})["y"].data == want);
+      const SessionLoadStatistics& l = own.loadStatistics();
+      CHECK(l.contextMs > 0);
+      CHECK(l.contextWaitMs >= 0);
+      CHECK(l.contextWaitMs <= l.contextMs);
+      CHECK(l.contextWaitMs + l.readMs + l.parseMs <= l.totalMs);
+    }
+  }
+  SessionOptions noDevice = options;
+  noDevice.context.device = "88888888888888888888888";
+  for (const std::string& path : {earlyPath, latePath, unknownPath}) {
+    CAPTURE(path);
+    const std::string m = errorOf([&] { Session s(path, noDevice); }, ErrorCode::invalidArgument);
+    CHECK(contains(m, "88888888888888888888888"));
+  }
+  std::string m = errorOf([&] { Session s(unknownPath, options); }, ErrorCode::invalidModel);
+  CHECK(contains(m, "NoSuchOperator"));
+  SessionOptions batch = options;
+  batch.batch = 3;
+  m = errorOf([&] { Session s(earlyPath, batch); }, ErrorCode::invalidArgument);
+  CHECK(contains(m, "batch is fixed at 1"));
+  batch.context.device = noDevice.context.device;
+  m = errorOf([&] { Session s(earlyPath, batch); }, ErrorCode::invalidArgument);
+  CHECK(contains(m, "88888888888888888888888"));
+  // Options the Context rejects before anything starts.
+  SessionOptions badOptions = options;
+  badOptions.context.memoryBlockSize = 1024;
+  m = errorOf([&] { Session s(unknownPath, badOptions); }, ErrorCode::invalidArgument);
+  CHECK(contains(m, "memoryBlockSize"));
+  CHECK(messages == 0);
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("session: a batch on a fixed-batch model, and bad inputs, are clear errors") {
   SessionOptions options;
   options.batch = 3;
@@ -432,4 +620,48 @@ TEST_CASE(
     context.trimTemporaryMemory();  // the next attempt makes the same requests
   }
   CHECK(context.validationMessageCount() == 0);
+}
+
+TEST_CASE("session: weights over several staging chunks, packed on threads, copied unlocked") {
+  // Six 1536 -> 1536 1x1 convolutions: 57 MB of float32 weights, more than one 32 MiB staging
+  // chunk, built on the load threads, each copying into the region of the chunk it reserved while
+  // the others copy theirs; a flush waits for them. Checked against the chain in double.
+  constexpr int64_t c = 1536, layers = 6;
+  OnnxModelBuilder b(13);
+  b.input("x", {1, c, 1, 1});
+  std::vector<std::vector<float>> weights;
+  std::string previous = "x";
+  for (int64_t l = 0; l < layers; ++l) {
+    weights.push_back(randomFloats(size_t(c * c), uint32_t(60 + l), -0.05f, 0.05f));
+    const std::string w = "w" + std::to_string(l),
+                      y = l + 1 == layers ? "y" : "h" + std::to_string(l);
+    b.initializer(w, {c, c, 1, 1}, weights.back());
+    b.node("Conv", {previous, w}, {y});
+    previous = y;
+  }
+  b.output("y", 4);
+  const std::vector<float> x = randomFloats(size_t(c), 70);
+  std::vector<double> want(x.begin(), x.end());
+  for (const auto& w : weights) {
+    std::vector<double> next(size_t(c), 0.0);
+    for (int64_t o = 0; o < c; ++o)
+      for (int64_t i = 0; i < c; ++i)
+        next[size_t(o)] += double(w[size_t(o * c + i)]) * want[size_t(i)];
+    want = next;
+  }
+  SessionOptions options;
+  options.precision = ChannelFormat::float32;
+  Session session = Session::fromMemory(context(), b.bytes(), options);
+  CHECK(session.loadStatistics().uploadBytes >= uint64_t(layers * c * c * 4));
+  CHECK(session.loadStatistics().uploadSubmissions >= 2);
+  const std::vector<float> got = session.run({{"x", {{}, x}}})["y"].data;
+  REQUIRE(got.size() == size_t(c));
+  double error = 0, norm = 0;
+  for (int64_t o = 0; o < c; ++o) {
+    error = std::max(error, std::abs(double(got[size_t(o)]) - want[size_t(o)]));
+    norm = std::max(norm, std::abs(want[size_t(o)]));
+  }
+  CHECK(norm > 0.01);
+  CHECK(error <= 1e-4 * norm);
+  CHECK(context().validationMessageCount() == 0);
 }

@@ -8,7 +8,8 @@
 # times cold starts (`vkcnn bench --cold-only`: a fresh Context, the load phase by phase, the first
 # run), each model as two processes sharing a pipeline cache directory (the first writes it, the
 # second reads it), with the driver's own shader cache off; the second process again with
-# VKCNN_LOAD_THREADS=1 (the load on one thread); Context creation step by step
+# VKCNN_LOAD_THREADS=1 (the load on one thread) and with VKCNN_STRIP_RAW_DATA=0 (protobuf copying
+# the weights); Context creation step by step
 # (vkcnn-bench-context), also with the loader limited to the NVIDIA driver; and the tests of the
 # changed paths under validation. Writes OUT/results.txt (everything), OUT/table.txt and
 # OUT/load.tgz (the JSON and logs). VKCNN_LOAD_MODELS="resnet50" narrows the models.
@@ -44,6 +45,7 @@ for m in ${VKCNN_LOAD_MODELS:-resnet50 vgg16}; do
   cold after-p1 "$pack/bin" "$pack/lib" after $m
   cold after-p2 "$pack/bin" "$pack/lib" after $m
   cold after-p2-threads1 "$pack/bin" "$pack/lib" after $m VKCNN_LOAD_THREADS=1
+  cold after-p2-nostrip "$pack/bin" "$pack/lib" after $m VKCNN_STRIP_RAW_DATA=0
   if [ -n "$before" ]; then
     cold before-p1 "$before" "$before" before $m
     cold before-p2 "$before" "$before" before $m
@@ -74,7 +76,7 @@ set +f
 # One table: a row per phase, a column per run.
 python3 - "$w" > "$out/table.txt" 2>&1 <<'PY'
 import glob, json, os, sys
-order = ["context", "read", "parse", "check", "import", "shape_inference", "optimize", "pack",
+order = ["context", "context_wait", "read", "parse", "check", "import", "shape_inference", "optimize", "pack",
          "upload", "images", "load", "first_run", "pipelines", "total"]
 cols, data = [], {}
 for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.json")), key=os.path.getmtime):

@@ -91,7 +91,8 @@ struct SessionLoadStatistics {
   double uploadMs = 0;          // weights copied into device memory: the submissions and waits
                                 // (the copies into staging count as packing when batched)
   double imagesMs = 0;          // the Session's input and output Images
-  double totalMs = 0;           // the whole load (the constructor or fromMemory)
+  double totalMs = 0;           // the whole load (the constructor or fromMemory), and the
+                                // Context's creation where the Session makes it
   uint64_t uploadBytes = 0;
   uint64_t uploadSubmissions = 0;
   // The first run(): command buffer recorded (pipelines created on first use, through the
@@ -101,6 +102,13 @@ struct SessionLoadStatistics {
   uint64_t pipelinesCreated = 0;
   // Whether the Context read a pipeline cache file (Context::pipelineCacheLoaded()).
   bool pipelineCacheLoaded = false;
+  // A Session that makes its own Context (Session(path, options)) starts its device on a thread
+  // while the file is mapped, parsed and imported, until something first needs the device (a
+  // kernel's weight layout, usually in packing): contextMs is the Context's creation, overlapped
+  // with those phases; contextWaitMs the part the load waited for (counted inside the phase that
+  // waited), within totalMs. Both 0 when the application gave the Context.
+  double contextMs = 0;
+  double contextWaitMs = 0;
 };
 
 // A float32 tensor on the host: row-major elements and the ONNX shape.

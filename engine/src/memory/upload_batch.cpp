@@ -68,11 +68,11 @@ void UploadBatch::add(VkBuffer buffer, const void* data, VkDeviceSize size) {
   // The copy into staging counts as building the kernel (it runs on the building threads, at
   // the same time); the submissions are the upload.
   context_.loadClock().countUpload(size, 0);
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   const auto* bytes = static_cast<const uint8_t*>(data);
   for (VkDeviceSize done = 0; done < size;) {
     if (!staging_ || used_ >= kChunkBytes) {
-      flushLocked();
+      flushLocked(lock);
       if (!staging_) {
         // A Lease does not move: built in place from what acquire() returns.
         struct Acquire {
@@ -83,11 +83,20 @@ void UploadBatch::add(VkBuffer buffer, const void* data, VkDeviceSize size) {
         };
         staging_.emplace(Acquire{context_.staging()});
       }
+      // Another thread may have filled the chunk while this one waited for the flush.
+      if (used_ >= kChunkBytes) continue;
     }
     const VkDeviceSize n = std::min(size - done, kChunkBytes - used_);
-    std::memcpy(static_cast<uint8_t*>((*staging_)->data()) + used_, bytes + done, n);
+    uint8_t* target = static_cast<uint8_t*>((*staging_)->data()) + used_;
     copies_.push_back({buffer, {used_, done, n}});
     used_ += (n + 15) / 16 * 16;
+    // The region is this thread's: copied without the lock; the chunk is not flushed (nor
+    // reused) until copying_ is back to 0.
+    ++copying_;
+    lock.unlock();
+    std::memcpy(target, bytes + done, n);
+    lock.lock();
+    if (--copying_ == 0) copied_.notify_all();
     done += n;
   }
 }
@@ -97,7 +106,8 @@ void UploadBatch::cancel(VkBuffer buffer) {
   std::erase_if(copies_, [&](const Copy& c) { return c.buffer == buffer; });
 }
 
-void UploadBatch::flushLocked() {
+void UploadBatch::flushLocked(std::unique_lock<std::mutex>& lock) {
+  copied_.wait(lock, [&] { return copying_ == 0; });
   if (copies_.empty()) {
     used_ = 0;
     return;
@@ -120,13 +130,13 @@ void UploadBatch::flushLocked() {
 
 void UploadBatch::finish() {
   context_.uploadBatches().leave(this);
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   finished_ = true;
   struct Release {
     std::optional<StagingPool::Lease>& staging;
     ~Release() { staging.reset(); }
   } release{staging_};
-  flushLocked();
+  flushLocked(lock);
 }
 
 }  // namespace vkcnn::detail

@@ -5,12 +5,14 @@
 #include "onnx/importer.h"
 
 #include "onnx/external_data.h"
+#include "onnx/raw_data.h"
 #include <onnx/checker.h>
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -38,11 +40,14 @@ void validateDims(const onnx::TypeProto& type, const std::string& what) {
   }
 }
 
-void validateGraph(const onnx::GraphProto& graph, int depth) {
+// `data`: the main graph's stripped initializer data (empty for subgraphs).
+void validateGraph(const onnx::GraphProto& graph, int depth, const InitializerData& data) {
   if (depth > 16) invalidModel("subgraphs are nested more than 16 deep");
   const std::string where = graph.name().empty() ? "graph" : "graph '" + graph.name() + "'";
-  for (const auto& t : graph.initializer())
-    validateTensorProto(t, where + " initializer '" + t.name() + "'");
+  for (int k = 0; k < graph.initializer_size(); ++k) {
+    const auto& t = graph.initializer(k);
+    validateTensorProto(t, where + " initializer '" + t.name() + "'", strippedData(data, k));
+  }
   for (const auto& v : graph.input()) validateDims(v.type(), where + " input '" + v.name() + "'");
   for (const auto& v : graph.output()) validateDims(v.type(), where + " output '" + v.name() + "'");
   for (const auto& v : graph.value_info())
@@ -53,24 +58,58 @@ void validateGraph(const onnx::GraphProto& graph, int depth) {
                                ") attribute '" + a.name() + "'";
       if (a.has_t()) validateTensorProto(a.t(), what);
       for (const auto& t : a.tensors()) validateTensorProto(t, what);
-      if (a.has_g()) validateGraph(a.g(), depth + 1);
-      for (const auto& g : a.graphs()) validateGraph(g, depth + 1);
+      if (a.has_g()) validateGraph(a.g(), depth + 1, {});
+      for (const auto& g : a.graphs()) validateGraph(g, depth + 1, {});
     }
   }
 }
 
+// Whether protobuf's reading of the stripped model agrees with the scanner's: one entry per
+// initializer, each stripped one holding the placeholder alone.
+bool strippedAsScanned(const onnx::ModelProto& model, const InitializerData& data) {
+  if (!model.has_graph() || data.size() != size_t(model.graph().initializer_size())) return false;
+  for (int k = 0; k < model.graph().initializer_size(); ++k) {
+    const auto& t = model.graph().initializer(k);
+    if (data[size_t(k)] && (t.raw_data() != std::string_view("\0", 1) || t.external_data_size() ||
+                            t.has_data_location()))
+      return false;
+  }
+  return true;
+}
+
 // `directory`: where the model's external data files are (empty: external data is an error).
-onnx::ModelProto parseModel(std::span<const uint8_t> bytes, const std::string& directory) {
+// `data` receives where the large initializers' raw_data lies in `bytes` (onnx/raw_data.h), which
+// must outlive the model's use.
+onnx::ModelProto parseModel(std::span<const uint8_t> bytes, const std::string& directory,
+                            InitializerData& data) {
   if (bytes.size() > size_t(std::numeric_limits<int>::max()))
     invalidModel("the model is " + std::to_string(bytes.size()) +
                  " bytes; protobuf files are limited to 2 GiB");
+  StrippedModel stripped = stripInitializerData(bytes);
+  const std::span<const uint8_t> parsed =
+      stripped.stripped
+          ? std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(stripped.bytes.data()),
+                                     stripped.bytes.size())
+          : bytes;
   onnx::ModelProto model;
-  if (bytes.empty() || !model.ParseFromArray(bytes.data(), int(bytes.size())))
+  if (bytes.empty() || !model.ParseFromArray(parsed.data(), int(parsed.size())))
     invalidModel("the " + std::to_string(bytes.size()) +
-                 " bytes are not an ONNX model (protobuf parsing failed: truncated or corrupt)");
+                 " bytes are not an ONNX model (protobuf parsing failed: truncated or corrupt" +
+                 (stripped.malformed.empty() ? "" : "; at " + stripped.malformed) + ")");
+  data = std::move(stripped.initializerData);
+  stripped.bytes = std::string();  // protobuf's input is not needed past here
+  if (stripped.stripped && !strippedAsScanned(model, data)) {
+    // Never expected: protobuf read the model otherwise than the scanner. The original is the
+    // truth.
+    data.clear();
+    model.Clear();
+    if (!model.ParseFromArray(bytes.data(), int(bytes.size())))
+      invalidModel("the " + std::to_string(bytes.size()) +
+                   " bytes are not an ONNX model (protobuf parsing failed: truncated or corrupt)");
+  }
   if (!model.has_graph()) invalidModel("the model has no graph");
   resolveExternalData(model, directory);
-  validateGraph(model.graph(), 0);
+  validateGraph(model.graph(), 0, data);
   return model;
 }
 
@@ -197,9 +236,11 @@ uint32_t u32(int64_t v, const std::string& what) {
 // ---- the importer: what operators see -----------------------------------------------------------
 
 Importer::Importer(const Context& context, onnx::ModelProto& model,
-                   const OnnxImportOptions& options, size_t fileBytes, bool flatBatch)
+                   const InitializerData& initializerData, const OnnxImportOptions& options,
+                   size_t fileBytes, bool flatBatch)
     : context_(context),
       model_(model),
+      initializerData_(initializerData),
       options_(options),
       graph_(context, graphOptions()),
       flatBatch_(flatBatch) {
@@ -291,6 +332,12 @@ const HostTensor& Importer::floatConstant(int k, const std::string& role) const 
     unsupported("input " + std::to_string(k) + " ('" + node_->input(k) + "', " + role + ") is " +
                 elementTypeName(t.type) + "; only float tensors are supported there");
   return t;
+}
+std::vector<float> Importer::takeFloats(int k, const std::string& role) {
+  const HostTensor& t = floatConstant(k, role);
+  const auto r = readers_.find(node_->input(k));
+  if (r == readers_.end() || r->second != 1) return t.f;
+  return std::move(values_.find(r->first)->second.constant.f);
 }
 const ImageValue& Importer::valueInput(int k) const {
   const Value& v = input(k);
@@ -434,9 +481,17 @@ void Importer::neuronOp(const NeuronDescriptor& n) {
 void Importer::importInputs() {
   const auto& g = model_.graph();
   std::set<std::string> initializers;
-  for (const auto& t : g.initializer()) {
+  for (int k = 0; k < g.initializer_size(); ++k) {
+    const auto& t = g.initializer(k);
     initializers.insert(t.name());
-    values_[t.name()] = Value{false, decodeTensorProto(t, "initializer '" + t.name() + "'"), {}};
+    std::optional<HostTensor>* early =
+        decoded_ && size_t(k) < decoded_->size() ? &(*decoded_)[size_t(k)] : nullptr;
+    values_[t.name()] =
+        Value{false,
+              early && *early ? std::move(**early)
+                              : decodeTensorProto(t, "initializer '" + t.name() + "'",
+                                                  strippedData(initializerData_, k)),
+              {}};
   }
   std::set<std::string> declared;
   for (const auto& in : g.input()) declared.insert(in.name());
@@ -688,6 +743,14 @@ OnnxImport Importer::run() {
   if (batch_ == 0)
     unsupported("the model has no float image input (every input is a constant) (constant output)");
   const auto& nodes = model_.graph().node();
+  bool subgraphs = false;
+  for (const auto& node : nodes) {
+    for (const auto& in : node.input())
+      if (!in.empty()) ++readers_[in];
+    for (const auto& a : node.attribute()) subgraphs |= a.has_g() || a.graphs_size() > 0;
+  }
+  for (const auto& out : model_.graph().output()) ++readers_[out.name()];
+  if (subgraphs) readers_.clear();
   for (int k = 0; k < nodes.size(); ++k) importNode(nodes[k], size_t(k));
   node_ = nullptr;
   importOutputs();
@@ -739,7 +802,8 @@ std::string modelDirectory(const std::string& path) {
 }
 
 OnnxModelInfo inspect(std::span<const uint8_t> bytes, const std::string& directory) {
-  onnx::ModelProto model = parseModel(bytes, directory);
+  InitializerData data;
+  onnx::ModelProto model = parseModel(bytes, directory, data);
   runChecker(model);
   OnnxModelInfo info;
   info.irVersion = model.ir_version();
@@ -766,31 +830,100 @@ using namespace detail::onnx_import;
 using detail::LoadPhase;
 using detail::PhaseTimer;
 
-OnnxImport importOnnxModelFromMemory(const Context& context, std::span<const uint8_t> bytes,
-                                     const OnnxImportOptions& options) {
+namespace detail::onnx_import {
+namespace {
+
+// Inputs of different batch sizes, outputs that do not split into the batch, inputs of rank 5
+// to 8: again with every image input one image holding its value (the Tensor kernels take the
+// axes the image layout cannot).
+OnnxImport importFlatBatch(const Context& context, std::span<const uint8_t> bytes,
+                           const OnnxImportOptions& options) {
+  onnx::ModelProto model;
+  InitializerData data;
   {
-    onnx::ModelProto model;
-    {
-      PhaseTimer timer(detail::loadClock(context), LoadPhase::parse);
-      model = parseModel(bytes, options.externalDataDirectory);
+    PhaseTimer timer(detail::loadClock(context), LoadPhase::parse);
+    model = parseModel(bytes, options.externalDataDirectory, data);
+  }
+  Importer importer(context, model, data, options, bytes.size(), true);
+  return importer.run();
+}
+
+}  // namespace
+
+struct PreparedModel {
+  onnx::ModelProto model;
+  InitializerData data;
+  std::vector<std::optional<HostTensor>> decoded;
+  uint64_t parseNs = 0;
+  double decodeMs = 0;
+};
+
+void PreparedModelDeleter::operator()(PreparedModel* p) const {
+  delete p;
+}
+
+PreparedModelPtr prepareOnnxModel(std::span<const uint8_t> bytes,
+                                  const OnnxImportOptions& options) {
+  using Clock = std::chrono::steady_clock;
+  PreparedModelPtr p(new PreparedModel);
+  const auto start = Clock::now();
+  p->model = parseModel(bytes, options.externalDataDirectory, p->data);
+  const auto parsed = Clock::now();
+  p->parseNs =
+      uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(parsed - start).count());
+  const auto& initializers = p->model.graph().initializer();
+  p->decoded.resize(size_t(initializers.size()));
+  for (int k = 0; k < initializers.size(); ++k) {
+    const auto& t = initializers[k];
+    try {
+      p->decoded[size_t(k)] =
+          decodeTensorProto(t, "initializer '" + t.name() + "'", strippedData(p->data, k));
+    } catch (const Error&) {
+      // Decoded again by the import, which reports it in its place.
     }
-    Importer importer(context, model, options, bytes.size());
+  }
+  p->decodeMs = std::chrono::duration<double, std::milli>(Clock::now() - parsed).count();
+  return p;
+}
+
+double preparedMs(const PreparedModel& prepared) {
+  return double(prepared.parseNs) / 1e6 + prepared.decodeMs;
+}
+
+OnnxImport importPrepared(const Context& context, PreparedModel& prepared,
+                          std::span<const uint8_t> bytes, const OnnxImportOptions& options) {
+  detail::loadClock(context).add(LoadPhase::parse, prepared.parseNs);
+  {
+    Importer importer(context, prepared.model, prepared.data, options, bytes.size());
+    importer.useDecoded(prepared.decoded);
     try {
       return importer.run();
     } catch (const Error&) {
       if (!importer.batchLayoutFailed()) throw;
     }
   }
-  // Inputs of different batch sizes, outputs that do not split into the batch, inputs of rank 5
-  // to 8: again with every image input one image holding its value (the Tensor kernels take the
-  // axes the image layout cannot).
-  onnx::ModelProto model;
+  return importFlatBatch(context, bytes, options);
+}
+
+}  // namespace detail::onnx_import
+
+OnnxImport importOnnxModelFromMemory(const Context& context, std::span<const uint8_t> bytes,
+                                     const OnnxImportOptions& options) {
   {
-    PhaseTimer timer(detail::loadClock(context), LoadPhase::parse);
-    model = parseModel(bytes, options.externalDataDirectory);
+    onnx::ModelProto model;
+    InitializerData data;
+    {
+      PhaseTimer timer(detail::loadClock(context), LoadPhase::parse);
+      model = parseModel(bytes, options.externalDataDirectory, data);
+    }
+    Importer importer(context, model, data, options, bytes.size());
+    try {
+      return importer.run();
+    } catch (const Error&) {
+      if (!importer.batchLayoutFailed()) throw;
+    }
   }
-  Importer importer(context, model, options, bytes.size(), true);
-  return importer.run();
+  return importFlatBatch(context, bytes, options);
 }
 
 OnnxImport importOnnxModel(const Context& context, const std::string& path,

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -108,14 +109,41 @@ std::vector<int64_t> legacyBroadcastDims(Importer& im, const std::vector<int64_t
 // The new dims of a value reshaped by the node (ops_shape.cpp).
 void reshapeLike(Importer& im, std::vector<int64_t> dims);
 
+// By index of the main graph's initializers: the raw_data the model scanner took out of the
+// message (onnx/raw_data.h), inside the model's bytes, or nullopt (the tensor holds its own).
+using InitializerData = std::vector<std::optional<std::span<const uint8_t>>>;
+inline const std::span<const uint8_t>* strippedData(const InitializerData& data, int k) {
+  return size_t(k) < data.size() && data[size_t(k)] ? &*data[size_t(k)] : nullptr;
+}
+
+// A model parsed, and its main graph's initializers decoded, before there is a Context: a Session
+// that makes its own Context does this while the Context starts on another thread.
+struct PreparedModel;
+struct PreparedModelDeleter {
+  void operator()(PreparedModel* p) const;
+};
+using PreparedModelPtr = std::unique_ptr<PreparedModel, PreparedModelDeleter>;
+// Parse errors are thrown here; an initializer that does not decode is left to the import, which
+// reports it where it always has (after onnx's checker).
+PreparedModelPtr prepareOnnxModel(std::span<const uint8_t> bytes, const OnnxImportOptions& options);
+// importOnnxModelFromMemory(context, bytes, options) from the prepared model of `bytes`, which
+// still points into them. The parse counts in the Context's load clock (parse) when imported.
+OnnxImport importPrepared(const Context& context, PreparedModel& prepared,
+                          std::span<const uint8_t> bytes, const OnnxImportOptions& options);
+// The time prepareOnnxModel took: the parse and the initializers' decoding.
+double preparedMs(const PreparedModel& prepared);
+
 class Importer {
  public:
   // flatBatch: every image input is one image (batch 1) holding its elements in row-major order
   // (the second try for a model whose inputs differ in batch, whose outputs do not split into
-  // the batch, or whose inputs have rank 5 to 8; see batchLayoutFailed()).
-  Importer(const Context& context, onnx::ModelProto& model, const OnnxImportOptions& options,
-           size_t fileBytes, bool flatBatch = false);
+  // the batch, or whose inputs have rank 5 to 8; see batchLayoutFailed()). `initializerData`
+  // points into the model's bytes, which outlive the import.
+  Importer(const Context& context, onnx::ModelProto& model, const InitializerData& initializerData,
+           const OnnxImportOptions& options, size_t fileBytes, bool flatBatch = false);
   OnnxImport run();
+  // Initializers decoded in advance (by index; nullopt: decode it here), moved from as used.
+  void useDecoded(std::vector<std::optional<HostTensor>>& decoded) { decoded_ = &decoded; }
   // Whether run() stopped because the values do not share one batch of images.
   bool batchLayoutFailed() const { return batchLayoutFailed_; }
 
@@ -149,6 +177,9 @@ class Importer {
   const Value& input(int k) const;
   const HostTensor& constantInput(int k, const std::string& role) const;
   const HostTensor& floatConstant(int k, const std::string& role) const;
+  // floatConstant's values, moved out of the constant when this node is its only reader in the
+  // graph (weights are then not copied again), copied otherwise. The constant keeps its dims.
+  std::vector<float> takeFloats(int k, const std::string& role);
   // A Graph value as an Image (a Tensor value is converted, once).
   const ImageValue& imageInput(int k);
   // A Graph value as it is: an Image or a Tensor.
@@ -192,6 +223,8 @@ class Importer {
 
   const Context& context_;
   onnx::ModelProto& model_;
+  const InitializerData& initializerData_;
+  std::vector<std::optional<HostTensor>>* decoded_ = nullptr;
   OnnxImportOptions options_;
   Graph graph_;
   int64_t opset_ = 0;
@@ -201,6 +234,9 @@ class Importer {
   const onnx::NodeProto* node_ = nullptr;
   std::string nodeLabel_;
   std::unordered_map<std::string, Value> values_;
+  // How many node inputs and graph outputs name each value (takeFloats); empty when a subgraph
+  // may read outer values.
+  std::unordered_map<std::string, int> readers_;
   int64_t computedElements_ = 0;
   // Constants may take what the file holds (transposed weights) plus a fixed allowance.
   int64_t computedBudget_ = 4 * kMaxComputedElements;

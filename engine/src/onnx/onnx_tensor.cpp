@@ -148,7 +148,7 @@ float roundToHalf(float x) {
 }
 
 template <typename T>
-T readRaw(const std::string& raw, size_t index) {
+T readRaw(std::span<const uint8_t> raw, size_t index) {
   T v;
   std::memcpy(&v, raw.data() + index * sizeof(T), sizeof(T));
   return v;
@@ -203,7 +203,15 @@ HostTensor HostTensor::int64s(std::vector<int64_t> dims, std::vector<int64_t> va
   return t;
 }
 
-void validateTensorProto(const onnx::TensorProto& t, const std::string& what) {
+// The bytes of raw_data: the message's own, or those the scanner took out of it.
+static std::span<const uint8_t> rawBytes(const onnx::TensorProto& t,
+                                         const std::span<const uint8_t>* stripped) {
+  if (stripped) return *stripped;
+  return {reinterpret_cast<const uint8_t*>(t.raw_data().data()), t.raw_data().size()};
+}
+
+void validateTensorProto(const onnx::TensorProto& t, const std::string& what,
+                         const std::span<const uint8_t>* stripped) {
   // External data left here came from memory with no directory to read it from.
   if (t.data_location() == onnx::TensorProto::EXTERNAL || t.external_data_size() > 0) {
     std::string file;
@@ -224,11 +232,13 @@ void validateTensorProto(const onnx::TensorProto& t, const std::string& what) {
     const char* name;
     int64_t size;
   };
-  const Field fields[] = {
-      {"float_data", t.float_data_size()},       {"int32_data", t.int32_data_size()},
-      {"string_data", t.string_data_size()},     {"int64_data", t.int64_data_size()},
-      {"double_data", t.double_data_size()},     {"uint64_data", t.uint64_data_size()},
-      {"raw_data", int64_t(t.raw_data().size())}};
+  const Field fields[] = {{"float_data", t.float_data_size()},
+                          {"int32_data", t.int32_data_size()},
+                          {"string_data", t.string_data_size()},
+                          {"int64_data", t.int64_data_size()},
+                          {"double_data", t.double_data_size()},
+                          {"uint64_data", t.uint64_data_size()},
+                          {"raw_data", int64_t(rawBytes(t, stripped).size())}};
   const Field* used = nullptr;
   for (const Field& f : fields) {
     if (f.size == 0) continue;
@@ -298,13 +308,14 @@ void validateTensorProto(const onnx::TensorProto& t, const std::string& what) {
                  " elements but " + field + " holds " + std::to_string(used->size) + " values");
 }
 
-HostTensor decodeTensorProto(const onnx::TensorProto& t, const std::string& what) {
-  validateTensorProto(t, what);
+HostTensor decodeTensorProto(const onnx::TensorProto& t, const std::string& what,
+                             const std::span<const uint8_t>* stripped) {
+  validateTensorProto(t, what, stripped);
   HostTensor h;
   h.type = t.data_type();
   h.dims.assign(t.dims().begin(), t.dims().end());
   const int64_t n = checkedElementCount(h.dims, what);
-  const std::string& raw = t.raw_data();
+  const std::span<const uint8_t> raw = rawBytes(t, stripped);
   const bool isRaw = !raw.empty();
   const size_t count = size_t(n);
   switch (h.type) {

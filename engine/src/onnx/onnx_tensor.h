@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -68,10 +69,14 @@ struct HostTensor {
 };
 
 // Validates sizes only (no decoding): element type known, dims sane, exactly one data field whose
-// length matches the element count, no external data. invalidModel otherwise.
-void validateTensorProto(const onnx::TensorProto& tensor, const std::string& what);
+// length matches the element count, no external data. invalidModel otherwise. `stripped`: the
+// tensor's raw_data, which the model scanner took out of the message (onnx/raw_data.h) and which
+// stands for the placeholder the message holds.
+void validateTensorProto(const onnx::TensorProto& tensor, const std::string& what,
+                         const std::span<const uint8_t>* stripped = nullptr);
 // Decodes a validated tensor; string and complex tensors are Error(unsupported).
-HostTensor decodeTensorProto(const onnx::TensorProto& tensor, const std::string& what);
+HostTensor decodeTensorProto(const onnx::TensorProto& tensor, const std::string& what,
+                             const std::span<const uint8_t>* stripped = nullptr);
 
 // Errors raised by the evaluator carry no node context; the importer adds it.
 [[noreturn]] void unsupported(const std::string& message);

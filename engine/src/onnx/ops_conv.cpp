@@ -101,16 +101,22 @@ void conv(Importer& im) {
   d.groups = u32(group, "group");
   // ONNX [M][C/g][kH][kW] -> MPS [M][kH][kW][C/g], written in order (the reads stay within one
   // output channel's weights, which the cache holds), ranges of outputs on threads.
-  std::vector<float> weights(w.f.size());
+  // A 1x1 kernel's weights are in MPS order already: taken as they are.
   const int64_t taps = kh * kw;
-  detail::parallelRanges(size_t(m), 1, kWeightsPerThread / size_t(taps * perGroup) + 1,
-                         [&](size_t o0, size_t o1) {
-                           for (int64_t o = int64_t(o0); o < int64_t(o1); ++o)
-                             for (int64_t tap = 0; tap < taps; ++tap)
-                               for (int64_t i = 0; i < perGroup; ++i)
-                                 weights[size_t((o * taps + tap) * perGroup + i)] =
-                                     w.f[size_t((o * perGroup + i) * taps + tap)];
-                         });
+  std::vector<float> weights;
+  if (taps == 1) {
+    weights = im.takeFloats(1, "weights");
+  } else {
+    weights.resize(w.f.size());
+    detail::parallelRanges(size_t(m), 1, kWeightsPerThread / size_t(taps * perGroup) + 1,
+                           [&](size_t o0, size_t o1) {
+                             for (int64_t o = int64_t(o0); o < int64_t(o1); ++o)
+                               for (int64_t tap = 0; tap < taps; ++tap)
+                                 for (int64_t i = 0; i < perGroup; ++i)
+                                   weights[size_t((o * taps + tap) * perGroup + i)] =
+                                       w.f[size_t((o * perGroup + i) * taps + tap)];
+                           });
+  }
   std::vector<float> bias;
   if (im.hasInput(2)) {
     bias = im.floatConstant(2, "bias").f;
@@ -282,17 +288,23 @@ void gemm(Importer& im, bool matmul) {
   // Written in order (vgg16's first classifier has 100 million weights): the reads stay within
   // one output's row of B, or stride down a column.
   // Ranges of outputs on threads.
-  std::vector<float> weights(size_t(m * k));
-  detail::parallelRanges(
-      size_t(m), 1, kWeightsPerThread / size_t(k) + 1, [&](size_t o0, size_t o1) {
-        for (int64_t o = int64_t(o0); o < int64_t(o1); ++o)
-          for (int64_t pixel = 0; pixel < hw; ++pixel)
-            for (int64_t c = 0; c < s.c; ++c) {
-              const int64_t kk = c * hw + pixel;
-              const float v = transB ? b.f[size_t(o * k + kk)] : b.f[size_t(kk * m + o)];
-              weights[size_t((o * hw + pixel) * s.c + c)] = alpha * v;
-            }
-      });
+  // B transposed over one pixel, unscaled, is in MPS order already: taken as it is.
+  std::vector<float> weights;
+  if (transB && hw == 1 && alpha == 1.f) {
+    weights = im.takeFloats(1, "B");
+  } else {
+    weights.resize(size_t(m * k));
+    detail::parallelRanges(
+        size_t(m), 1, kWeightsPerThread / size_t(k) + 1, [&](size_t o0, size_t o1) {
+          for (int64_t o = int64_t(o0); o < int64_t(o1); ++o)
+            for (int64_t pixel = 0; pixel < hw; ++pixel)
+              for (int64_t c = 0; c < s.c; ++c) {
+                const int64_t kk = c * hw + pixel;
+                const float v = transB ? b.f[size_t(o * k + kk)] : b.f[size_t(kk * m + o)];
+                weights[size_t((o * hw + pixel) * s.c + c)] = alpha * v;
+              }
+        });
+  }
   std::vector<float> bias;
   if (!matmul && im.hasInput(2)) {
     const HostTensor& cT = im.floatConstant(2, "C");

@@ -17,12 +17,17 @@
 #include <chrono>
 #include <cerrno>
 #include <cstring>
+#include <exception>
 #include <filesystem>
+#include <future>
 #include <new>
 #include <optional>
 #include <sstream>
+#include <thread>
 
+#include "onnx/importer.h"
 #include "vkcnn/error.h"
+#include "vulkan/context_start.h"
 #include "vulkan/load_clock.h"
 
 namespace vkcnn {
@@ -99,7 +104,9 @@ class ModelFile {
     size_ = size_t(st.st_size);
     if (!size_) return;
     if (!S_ISREG(st.st_mode)) fail(path + " is not a regular file");
-    mapping_ = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd_, 0);
+    // MAP_POPULATE: the page tables filled in one go rather than a fault per page as the weights
+    // are decoded.
+    mapping_ = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd_, 0);
     if (mapping_ == MAP_FAILED) {
       mapping_ = nullptr;
       fail(path + ": cannot map (" + std::strerror(errno) + ")");
@@ -143,14 +150,7 @@ SessionTensorInfo tensorInfo(const OnnxTensorInfo& info, uint32_t chunks) {
   return t;
 }
 
-// `started`: when the load began (before the file was read).
-std::unique_ptr<detail::SessionState> load(const Context& context, std::span<const uint8_t> bytes,
-                                           const SessionOptions& options,
-                                           Clock::time_point started) {
-  const double readMs = millisecondsSince(started);
-  detail::LoadClock& clock = detail::loadClock(context);
-  const detail::LoadClockSnapshot before = clock.snapshot();
-  const auto importStart = Clock::now();
+OnnxImportOptions importOptions(const SessionOptions& options) {
   if (options.precision != ChannelFormat::float16 && options.precision != ChannelFormat::float32)
     throw Error(ErrorCode::invalidArgument, std::string("precision ") +
                                                 toString(options.precision) +
@@ -162,17 +162,50 @@ std::unique_ptr<detail::SessionState> load(const Context& context, std::span<con
   o.optimize = options.optimize;
   o.label = options.label;
   o.externalDataDirectory = options.externalDataDirectory;
-  std::optional<OnnxImport> import;
+  return o;
+}
+
+// The importer names its own options; a Session's user sets them in SessionOptions.
+template <class F>
+auto importing(F&& f) -> decltype(f()) {
   try {
-    import.emplace(importOnnxModelFromMemory(context, bytes, o));
+    return f();
   } catch (const Error& e) {
-    // The importer names its own options; a Session's user sets them in SessionOptions.
     std::string message = e.what();
     if (message.rfind("vkcnn: ", 0) == 0) message.erase(0, 7);
     const std::string from = "OnnxImportOptions::", to = "SessionOptions::";
     for (size_t at; (at = message.find(from)) != std::string::npos;)
       message.replace(at, from.size(), to);
     throw Error(e.code(), message);
+  }
+}
+
+// What a load did before it had its Context (a Session making its own: see loadOwnContext).
+struct EarlyLoad {
+  detail::onnx_import::PreparedModelPtr prepared;  // released once imported
+  double readMs = 0;
+  double preparedMs = 0;  // the parse and the initializers' decoding (importer's work) before it
+};
+
+// `started`: when the load began (before the file was read).
+std::unique_ptr<detail::SessionState> load(const Context& context, std::span<const uint8_t> bytes,
+                                           const SessionOptions& options, Clock::time_point started,
+                                           EarlyLoad* early = nullptr) {
+  const double readMs = early ? early->readMs : millisecondsSince(started);
+  detail::LoadClock& clock = detail::loadClock(context);
+  const detail::LoadClockSnapshot before = clock.snapshot();
+  const auto importStart = Clock::now();
+  const OnnxImportOptions o = importOptions(options);
+  std::optional<OnnxImport> import;
+  importing([&] {
+    if (early && early->prepared)
+      import.emplace(detail::onnx_import::importPrepared(context, *early->prepared, bytes, o));
+    else
+      import.emplace(importOnnxModelFromMemory(context, bytes, o));
+  });
+  if (early && early->prepared) {
+    early->preparedMs = detail::onnx_import::preparedMs(*early->prepared);
+    early->prepared.reset();  // the parsed model is not needed while kernels are built
   }
   const double importTotalMs = millisecondsSince(importStart);
   const detail::LoadClockSnapshot imported = clock.snapshot().since(before);
@@ -224,8 +257,17 @@ std::unique_ptr<detail::SessionState> load(const Context& context, std::span<con
   l.checkMs = all.ms(LoadPhase::check);
   l.shapeInferenceMs = all.ms(LoadPhase::shapeInference);
   // Kernels the importer builds itself upload during the import.
-  l.importMs = std::max(0.0, importTotalMs - l.parseMs - l.checkMs - l.shapeInferenceMs -
+  // A prepared model's parse and decoding ran before importStart; the parse is in parseMs.
+  const double earlyMs = early ? early->preparedMs : 0.0;
+  l.importMs = std::max(0.0, importTotalMs + earlyMs - l.parseMs - l.checkMs - l.shapeInferenceMs -
                                  imported.ms(LoadPhase::upload));
+  if (early) {
+    // The Context's own start, and how long the load waited for it (images need the device, so
+    // by now it is done).
+    const detail::ContextStart start = detail::awaitContext(context);
+    l.contextMs = start.ms;
+    l.contextWaitMs = std::min(start.waitMs, start.ms);
+  }
   l.optimizeMs = all.ms(LoadPhase::optimize);
   l.uploadMs = all.ms(LoadPhase::upload);
   l.packMs = std::max(
@@ -290,17 +332,49 @@ SessionOptions withModelDirectory(const std::string& path, SessionOptions option
   return options;
 }
 
+// The Context starts on a thread while the file is mapped, parsed, its initializers decoded and
+// the model imported: the import holds a Context whose device accessors wait for the start
+// (vulkan/context_start.h), so it waits only where it first needs the device (a kernel's
+// pipeline or weights). Errors come as they did when the Context was made first: the Context's
+// own before the model's. The thread is joined before this returns or throws.
+std::unique_ptr<detail::SessionState> loadOwnContext(const std::string& path,
+                                                     const SessionOptions& given) {
+  const auto started = Clock::now();
+  const SessionOptions options = withModelDirectory(path, given);
+  // Bad options throw here, before the file is read.
+  const Context context = detail::startContext(options.context);
+  std::thread starting([&] { detail::finishContext(context, options.context); });
+  struct Join {
+    std::thread& thread;
+    ~Join() {
+      if (thread.joinable()) thread.join();
+    }
+  } join{starting};
+  // After a failure of the load: the Context's error, if it failed, goes first.
+  auto contextErrorFirst = [&] {
+    starting.join();
+    detail::awaitContext(context);
+  };
+  std::optional<ModelFile> file;
+  EarlyLoad early;
+  try {
+    file.emplace(path);
+    early.readMs = millisecondsSince(started);
+    importing([&] {
+      early.prepared = detail::onnx_import::prepareOnnxModel(file->bytes(), importOptions(options));
+    });
+    return load(context, file->bytes(), options, started, &early);
+  } catch (...) {
+    contextErrorFirst();
+    throw;
+  }
+}
 }  // namespace
 
 Session::Session(std::unique_ptr<detail::SessionState> state) : state_(std::move(state)) {}
 
 Session::Session(const std::string& path, const SessionOptions& options)
-    : Session(guarded(path, [&] {
-        const auto started = Clock::now();
-        Context context(options.context);
-        const ModelFile file(path);
-        return load(context, file.bytes(), withModelDirectory(path, options), started);
-      })) {}
+    : Session(guarded(path, [&] { return loadOwnContext(path, options); })) {}
 
 Session::Session(const Context& context, const std::string& path, const SessionOptions& options)
     : Session(guarded(path, [&] {

@@ -11,6 +11,7 @@
 
 #include "memory/device_buffer.h"
 #include "vulkan/context_impl.h"
+#include "vulkan/context_start.h"
 
 namespace vkcnn {
 namespace detail {
@@ -312,6 +313,7 @@ void ContextImpl::check(VkResult result, const char* what) {
 }
 
 void ContextImpl::setName(VkObjectType type, uint64_t handle, const std::string& name) const {
+  awaitStart();
   if (!debugUtils_ || !vki_.vkSetDebugUtilsObjectNameEXT || !handle) return;
   VkDebugUtilsObjectNameInfoEXT info{VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT};
   info.objectType = type;
@@ -326,6 +328,53 @@ std::string ContextImpl::uniqueName(const std::string& prefix) {
 }
 
 void ContextImpl::createOwned(const ContextOptions& options) {
+  readOptions(options);
+  createDevice(options);
+}
+
+void ContextImpl::startOwned(const ContextOptions& options) {
+  readOptions(options);
+  started_ = false;
+  ready_.store(false, std::memory_order_release);
+}
+
+void ContextImpl::finishOwned(const ContextOptions& options) noexcept {
+  using Clock = std::chrono::steady_clock;
+  const auto begin = Clock::now();
+  {
+    std::lock_guard lock(startMutex_);
+    startThread_ = std::this_thread::get_id();  // its own accessors must not wait for it
+  }
+  std::exception_ptr error;
+  try {
+    createDevice(options);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  {
+    std::lock_guard lock(startMutex_);
+    const auto end = Clock::now();
+    startMs_ = std::chrono::duration<double, std::milli>(end - begin).count();
+    if (firstWait_)
+      startWaitMs_ = std::chrono::duration<double, std::milli>(end - *firstWait_).count();
+    started_ = true;
+    startError_ = error;
+    startThread_ = {};
+    // A failed start stays not ready: every later accessor takes the slow path and rethrows.
+    if (!error) ready_.store(true, std::memory_order_release);
+  }
+  startDone_.notify_all();
+}
+
+void ContextImpl::awaitStartSlow() const {
+  std::unique_lock lock(startMutex_);
+  if (startThread_ == std::this_thread::get_id()) return;
+  if (!started_ && !firstWait_) firstWait_ = std::chrono::steady_clock::now();
+  startDone_.wait(lock, [&] { return started_; });
+  if (startError_) std::rethrow_exception(startError_);
+}
+
+void ContextImpl::createDevice(const ContextOptions& options) {
   // Where creating a Context goes (logged at info once created): issue #13 asks what of the
   // 130-150 ms on an H100 could be deferred.
   using Clock = std::chrono::steady_clock;
@@ -340,7 +389,6 @@ void ContextImpl::createOwned(const ContextOptions& options) {
     steps += text;
     last = now;
   };
-  readOptions(options);
   PFN_vkGetInstanceProcAddr gipa = openLoader(&loaderLibrary_);
   mark("loader");
   auto enumerateInstanceExtensions = reinterpret_cast<PFN_vkEnumerateInstanceExtensionProperties>(
@@ -673,6 +721,7 @@ void ContextImpl::createCommonObjects() {
 }
 
 const std::shared_ptr<DeviceBuffer>& ContextImpl::emptyBuffer() {
+  awaitStart();
   std::lock_guard lock(emptyBufferMutex_);
   if (!emptyBuffer_) {
     const float zeros[4] = {};
@@ -682,12 +731,14 @@ const std::shared_ptr<DeviceBuffer>& ContextImpl::emptyBuffer() {
 }
 
 void ContextImpl::waitIdle() {
+  awaitStart();
   throwIfLost();
   std::lock_guard lock(queueMutex_);
   check(vk_.vkDeviceWaitIdle(device_), "vkDeviceWaitIdle");
 }
 
 void ContextImpl::submit(VkCommandBuffer commandBuffer, VkFence fence, const char* what) {
+  awaitStart();
   throwIfLost();
   VkSubmitInfo info{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   info.commandBufferCount = 1;
@@ -697,6 +748,7 @@ void ContextImpl::submit(VkCommandBuffer commandBuffer, VkFence fence, const cha
 }
 
 void ContextImpl::waitForFence(VkFence fence, const char* what) {
+  awaitStart();
   throwIfLost();
   const uint64_t timeoutNs = fenceTimeoutNs_;
   VkResult result = vk_.vkWaitForFences(device_, 1, &fence, VK_TRUE, timeoutNs);
@@ -714,6 +766,7 @@ void ContextImpl::waitForFence(VkFence fence, const char* what) {
 void ContextImpl::submitAndWait(const std::function<void(VkCommandBuffer)>& record,
                                 const char* what) {
   throwIfLost();
+  awaitStart();
   // The transfer pool is shared, so its command buffer is allocated, recorded, submitted and freed
   // under the queue lock; the wait happens outside it, so other threads' transfers and commits
   // are not held up by this one.
@@ -863,6 +916,18 @@ void Context::trimTemporaryMemory() {
   impl_->staging().trim();
   // After the staging buffers: their blocks are empty only now.
   impl_->allocator().releaseEmptyBlocks();
+}
+Context detail::startContext(const ContextOptions& options) {
+  auto impl = std::make_shared<detail::ContextImpl>();
+  impl->startOwned(options);
+  return Context(std::move(impl));
+}
+void detail::finishContext(const Context& context, const ContextOptions& options) noexcept {
+  context.impl()->finishOwned(options);
+}
+detail::ContextStart detail::awaitContext(const Context& context) {
+  context.impl()->awaitStart();
+  return {context.impl()->startMs(), context.impl()->startWaitMs()};
 }
 detail::LoadClock& detail::loadClock(const Context& context) {
   return context.impl()->loadClock();

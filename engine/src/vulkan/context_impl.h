@@ -2,11 +2,15 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "memory/allocator.h"
 #include "memory/device_buffer.h"
@@ -55,20 +59,39 @@ class ContextImpl : public std::enable_shared_from_this<ContextImpl> {
   void createOwned(const ContextOptions& options);
   void adopt(const AdoptedDevice& device, const ContextOptions& options);
 
-  const VolkDeviceTable& vk() const { return vk_; }
-  const InstanceTable& vki() const { return vki_; }
-  VkDevice device() const { return device_; }
-  VkPhysicalDevice physicalDevice() const { return physicalDevice_; }
-  VkInstance instance() const { return instance_; }
-  VkQueue queue() const { return queue_; }
-  uint32_t queueFamilyIndex() const { return queueFamilyIndex_; }
-  const DeviceCapabilities& capabilities() const { return capabilities_; }
-  const VkPhysicalDeviceMemoryProperties& memoryProperties() const { return memoryProperties_; }
-  DeviceMemoryAllocator& allocator() { return *allocator_; }
-  const DeviceMemoryAllocator& allocator() const { return *allocator_; }
-  PipelineRegistry& pipelines() { return *pipelines_; }
-  TemporaryBlockCache& temporaryBlocks() { return *temporaryBlocks_; }
-  StagingPool& staging() { return *staging_; }
+  // A Context handed out before its device exists (a Session on its own Context imports while the
+  // driver starts): startOwned reads the options (their errors are thrown here) and marks it
+  // starting; finishOwned, on another thread, creates the device and marks it ready, or keeps its
+  // error. Until then every accessor of device state waits (and rethrows that error); once
+  // ready the check is one acquire load. loadClock, uploadBatches, logging, names, the loss flag
+  // and the fence timeout never wait: they exist from birth. A Context made any other way is
+  // ready from birth.
+  void startOwned(const ContextOptions& options);
+  void finishOwned(const ContextOptions& options) noexcept;
+  void awaitStart() const {
+    if (!ready_.load(std::memory_order_acquire)) awaitStartSlow();
+  }
+  // After awaitStart: how long finishOwned took, and how long other threads waited for it (from
+  // the first wait to the end; 0 if none did).
+  double startMs() const { return startMs_; }
+  double startWaitMs() const { return startWaitMs_; }
+
+  const VolkDeviceTable& vk() const { return awaitStart(), vk_; }
+  const InstanceTable& vki() const { return awaitStart(), vki_; }
+  VkDevice device() const { return awaitStart(), device_; }
+  VkPhysicalDevice physicalDevice() const { return awaitStart(), physicalDevice_; }
+  VkInstance instance() const { return awaitStart(), instance_; }
+  VkQueue queue() const { return awaitStart(), queue_; }
+  uint32_t queueFamilyIndex() const { return awaitStart(), queueFamilyIndex_; }
+  const DeviceCapabilities& capabilities() const { return awaitStart(), capabilities_; }
+  const VkPhysicalDeviceMemoryProperties& memoryProperties() const {
+    return awaitStart(), memoryProperties_;
+  }
+  DeviceMemoryAllocator& allocator() { return awaitStart(), *allocator_; }
+  const DeviceMemoryAllocator& allocator() const { return awaitStart(), *allocator_; }
+  PipelineRegistry& pipelines() { return awaitStart(), *pipelines_; }
+  TemporaryBlockCache& temporaryBlocks() { return awaitStart(), *temporaryBlocks_; }
+  StagingPool& staging() { return awaitStart(), *staging_; }
   // Time per load phase (load_clock.h).
   LoadClock& loadClock() { return loadClock_; }
   // The open UploadBatches (upload_batch.h).
@@ -76,7 +99,7 @@ class ContextImpl : public std::enable_shared_from_this<ContextImpl> {
   // A small storage buffer bound where a kernel's optional buffer is absent.
   const std::shared_ptr<class DeviceBuffer>& emptyBuffer();
   void waitIdle();
-  VkSampler nearestSampler() const { return sampler_; }
+  VkSampler nearestSampler() const { return awaitStart(), sampler_; }
 
   // Throws an Error for a failed call; device loss becomes sticky.
   void check(VkResult result, const char* what);
@@ -126,6 +149,8 @@ class ContextImpl : public std::enable_shared_from_this<ContextImpl> {
                          const VkPhysicalDeviceVulkan11Features* f11,
                          const VkPhysicalDeviceVulkan12Features* f12);
   void createCommonObjects();
+  void createDevice(const ContextOptions& options);
+  void awaitStartSlow() const;
   void readOptions(const ContextOptions& options);
   void settleLocked();  // settleAfterLoss with queueMutex_ held
 
@@ -164,6 +189,16 @@ class ContextImpl : public std::enable_shared_from_this<ContextImpl> {
   VkCommandPool transferPool_ = VK_NULL_HANDLE;
   std::atomic<uint64_t> fenceTimeoutNs_{0};
   bool settled_ = false;  // guarded by queueMutex_
+
+  // The start (startOwned/finishOwned). ready_ is released after everything createDevice writes.
+  std::atomic<bool> ready_{true};
+  mutable std::mutex startMutex_;  // guards the members below it up to the next blank line
+  mutable std::condition_variable startDone_;
+  bool started_ = true;
+  std::exception_ptr startError_;
+  std::thread::id startThread_;
+  mutable std::optional<std::chrono::steady_clock::time_point> firstWait_;
+  double startMs_ = 0, startWaitMs_ = 0;
 
   mutable std::mutex logMutex_;
   LogCallback logCallback_;

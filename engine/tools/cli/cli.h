@@ -60,6 +60,9 @@ extern const char* const kModelOptionsHelp;
 
 // The Context the command line asks for (--device or VKCNN_DEVICE); its log goes to stderr and
 // validation messages are counted for the exit status.
+// The Context --device (or VKCNN_DEVICE) asks for, its messages on stderr; a device that is not
+// there is a UsageError.
+ContextOptions contextOptions(const Arguments& args);
 Context makeContext(const Arguments& args);
 uint64_t validationMessages();
 

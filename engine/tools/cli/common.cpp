@@ -130,7 +130,7 @@ uint64_t validationMessages() {
   return validationMessageCounter.load();
 }
 
-Context makeContext(const Arguments& args) {
+ContextOptions contextOptions(const Arguments& args) {
   ContextOptions options;
   // The device is checked here so that the message names the option the user gave.
   std::string wanted = args.get("--device");
@@ -160,7 +160,11 @@ Context makeContext(const Arguments& args) {
     if (message.rfind("validation: ", 0) == 0) ++validationMessageCounter;
     std::fprintf(stderr, "vkcnn: %.*s\n", int(message.size()), message.data());
   };
-  Context context(options);
+  return options;
+}
+
+Context makeContext(const Arguments& args) {
+  Context context(contextOptions(args));
   // TEST HOOK (tests/test_cli.cpp): a validation-layer message sent through the Context's own
   // debug messenger, to check that it changes the exit status.
   const char* inject = std::getenv("VKCNN_CLI_INJECT_VALIDATION_MESSAGE");
