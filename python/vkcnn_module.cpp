@@ -87,6 +87,8 @@ class PySession {
     d["pipeline_cache_loaded"] = l.pipelineCacheLoaded;
     d["upload_bytes"] = l.uploadBytes;
     d["upload_submissions"] = l.uploadSubmissions;
+    d["context_ms"] = l.contextMs;  // a Session on its own Context: its start, overlapped
+    d["context_wait_ms"] = l.contextWaitMs;
     return d;
   }
 

@@ -345,6 +345,7 @@ int main(int argc, char** argv) {
   vkcnn_load_statistics load;
   REQUIRE_OK(vkcnn_session_load_statistics(session, &load));
   CHECK(load.parse_ms > 0 && load.load_ms >= load.parse_ms && load.first_run_ms == 0);
+  CHECK(load.context_ms == 0 && load.context_wait_ms == 0); /* the application's context */
   CHECK(vkcnn_session_load_statistics(session, NULL) == VKCNN_ERROR_INVALID_ARGUMENT);
   memset(y, 0xff, sizeof y); /* NaN */
   REQUIRE_OK(vkcnn_session_run(session, inputs, 1, outputs, 1));
@@ -485,6 +486,9 @@ int main(int argc, char** argv) {
   REQUIRE_OK(vkcnn_session_create(NULL, model, &sessionOptions, &session));
   vkcnn_context own;
   REQUIRE_OK(vkcnn_session_context(session, &own));
+  REQUIRE_OK(vkcnn_session_load_statistics(session, &load));
+  CHECK(load.context_ms > 0 && load.context_wait_ms >= 0 &&
+        load.context_wait_ms <= load.context_ms && load.load_ms >= load.context_wait_ms);
   REQUIRE_OK(vkcnn_session_run(session, inputs, 1, outputs, 1));
   vkcnn_session_destroy(session);
   CHECK(vkcnn_context_validation_message_count(own) == 0);

@@ -67,6 +67,9 @@ class Module(unittest.TestCase):
         self.assertGreater(load["parse_ms"], 0)
         self.assertGreater(load["load_ms"], 0)
         self.assertEqual(load["first_run_ms"], 0)
+        # The Session's own Context started while the model loaded.
+        self.assertGreater(load["context_ms"], 0)
+        self.assertLessEqual(load["context_wait_ms"], load["context_ms"])
         np.testing.assert_allclose(s.run({"x": x})["y"], reference(x), rtol=0, atol=1e-2)
         self.assertGreater(s.load_statistics["first_run_ms"], 0)
 

@@ -303,13 +303,16 @@ VKCNN_API vkcnn_status vkcnn_session_input_info(vkcnn_session session, uint32_t 
 VKCNN_API vkcnn_status vkcnn_session_output_info(vkcnn_session session, uint32_t index,
                                                  vkcnn_tensor_info* info);
 /* Where the session's load went, in milliseconds (session.h, SessionLoadStatistics); the first
- * run's figures are 0 until vkcnn_session_run was called. */
+ * run's figures are 0 until vkcnn_session_run was called. context_ms and context_wait_ms: a
+ * session on a context of its own (vkcnn_session_create with a NULL context) starts the context
+ * while the model loads; its creation and the part the load waited for (0 otherwise). */
 typedef struct vkcnn_load_statistics {
   double read_ms, parse_ms, check_ms, import_ms, shape_inference_ms, optimize_ms, pack_ms,
       upload_ms, images_ms, load_ms;
   double first_run_ms, pipelines_ms;
   uint64_t pipelines_created, upload_bytes, upload_submissions;
   int pipeline_cache_loaded;
+  double context_ms, context_wait_ms;
 } vkcnn_load_statistics;
 VKCNN_API vkcnn_status vkcnn_session_load_statistics(vkcnn_session session,
                                                      vkcnn_load_statistics* statistics);

@@ -186,7 +186,9 @@ vkcnn_status vkcnn_session_load_statistics(vkcnn_session session,
                                 l.pipelinesCreated,
                                 l.uploadBytes,
                                 l.uploadSubmissions,
-                                l.pipelineCacheLoaded ? 1 : 0};
+                                l.pipelineCacheLoaded ? 1 : 0,
+                                l.contextMs,
+                                l.contextWaitMs};
   });
 }
 
