@@ -336,6 +336,10 @@ int main(int argc, char** argv) {
             default:
               break;
           }
+          // NVIDIA 580 reports Local Memory Size with bit 36 set (68719476736 for none, + the
+          // bytes): the bytes are the low 32 bits.
+          const bool flagged = isLocalMemory(s.name) && number >= (1ll << 32);
+          if (flagged) number &= 0xffffffffll;
           if (s.format == VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_FLOAT64_KHR)
             std::snprintf(value, sizeof value, "%g", s.value.f64);
           else
