@@ -22,6 +22,7 @@
 #endif
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_control_flow_attributes : require
 
 // The host picks these shaders only for destinations that start at a layer.
 #define VKCNN_ALIGNED_DESTINATION
@@ -52,6 +53,10 @@ shared float cTiles[SPLIT_K * C_SIZE];
 const int ROW_STEP = GROUP_THREADS / SLOTS;
 const int LOADS = TILE_M / ROW_STEP;
 
+// Every loop over LOADS, B_LOADS and the fragments is [[unroll]]ed: the H100's compiler did not
+// unroll all of them in the larger tiles, and an array indexed at run time lives in local memory
+// for the whole shader (160 and 288 bytes in matrix_large and matrix_medium; bench/NOTES.md,
+// 2026-11-25, shader audit).
 struct LoadRows {
   ivec2 origin[LOADS];
   int image[LOADS];
@@ -65,7 +70,7 @@ void fetchRound(out vec4 x[LOADS], int chunk, int slots, int S, LoadRows rows, i
   const int tap = slot / S, s = slot - tap * S;
   const int ky = tap / cp.kernelWidth, kx = tap - ky * cp.kernelWidth;
   const ivec2 d = ivec2(kx * cp.dilationX, ky * cp.dilationY);
-  for (int l = 0; l < LOADS; ++l) {
+  [[unroll]] for (int l = 0; l < LOADS; ++l) {
     x[l] = vec4(0.0);
     if (rows.valid[l] && slot < slots)
       x[l] = readChannels(uSource, pc.source, rows.origin[l] + d, rows.image[l], 4 * s);
@@ -100,11 +105,12 @@ void main() {
                       VKCNN_MATRIX_COLUMN_ALIGN * VKCNN_MATRIX_COLUMN_ALIGN;
 
   fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[FRAG_M][FRAG_N];
-  for (int i = 0; i < FRAG_M; ++i)
-    for (int j = 0; j < FRAG_N; ++j) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+  [[unroll]] for (int i = 0; i < FRAG_M; ++i)
+    [[unroll]] for (int j = 0; j < FRAG_N; ++j)
+      acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
 
   LoadRows rows;
-  for (int l = 0; l < LOADS; ++l) {
+  [[unroll]] for (int l = 0; l < LOADS; ++l) {
     const int m = m0 + t / SLOTS + l * ROW_STEP;
     rows.valid[l] = m < rowCount;
     rows.image[l] = rows.valid[l] ? m / pixels : 0;
@@ -125,42 +131,43 @@ void main() {
   const int rowsOfWeights =
       (K + VKCNN_MATRIX_ROW_ALIGN - 1) / VKCNN_MATRIX_ROW_ALIGN * VKCNN_MATRIX_ROW_ALIGN;
   uvec4 nextB[B_LOADS];
-  for (int l = 0; l < B_LOADS; ++l) {
+  [[unroll]] for (int l = 0; l < B_LOADS; ++l) {
     const int e = t + l * GROUP_THREADS, k = kGroup * K_CHUNK + e / B_ROW;
     nextB[l] = k < rowsOfWeights ? weights[(k * columns + n0) / 8 + e % B_ROW] : uvec4(0);
   }
   for (int chunk0 = 0; chunk0 < chunks; chunk0 += SPLIT_K) {
     const int chunk = chunk0 + kGroup;  // past the end for idle groups of the last round
-    for (int l = 0; l < LOADS; ++l)
+    [[unroll]] for (int l = 0; l < LOADS; ++l)
       aTiles[aBase + (t / SLOTS + l * ROW_STEP) * SLOTS + t % SLOTS] =
           uvec2(packHalf2x16(next[l].xy), packHalf2x16(next[l].zw));
-    for (int l = 0; l < B_LOADS; ++l) bTiles[bBase + t + l * GROUP_THREADS] = nextB[l];
+    [[unroll]] for (int l = 0; l < B_LOADS; ++l) bTiles[bBase + t + l * GROUP_THREADS] = nextB[l];
     barrier();
     fetchRound(next, chunk + SPLIT_K, slots, S, rows, t);
-    for (int l = 0; l < B_LOADS; ++l) {
+    [[unroll]] for (int l = 0; l < B_LOADS; ++l) {
       const int e = t + l * GROUP_THREADS, k = (chunk + SPLIT_K) * K_CHUNK + e / B_ROW;
       nextB[l] = k < rowsOfWeights ? weights[(k * columns + n0) / 8 + e % B_ROW] : uvec4(0);
     }
     if (chunk < chunks) {
-      for (int step = 0; step < K_STEPS; ++step) {
+      [[unroll]] for (int step = 0; step < K_STEPS; ++step) {
         fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[FRAG_M], b[FRAG_N];
-        for (int j = 0; j < FRAG_N; ++j)
+        [[unroll]] for (int j = 0; j < FRAG_N; ++j)
           coopMatLoadNV(b[j], bTiles,
                         uint(bBase + step * 16 * B_ROW + (warpN * FRAG_N + j) * 2), uint(B_ROW),
                         false);
-        for (int i = 0; i < FRAG_M; ++i)
+        [[unroll]] for (int i = 0; i < FRAG_M; ++i)
           coopMatLoadNV(a[i], aTiles,
                         uint(aBase + (warpM * FRAG_M + i) * 16 * SLOTS + step * 4), uint(SLOTS),
                         false);
-        for (int j = 0; j < FRAG_N; ++j)
-          for (int i = 0; i < FRAG_M; ++i) acc[i][j] = coopMatMulAddNV(a[i], b[j], acc[i][j]);
+        [[unroll]] for (int j = 0; j < FRAG_N; ++j)
+          [[unroll]] for (int i = 0; i < FRAG_M; ++i)
+            acc[i][j] = coopMatMulAddNV(a[i], b[j], acc[i][j]);
       }
     }
     barrier();
   }
 
-  for (int i = 0; i < FRAG_M; ++i)
-    for (int j = 0; j < FRAG_N; ++j)
+  [[unroll]] for (int i = 0; i < FRAG_M; ++i)
+    [[unroll]] for (int j = 0; j < FRAG_N; ++j)
       coopMatStoreNV(acc[i][j], cTiles,
                      uint(kGroup * C_SIZE + (warpM * FRAG_M + i) * 16 * TILE_N +
                           (warpN * FRAG_N + j) * 16),
