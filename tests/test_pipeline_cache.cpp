@@ -3,6 +3,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <latch>
+#include <mutex>
+#include <thread>
+#include <vector>
 #include <unistd.h>
 
 #include "test_support.h"
@@ -77,6 +81,53 @@ TEST_CASE("pipeline cache: persisted, reloaded, and ignored when damaged") {
   setenv("VKCNN_PIPELINE_CACHE", "0", 1);
   CHECK(makeContext().pipelineCacheFile().empty());
   unsetenv("VKCNN_PIPELINE_CACHE");
+  unsetenv("VKCNN_PIPELINE_CACHE_DIR");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("pipeline cache: Contexts on several threads save at once, and the file still loads") {
+  // Each writer has its own aside file: with one per process, two Contexts saving at the same
+  // moment wrote into the same file and one renamed it while the other was still writing.
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("vkcnn-pipeline-cache-threads-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  setenv("VKCNN_PIPELINE_CACHE_DIR", dir.c_str(), 1);
+  constexpr int kThreads = 4;
+  std::vector<Context> contexts;
+  for (int i = 0; i < kThreads; ++i) contexts.push_back(makeContext());
+  for (const Context& c : contexts) runSomething(c);
+  // A save that fails (an aside file renamed away by another writer) is logged, not thrown;
+  // validation messages come as warnings or errors: any of them fails the test.
+  std::mutex logMutex;
+  std::vector<std::string> problems;
+  for (Context& c : contexts)
+    c.setLogCallback([&](LogSeverity severity, std::string_view message) {
+      if (severity >= LogSeverity::warning || message.find("could not write") != message.npos) {
+        std::lock_guard lock(logMutex);
+        problems.emplace_back(message);
+      }
+    });
+  for (int round = 0; round < 3; ++round) {
+    std::latch start(kThreads);
+    std::vector<std::thread> savers;
+    for (Context& c : contexts)
+      savers.emplace_back([&] {
+        start.arrive_and_wait();
+        c.savePipelineCache();
+      });
+    for (std::thread& t : savers) t.join();
+  }
+  contexts.clear();
+  CHECK_MESSAGE(problems.empty(), "logged: " << (problems.empty() ? "" : problems[0]));
+  std::vector<std::string> left;
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    if (entry.path().filename().string().find(".tmp") != std::string::npos)
+      left.push_back(entry.path().filename().string());
+  CHECK_MESSAGE(left.empty(), "aside files left: " << (left.empty() ? "" : left[0]));
+  {
+    Context reader = makeContext();
+    CHECK(reader.pipelineCacheLoaded());
+  }
   unsetenv("VKCNN_PIPELINE_CACHE_DIR");
   std::filesystem::remove_all(dir);
 }

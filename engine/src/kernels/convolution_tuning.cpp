@@ -16,6 +16,7 @@
 #include <mutex>
 
 #include "kernels/convolution_tuning.h"
+#include "vulkan/cache_file.h"
 #include "vulkan/context_impl.h"
 
 namespace vkcnn {
@@ -32,12 +33,6 @@ struct TuningFileHeader {
   uint8_t deviceUUID[VK_UUID_SIZE];
   uint64_t payloadSize, checksum;
 };
-
-uint64_t fnv1a(const char* data, size_t size) {
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < size; ++i) h = (h ^ uint8_t(data[i])) * 1099511628211ull;
-  return h;
-}
 
 TuningFileHeader expectedHeader(ContextImpl& context) {
   VkPhysicalDeviceIDProperties id{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
@@ -113,24 +108,11 @@ struct ConvolutionTuningState {
     TuningFileHeader h = header;
     h.payloadSize = payload.size();
     h.checksum = fnv1a(payload.data(), payload.size());
-    std::error_code ec;
-    const std::filesystem::path target(path);
-    std::filesystem::create_directories(target.parent_path(), ec);
-    // Written aside and renamed: a reader never sees half a file.
-    const std::string temporary = path + ".tmp";
-    {
-      std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-      out.write(reinterpret_cast<const char*>(&h), sizeof h);
-      out.write(payload.data(), std::streamsize(payload.size()));
-      if (!out) {
-        context.log(LogSeverity::warning, "convolution tuning file " + path + " not written");
-        return;
-      }
-    }
-    std::filesystem::rename(temporary, target, ec);
-    if (ec)
+    const std::string failed =
+        writeFileAside(path, {{reinterpret_cast<const char*>(&h), sizeof h}, payload});
+    if (!failed.empty())
       context.log(LogSeverity::warning,
-                  "convolution tuning file " + path + " not written: " + ec.message());
+                  "convolution tuning file " + path + " not written: " + failed);
   }
 };
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "vulkan/context_impl.h"
+#include "vulkan/cache_file.h"
 
 namespace vkcnn::detail {
 
@@ -46,12 +47,6 @@ struct CacheFileHeader {
   uint8_t pipelineCacheUUID[VK_UUID_SIZE];
   uint64_t dataSize, checksum;
 };
-
-uint64_t fnv1a(const uint8_t* data, size_t size) {
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < size; ++i) h = (h ^ data[i]) * 1099511628211ull;
-  return h;
-}
 
 CacheFileHeader expectedHeader(const VkPhysicalDeviceProperties& p) {
   CacheFileHeader h{};
@@ -136,24 +131,13 @@ void PipelineRegistry::save() {
   CacheFileHeader header = expectedHeader(props);
   header.dataSize = data.size();
   header.checksum = fnv1a(data.data(), data.size());
-  std::error_code ec;
-  std::filesystem::path path(cacheFile_);
-  std::filesystem::create_directories(path.parent_path(), ec);
-  // Written aside and renamed, so concurrent processes never read a half-written file.
-  std::filesystem::path temporary = path;
-  temporary += ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(&header), sizeof(header));
-    out.write(reinterpret_cast<const char*>(data.data()), std::streamsize(data.size()));
-    if (!out) {
-      context_.log(LogSeverity::info, "could not write pipeline cache " + temporary.string());
-      std::filesystem::remove(temporary, ec);
-      return;
-    }
+  const std::string failed =
+      writeFileAside(cacheFile_, {{reinterpret_cast<const char*>(&header), sizeof(header)},
+                                  {reinterpret_cast<const char*>(data.data()), data.size()}});
+  if (!failed.empty()) {
+    context_.log(LogSeverity::info, "could not write pipeline cache " + cacheFile_ + ": " + failed);
+    return;
   }
-  std::filesystem::rename(temporary, path, ec);
-  if (ec) std::filesystem::remove(temporary, ec);
   dirty_ = false;
 }
 
