@@ -922,7 +922,13 @@ HostTensor constantOfShape(const std::vector<int64_t>& shape, const HostTensor& 
 std::vector<int64_t> toInt64s(const HostTensor& t) {
   if (!t.isFloat()) return t.i;
   std::vector<int64_t> v;
-  for (float x : t.f) v.push_back(std::isfinite(x) ? int64_t(x) : 0);
+  // Out-of-range floats saturate (a cast would be undefined): whoever reads the integer then
+  // rejects the size or index as too large, as for any other integer. 2^63 is exact in float.
+  for (float x : t.f)
+    v.push_back(!std::isfinite(x) ? 0
+                : x >= 0x1p63f    ? std::numeric_limits<int64_t>::max()
+                : x < -0x1p63f    ? std::numeric_limits<int64_t>::min()
+                                  : int64_t(x));
   return v;
 }
 
