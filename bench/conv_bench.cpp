@@ -31,6 +31,8 @@
 
 #include "convolution_tiles.h"
 
+#include "memory/half.h"
+
 using namespace vkcnn;
 
 namespace {
@@ -169,19 +171,22 @@ struct Vk {
   VKFN(vkGetBufferMemoryRequirements)                                                             \
   VKFN(vkAllocateMemory)                                                                          \
   VKFN(vkFreeMemory)                                                                              \
-  VKFN(vkBindBufferMemory) VKFN(vkMapMemory) VKFN(vkUnmapMemory) VKFN(vkCreateShaderModule) VKFN( \
-      vkDestroyShaderModule) VKFN(vkCreateDescriptorSetLayout) VKFN(vkDestroyDescriptorSetLayout) \
-      VKFN(vkCreatePipelineLayout) VKFN(vkDestroyPipelineLayout) VKFN(vkCreateComputePipelines)   \
-          VKFN(vkDestroyPipeline) VKFN(vkCreateDescriptorPool) VKFN(vkDestroyDescriptorPool)      \
-              VKFN(vkAllocateDescriptorSets) VKFN(vkUpdateDescriptorSets)                         \
-                  VKFN(vkCreateCommandPool) VKFN(vkDestroyCommandPool)                            \
-                      VKFN(vkAllocateCommandBuffers) VKFN(vkBeginCommandBuffer)                   \
-                          VKFN(vkEndCommandBuffer) VKFN(vkCmdBindPipeline)                        \
-                              VKFN(vkCmdBindDescriptorSets) VKFN(vkCmdPushConstants)              \
-                                  VKFN(vkCmdDispatch) VKFN(vkCmdWriteTimestamp)                   \
-                                      VKFN(vkCreateQueryPool) VKFN(vkDestroyQueryPool)            \
-                                          VKFN(vkCmdResetQueryPool) VKFN(vkGetQueryPoolResults)   \
-                                              VKFN(vkQueueSubmit) VKFN(vkQueueWaitIdle)
+  VKFN(vkBindBufferMemory)                                                                        \
+  VKFN(vkMapMemory)                                                                               \
+  VKFN(vkUnmapMemory) VKFN(vkCreateShaderModule) VKFN(vkDestroyShaderModule)                      \
+      VKFN(vkCreateDescriptorSetLayout) VKFN(vkDestroyDescriptorSetLayout)                        \
+          VKFN(vkCreatePipelineLayout) VKFN(vkDestroyPipelineLayout)                              \
+              VKFN(vkCreateComputePipelines) VKFN(vkDestroyPipeline) VKFN(vkCreateDescriptorPool) \
+                  VKFN(vkDestroyDescriptorPool) VKFN(vkAllocateDescriptorSets)                    \
+                      VKFN(vkUpdateDescriptorSets) VKFN(vkCreateCommandPool)                      \
+                          VKFN(vkDestroyCommandPool) VKFN(vkAllocateCommandBuffers)               \
+                              VKFN(vkBeginCommandBuffer) VKFN(vkEndCommandBuffer)                 \
+                                  VKFN(vkCmdBindPipeline) VKFN(vkCmdBindDescriptorSets)           \
+                                      VKFN(vkCmdPushConstants) VKFN(vkCmdDispatch)                \
+                                          VKFN(vkCmdWriteTimestamp) VKFN(vkCreateQueryPool)       \
+                                              VKFN(vkDestroyQueryPool) VKFN(vkCmdResetQueryPool)  \
+                                                  VKFN(vkGetQueryPoolResults) VKFN(vkQueueSubmit) \
+                                                      VKFN(vkQueueWaitIdle)
   VK_FUNCTIONS
 #undef VKFN
   PFN_vkGetPhysicalDeviceMemoryProperties vkGetPhysicalDeviceMemoryProperties = nullptr;
@@ -192,28 +197,8 @@ void check(VkResult r, const char* what) {
     throw std::runtime_error(std::string(what) + " failed: " + std::to_string(r));
 }
 
-float halfToFloat(uint16_t h) {
-  const uint32_t sign = uint32_t(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
-  uint32_t bits;
-  if (exp == 0)
-    return (sign ? -1.f : 1.f) * std::ldexp(float(man), -24);
-  else if (exp == 31)
-    bits = sign | 0x7f800000 | (man << 13);
-  else
-    bits = sign | ((exp + 112) << 23) | (man << 13);
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-uint16_t floatToHalf(float f) {  // inputs here are small normals: truncation is fine
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  const uint32_t sign = (b >> 16) & 0x8000;
-  const int exp = int((b >> 23) & 0xff) - 127 + 15;
-  if (exp <= 0) return uint16_t(sign);
-  return uint16_t(sign | (uint32_t(exp) << 10) | ((b >> 13) & 0x3ff));
-}
+using vkcnn::detail::floatToHalf;  // engine/src/memory/half.h
+using vkcnn::detail::halfToFloat;
 
 int benchGemm(const std::string& spirvPath, uint32_t M, uint32_t N, uint32_t K, int iterations) {
   Context context;

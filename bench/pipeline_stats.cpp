@@ -70,20 +70,6 @@ bool needsCooperativeMatrix(const ShaderModuleInfo& m) {
   return false;
 }
 
-VkDescriptorType descriptorType(BindingType type) {
-  switch (type) {
-    case BindingType::sampledImage:
-      return VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
-    case BindingType::storageImage:
-      return VK_DESCRIPTOR_TYPE_STORAGE_IMAGE;
-    case BindingType::storageBuffer:
-      return VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-    case BindingType::uniformBuffer:
-      return VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
-  }
-  return VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-}
-
 // Driver statistic names vary ("Local Memory Size", "Spill ..."); these say local memory.
 bool isLocalMemory(const char* name) {
   std::string n(name);

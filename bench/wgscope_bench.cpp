@@ -26,6 +26,8 @@
 #include <string>
 #include <vector>
 
+#include "memory/half.h"
+
 // ---- VK_KHR_cooperative_matrix and VK_NV_cooperative_matrix2, from the Vulkan registry --------
 // Prefixed names so that newer headers declaring the real ones do not clash.
 namespace wg {
@@ -98,24 +100,8 @@ void check(VkResult r, const char* what) {
     throw std::runtime_error(std::string(what) + " failed: VkResult " + std::to_string(r));
 }
 
-float halfToFloat(uint16_t h) {
-  const uint32_t sign = uint32_t(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
-  if (exp == 0) return (sign ? -1.f : 1.f) * std::ldexp(float(man), -24);
-  const uint32_t bits =
-      exp == 31 ? sign | 0x7f800000 | (man << 13) : sign | ((exp + 112) << 23) | (man << 13);
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-uint16_t floatToHalf(float f) {  // inputs here are small normals: truncation is fine
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  const uint32_t sign = (b >> 16) & 0x8000;
-  const int exp = int((b >> 23) & 0xff) - 127 + 15;
-  if (exp <= 0) return uint16_t(sign);
-  return uint16_t(sign | (uint32_t(exp) << 10) | ((b >> 13) & 0x3ff));
-}
+using vkcnn::detail::floatToHalf;  // engine/src/memory/half.h
+using vkcnn::detail::halfToFloat;
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());

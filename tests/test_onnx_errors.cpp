@@ -664,15 +664,6 @@ OnnxModelBuilder largeWeights(bool asFloatData) {
   return b;
 }
 
-std::vector<float> runImported(OnnxImport imported, const std::vector<float>& input) {
-  Image in = makeOnnxImage(context(), imported.info.inputs[0], input, ChannelFormat::float32);
-  CommandBuffer cb(context());
-  std::vector<Image> out = imported.graph.encode(cb, {in});
-  cb.commit();
-  cb.waitUntilCompleted();
-  return readOnnxImage(out[0], imported.info.outputs[0]);
-}
-
 void appendVarint(std::string& s, uint64_t v) {
   for (; v >= 0x80; v >>= 7) s.push_back(char(uint8_t(v) | 0x80));
   s.push_back(char(v));
@@ -689,13 +680,13 @@ std::string field(uint32_t number, const std::string& payload) {
 
 TEST_CASE("onnx errors: large weights read from the model's bytes, not protobuf's copy") {
   const std::vector<float> input = randomFloats(16 * 25, 44);
-  const std::vector<float> want = runImported(importBytes(largeWeights(true).bytes()), input);
+  const std::vector<float> want = runOnnxImport(importBytes(largeWeights(true).bytes()), input);
   REQUIRE(want.size() == 7);
   double norm = 0;
   for (float v : want) norm += double(v) * v;
   CHECK(norm > 0);
   const OnnxModelBuilder raw = largeWeights(false);
-  CHECK(runImported(importBytes(raw.bytes()), input) == want);
+  CHECK(runOnnxImport(importBytes(raw.bytes()), input) == want);
 
   // protobuf's reading of repeated fields: a second ModelProto.graph is merged into the first
   // (its initializers come after the first's) and a tensor's last raw_data is its value. Here the
@@ -711,7 +702,7 @@ TEST_CASE("onnx errors: large weights read from the model's bytes, not protobuf'
     valuesOnly.set_raw_data(fc.raw_data());
     const std::string tensor = zeros.SerializeAsString() + valuesOnly.SerializeAsString();
     const std::string bytes = b.model.SerializeAsString() + field(7, field(5, tensor));
-    CHECK(runImported(importBytes(std::vector<uint8_t>(bytes.begin(), bytes.end())), input) ==
+    CHECK(runOnnxImport(importBytes(std::vector<uint8_t>(bytes.begin(), bytes.end())), input) ==
           want);
   }
   // The sizes are checked against the bytes the scanner found.
@@ -756,10 +747,10 @@ TEST_CASE("onnx errors: weights with one reader are moved, shared ones copied") 
     return b.bytes();
   };
   const std::vector<float> input = randomFloats(16 * 9, 53);
-  const std::vector<float> want = runImported(importBytes(build(false)), input);
+  const std::vector<float> want = runOnnxImport(importBytes(build(false)), input);
   REQUIRE(want.size() == 16);
   double norm = 0;
   for (float v : want) norm += double(v) * v;
   CHECK(norm > 0);
-  CHECK(runImported(importBytes(build(true)), input) == want);
+  CHECK(runOnnxImport(importBytes(build(true)), input) == want);
 }

@@ -130,15 +130,6 @@ OnnxImportOptions options() {
   return o;
 }
 
-std::vector<float> runModel(OnnxImport imported, const std::vector<float>& input) {
-  Image in = makeOnnxImage(context(), imported.info.inputs[0], input, ChannelFormat::float32);
-  CommandBuffer cb(context());
-  std::vector<Image> out = imported.graph.encode(cb, {in});
-  cb.commit();
-  cb.waitUntilCompleted();
-  return readOnnxImage(out[0], imported.info.outputs[0]);
-}
-
 }  // namespace
 
 TEST_CASE("onnx external data: weights in side files give the embedded model's outputs") {
@@ -147,7 +138,7 @@ TEST_CASE("onnx external data: weights in side files give the embedded model's o
   const std::vector<float> input = randomFloats(3 * 36, 9);
   OnnxModelBuilder embedded = model();
   const std::vector<float> want =
-      runModel(importOnnxModelFromMemory(context(), embedded.bytes(), options()), input);
+      runOnnxImport(importOnnxModelFromMemory(context(), embedded.bytes(), options()), input);
   REQUIRE(want.size() == 5);
   double norm = 0;
   for (float v : want) norm += double(v) * v;
@@ -158,18 +149,18 @@ TEST_CASE("onnx external data: weights in side files give the embedded model's o
   save(external, dir / "model.onnx");
 
   // From the file: relative to the model's directory.
-  CHECK(runModel(importOnnxModel(context(), (dir / "model.onnx").string(), options()), input) ==
-        want);
+  CHECK(runOnnxImport(importOnnxModel(context(), (dir / "model.onnx").string(), options()),
+                      input) == want);
   // From memory with the directory given.
   OnnxImportOptions o = options();
   o.externalDataDirectory = dir.string();
-  CHECK(runModel(importOnnxModelFromMemory(context(), external.bytes(), o), input) == want);
+  CHECK(runOnnxImport(importOnnxModelFromMemory(context(), external.bytes(), o), input) == want);
   // inspectOnnx reads it too.
   CHECK(inspectOnnx((dir / "model.onnx").string()).outputs[0].dims == std::vector<int64_t>{1, 5});
   // A relative model path with no directory part looks in the working directory.
   const fs::path cwd = fs::current_path();
   fs::current_path(dir);
-  CHECK(runModel(importOnnxModel(context(), "model.onnx", options()), input) == want);
+  CHECK(runOnnxImport(importOnnxModel(context(), "model.onnx", options()), input) == want);
   fs::current_path(cwd);
   // A Session (and so the CLI) loading the file finds the side files beside it; from memory it
   // needs SessionOptions::externalDataDirectory.

@@ -240,4 +240,13 @@ std::string writeTemporaryDatFile(const std::vector<float>& values, const std::s
   return path.string();
 }
 
+std::vector<float> runOnnxImport(OnnxImport imported, const std::vector<float>& input) {
+  Image in = makeOnnxImage(context(), imported.info.inputs[0], input, ChannelFormat::float32);
+  CommandBuffer cb(context());
+  std::vector<Image> out = imported.graph.encode(cb, {in});
+  cb.commit();
+  cb.waitUntilCompleted();
+  return readOnnxImage(out[0], imported.info.outputs[0]);
+}
+
 }  // namespace vkcnn::test

@@ -35,6 +35,10 @@ namespace vkcnn::test {
 // A Context on the default device (lavapipe where there is no GPU, or VKCNN_DEVICE) with the
 // validation layer and synchronization validation on; any message fails the running test.
 Context& context();
+
+// Runs an imported one-input, one-output ONNX model on the shared Context from float32 input
+// images and returns its output in ONNX order.
+std::vector<float> runOnnxImport(OnnxImport imported, const std::vector<float>& input);
 // Destroys the shared Context (the test main does, before it counts validation messages, so
 // leaks reported at vkDestroyDevice fail the run too).
 void releaseContext();

@@ -22,22 +22,6 @@ const ShaderModuleInfo& shaderModule(ShaderId id, ShaderVariant variant) {
 }
 
 namespace {
-VkDescriptorType descriptorType(BindingType type) {
-  switch (type) {
-    case BindingType::sampledImage:
-      return VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
-    case BindingType::storageImage:
-      return VK_DESCRIPTOR_TYPE_STORAGE_IMAGE;
-    case BindingType::storageBuffer:
-      return VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-    case BindingType::uniformBuffer:
-      return VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
-  }
-  return VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-}
-}  // namespace
-
-namespace {
 
 constexpr char kMagic[8] = {'V', 'K', 'C', 'N', 'N', 'P', 'C', '1'};
 

@@ -2,12 +2,29 @@
 // engine/tools/spirv_embed.cpp.
 #pragma once
 
+#include <vulkan/vulkan_core.h>
+
 #include <cstddef>
 #include <cstdint>
 
 namespace vkcnn::detail {
 
 enum class BindingType : uint32_t { sampledImage, storageImage, storageBuffer, uniformBuffer };
+
+// The descriptor type a reflected binding takes in a set layout.
+inline VkDescriptorType descriptorType(BindingType type) {
+  switch (type) {
+    case BindingType::sampledImage:
+      return VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
+    case BindingType::storageImage:
+      return VK_DESCRIPTOR_TYPE_STORAGE_IMAGE;
+    case BindingType::storageBuffer:
+      return VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    case BindingType::uniformBuffer:
+      return VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
+  }
+  return VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+}
 
 // One variant per storage format a kernel may write; arithmetic is float32 in all of them.
 enum class ShaderVariant : uint32_t { f16 = 0, f32 = 1, u8 = 2 };
