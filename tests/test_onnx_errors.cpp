@@ -754,3 +754,15 @@ TEST_CASE("onnx errors: weights with one reader are moved, shared ones copied") 
   CHECK(norm > 0);
   CHECK(runOnnxImport(importBytes(build(true)), input) == want);
 }
+
+TEST_CASE("onnx errors: a Pad amount beyond int64 (given as a float) is an error, not a cast") {
+  // fuzz_onnx found 1.7e38 read as a pad: the conversion to int64 was undefined behaviour.
+  OnnxModelBuilder b(13);
+  b.input("x", {1, 2, 3, 3});
+  b.initializer("pads", {8}, {0, 0, 1.7e38f, 0, 0, 0, 0, 0});
+  b.node("Pad", {"x", "pads"}, {"y"}, "pad1");
+  b.output("y", {1, 2, 3, 3});
+  VKCNN_CHECK_ERROR(
+      importBytes(b.bytes()), ErrorCode::invalidModel,
+      "ONNX node 'pad1' (Pad, opset 13): Pad value 9223372036854775807 is out of range");
+}
