@@ -838,10 +838,11 @@ void FullyConnected::validate(const detail::KernelEncoding& e) const {
 }
 
 namespace {
-// The test and benchmark hook VKCNN_FULLY_CONNECTED: "batched" forces fully_connected_batched
-// wherever it applies (batch 1 too), "batched1" / "batched2" / "batched4" / "batched8" with that
-// many rows per slice, "legacy" the convolution path; unset, batches of 2 or more images take the
-// batched shader.
+// The test and benchmark hook VKCNN_FULLY_CONNECTED: "batched1" / "batched2" / "batched4" /
+// "batched8" force fully_connected_batched with that many rows per slice, "legacy" the
+// convolution path; unset (or "batched"), the batched shader wherever it applies except for small
+// float16 layers of one image on the matrix units, where matrix_small was as fast (H100, vgg16's
+// and resnet50's classifiers, bench/NOTES.md 2026-11-25).
 std::string forcedFullyConnected() {
   const char* v = std::getenv("VKCNN_FULLY_CONNECTED");
   return v ? std::string(v) : std::string();
@@ -855,7 +856,13 @@ bool batchedApplies(const detail::KernelEncoding& e, const ConvolutionDescriptor
       e.clipWidth != 1 || e.clipHeight != 1 ||
       (e.destination.storageChannelOffset() + e.destinationChannelOffset) % 4 != 0)
     return false;
-  return forced.rfind("batched", 0) == 0 || e.imageCount > 1;
+  // Measured at batch 1: float32 0.44 -> 0.15 ms (vgg16 fc6), 0.042 -> 0.019 (resnet50's fc);
+  // against float16 matrix_small 0.130 -> 0.108 (102.8 M weights), 0.028 -> 0.018 (4.1 M), but
+  // 0.017 -> 0.019 (resnet50's fc, 2 M).
+  constexpr uint64_t kSmallHalfLayer = 4000000;
+  return !forced.empty() || e.imageCount > 1 ||
+         detail::variantFor(e.destination) != detail::ShaderVariant::f16 || !s.matrixWeights ||
+         d.weightCount() >= kSmallHalfLayer;
 }
 
 void encodeBatched(detail::KernelEncoding& e, const detail::ConvolutionState& s) {
