@@ -17,6 +17,7 @@
 #include "kernels/kernel_encoding.h"
 #include "kernels/neuron_params.h"
 #include "kernels/weights.h"
+#include "kernels/winograd.h"
 #include "memory/half.h"
 #include "vulkan/context_impl.h"
 
@@ -89,6 +90,10 @@ struct ConvolutionState {
   // Dense convolutions on devices with matrix units: the weights as the float16 matrix of
   // convolution_matrix.glsl.
   std::shared_ptr<DeviceBuffer> matrixWeights;
+  // 3x3 stride-1 convolutions (winograd.h): the 16-group 1x1 convolution of F(2x2,3x3)'s
+  // per-position GEMMs. Made where the selector may choose it (matrix units) or where
+  // VKCNN_CONVOLUTION_TILE=winograd asks for it when the kernel is made.
+  std::shared_ptr<const ConvolutionState> winograd;
 };
 
 namespace {
@@ -274,6 +279,14 @@ std::shared_ptr<const ConvolutionState> makeState(
   state->bias = DeviceBuffer::create(impl, foldedBias.size() * sizeof(float), foldedBias.data(),
                                      label + " bias");
   state->slopes = neuronSlopes(impl, d.neuron, label);
+  // Only where the selector may choose it (winogradChosen), or when forced: the transformed
+  // weights are 16/9 of the layer's again.
+  const char* forced = std::getenv("VKCNN_CONVOLUTION_TILE");
+  if (winogradApplies(d) && ((impl.capabilities().matrixUnits && winogradCandidate(d)) ||
+                             (forced && std::string(forced) == "winograd")))
+    state->winograd =
+        makeState(context, winogradGemmDescriptor(d), winogradGemmWeights(d, weights, scale), {},
+                  what + " (winograd)", label + " winograd");
   return state;
 }
 
@@ -620,6 +633,18 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
       tuneShape(e, s, shader, leftEdge, topEdge, key, candidates());
     pick = tunedConfiguration(*e.commandBuffer.context, key, candidates);
     forced = pick.configuration;
+  }
+  if (s.winograd && shader == ShaderId::convolution && winogradFits(e, d) &&
+      (forced == "winograd" || (forced.empty() && matrixUnits && winogradChosen(e, d)))) {
+    if (tuningKeyOut) *tuningKeyOut = key;
+    if (configuration) *configuration = "winograd";
+    const WinogradEpilogue epilogue{s.bias, s.slopes, neuronParams(d.neuron)};
+    encodeWinograd(e, d, originX, originY, epilogue, [&](KernelEncoding& g) {
+      // The per-position GEMMs choose their own configuration (cost model or tuning entry).
+      static const std::string none;
+      encodeConvolution(g, *s.winograd, ShaderId::convolution, 0, 0, nullptr, nullptr, &none);
+    });
+    return;
   }
   if (groupedTiled) choice.tile = groupedTile(e, d, caps.multiprocessorCount, forced);
   if (choice.tile) {
