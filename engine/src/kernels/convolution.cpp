@@ -91,8 +91,9 @@ struct ConvolutionState {
   // convolution_matrix.glsl.
   std::shared_ptr<DeviceBuffer> matrixWeights;
   // 3x3 stride-1 convolutions (winograd.h): the 16-group 1x1 convolution of F(2x2,3x3)'s
-  // per-position GEMMs. Made where the selector may choose it (matrix units) or where
-  // VKCNN_CONVOLUTION_TILE=winograd asks for it when the kernel is made.
+  // per-position GEMMs, made where VKCNN_CONVOLUTION_TILE=winograd asks for it when the kernel
+  // is made. The selector never chooses it: measured on the H100 it loses at batch 32 and gains
+  // 3-4% on vgg16 at batch 1 for a 25% larger float16 error (bench/NOTES.md, 2026-11-25).
   std::shared_ptr<const ConvolutionState> winograd;
 };
 
@@ -279,11 +280,9 @@ std::shared_ptr<const ConvolutionState> makeState(
   state->bias = DeviceBuffer::create(impl, foldedBias.size() * sizeof(float), foldedBias.data(),
                                      label + " bias");
   state->slopes = neuronSlopes(impl, d.neuron, label);
-  // Only where the selector may choose it (winogradChosen), or when forced: the transformed
-  // weights are 16/9 of the layer's again.
+  // Only when asked for: the transformed weights are 16/9 of the layer's again.
   const char* forced = std::getenv("VKCNN_CONVOLUTION_TILE");
-  if (winogradApplies(d) && ((impl.capabilities().matrixUnits && winogradCandidate(d)) ||
-                             (forced && std::string(forced) == "winograd")))
+  if (winogradApplies(d) && forced && std::string(forced) == "winograd")
     state->winograd =
         makeState(context, winogradGemmDescriptor(d), winogradGemmWeights(d, weights, scale), {},
                   what + " (winograd)", label + " winograd");
@@ -634,8 +633,7 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
     pick = tunedConfiguration(*e.commandBuffer.context, key, candidates);
     forced = pick.configuration;
   }
-  if (s.winograd && shader == ShaderId::convolution && winogradFits(e, d) &&
-      (forced == "winograd" || (forced.empty() && matrixUnits && winogradChosen(e, d)))) {
+  if (s.winograd && shader == ShaderId::convolution && forced == "winograd" && winogradFits(e, d)) {
     if (tuningKeyOut) *tuningKeyOut = key;
     if (configuration) *configuration = "winograd";
     const WinogradEpilogue epilogue{s.bias, s.slopes, neuronParams(d.neuron)};

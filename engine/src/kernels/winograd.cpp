@@ -51,17 +51,6 @@ std::vector<float> winogradGemmWeights(const ConvolutionDescriptor& d,
   return u;
 }
 
-bool winogradCandidate(const ConvolutionDescriptor& d) {
-  return winogradApplies(d) && d.inputFeatureChannels >= 512 && d.outputFeatureChannels >= 512;
-}
-
-bool winogradChosen(const KernelEncoding& e, const ConvolutionDescriptor& d) {
-  // One image (512 channels: 2048 layers of transformed input, one image per round of three
-  // dispatches: at 16 images the rounds cost 6x the direct convolution) of at most 32x32.
-  const uint64_t rows = uint64_t(e.clipWidth) * e.clipHeight * e.imageCount;
-  return winogradCandidate(d) && e.imageCount == 1 && rows <= 1024;
-}
-
 bool winogradFits(const KernelEncoding& e, const ConvolutionDescriptor& d) {
   const Context& context = e.handle.context();
   const uint32_t in = (d.inputFeatureChannels + 3) / 4 * 4;

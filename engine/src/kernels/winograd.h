@@ -31,16 +31,6 @@ std::vector<float> winogradGemmWeights(const ConvolutionDescriptor& d,
                                        std::span<const float> weights,
                                        std::span<const double> scale);
 
-// Shapes on which the selector may choose F(2x2,3x3) on matrix units (winogradChosen): the
-// transformed weights are made at load for these only (and for every shape when forced).
-bool winogradCandidate(const ConvolutionDescriptor& d);
-// The selector's rule, float16 on matrix units, from the H100's per-shape tables (bench/NOTES.md,
-// 2026-11-25): F(2x2,3x3) for 512 -> 512 channels and more at batch 1 from 28x28 down (0.8x
-// the direct convolution's time there), where the direct convolution has too few tiles for the
-// device and the 16 positions' GEMMs give it 16 times as many. Everywhere else (batch 32, fewer
-// channels) the transforms and the short-K GEMMs lose.
-bool winogradChosen(const KernelEncoding& e, const ConvolutionDescriptor& d);
-
 // Whether this encode can run F(2x2,3x3): a destination starting at a layer, and 16 positions
 // of the input and of the output channels within the device's layers for one image.
 bool winogradFits(const KernelEncoding& e, const ConvolutionDescriptor& d);
