@@ -536,7 +536,8 @@ TEST_CASE("convolution: Winograd F(2x2,3x3), forced") {
   // convolution and an output transform (winograd.h). Shapes: odd and even sizes (partial 2x2
   // blocks on the right and bottom), padding 0 and 1 and asymmetric, channels not a multiple of 4
   // on both sides, bias, every epilogue (neuron, PReLU, batch norm, residual), batches of 1..3
-  // with an offset and clip depth, a source channel window, a destination at a layer offset.
+  // with an offset and clip depth, a source channel window, a destination at a layer offset, a
+  // batch the layer limit splits into rounds, and an unaligned destination (not taken).
   // Tolerance: the transforms add and subtract (B^T, A^T coefficients 0, +-1) and G has halves,
   // so in float32 the result differs from the direct sum only by rounding: the usual 1e-5 holds.
   // In float16 the transformed input (sums of up to 4 source values) and the 16 products (sums
@@ -598,7 +599,26 @@ TEST_CASE("convolution: Winograd F(2x2,3x3), forced") {
     e.destinationHeight = 8;
     e.seed = 55;
     cases.push_back(e);
+    // 128 -> 8 over 6 images: the transformed input is 16 x 32 = 512 layers per image, so a
+    // device's 2048 layers take 4 images a round and the batch needs two rounds.
+    Case f;
+    f.descriptor = ConvolutionDescriptor::make(3, 3, 128, 8, NeuronDescriptor::relu());
+    f.padding = Padding::explicitPadding(1, 1, 1, 1);
+    f.width = 5;
+    f.height = 3;
+    f.sourceImages = 6;
+    f.seed = 56;
+    cases.push_back(f);
+    // A destination offset inside a layer: Winograd does not apply (winogradFits), the
+    // convolution runs its usual path.
+    Case g;
+    g.descriptor = ConvolutionDescriptor::make(3, 3, 8, 6);
+    g.destinationChannelOffset = 3;
+    g.extraDestinationChannels = 2;
+    g.seed = 57;
+    cases.push_back(g);
   }
+  REQUIRE(Image::maxNumberOfImages(context(), 16 * 128) < 6);
   setenv("VKCNN_CONVOLUTION_TILE", "winograd", 1);
   for (const Case& c : cases) {
     CAPTURE(describe(c));
