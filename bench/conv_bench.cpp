@@ -134,11 +134,13 @@ int benchConvolutions(const std::string& path, ChannelFormat format, int iterati
         cb.commit();
         cb.waitUntilCompleted();
         const std::vector<KernelTiming> timings = cb.kernelTimings();
+        // An encode may record several dispatches (Winograd: two transforms around the GEMMs).
+        const size_t perEncode = timings.size() / (size_t(warmup + iterations) * dispatches);
         std::vector<double> perRun;
         for (int r = warmup; r < warmup + iterations; ++r) {
           double sum = 0;
-          for (uint32_t i = 0; i < dispatches; ++i)
-            sum += timings.at(r * dispatches + i).milliseconds;
+          for (size_t i = 0; i < dispatches * perEncode; ++i)
+            sum += timings.at(r * dispatches * perEncode + i).milliseconds;
           perRun.push_back(sum);
         }
         double med = median(perRun);
@@ -150,7 +152,8 @@ int benchConvolutions(const std::string& path, ChannelFormat format, int iterati
             "{\"name\": \"%s\", \"tile\": \"%s\", \"ms\": %.6f, \"min_ms\": %.6f, "
             "\"tflops\": %.3f, \"dispatches\": %u, \"config\": \"%s\"}\n",
             s.name.c_str(), tile.c_str(), med, *std::min_element(perRun.begin(), perRun.end()),
-            flops / (med * 1e-3) / 1e12, dispatches, timings.at(warmup * dispatches).label.c_str());
+            flops / (med * 1e-3) / 1e12, dispatches,
+            timings.at(warmup * dispatches * perEncode).label.c_str());
         std::fflush(stdout);
       }
     } catch (const std::exception& e) {

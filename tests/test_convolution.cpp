@@ -55,6 +55,7 @@ struct Case {
   // channel of a larger image (extra channels on both sides) when residualChannelOffset > 0.
   bool residual = false;
   uint32_t residualChannelOffset = 0;
+  double toleranceScale = 1;  // times tolerance(format), for paths that round more (Winograd)
 };
 
 std::vector<float> randomWeights(const ConvolutionDescriptor& d, uint32_t seed) {
@@ -149,7 +150,7 @@ void runWith(K& kernel, const Case& c, const Tensor& x, const std::vector<float>
   if (!c.residual) {
     runOnce([&](CommandBuffer& cb) { kernel.encode(cb, source, destination); });
     compare(download(destination), reference(c, x, w, bias, dstW, dstH, dstN, dstC),
-            tolerance(c.format));
+            tolerance(c.format) * c.toleranceScale);
     return;
   }
   if constexpr (std::is_same_v<K, Convolution>) {
@@ -171,7 +172,7 @@ void runWith(K& kernel, const Case& c, const Tensor& x, const std::vector<float>
     runOnce(
         [&](CommandBuffer& cb) { kernel.encodeWithResidual(cb, source, residual, destination); });
     compare(download(destination), reference(c, x, w, bias, dstW, dstH, dstN, dstC, &window),
-            tolerance(c.format));
+            tolerance(c.format) * c.toleranceScale);
   } else {
     FAIL("only Convolution takes a residual");
   }
@@ -525,6 +526,119 @@ TEST_CASE("convolution: grouped convolutions on the matrix units, every tile for
       CAPTURE(describe(*x));
       run(*x);
     }
+  }
+  unsetenv("VKCNN_CONVOLUTION_TILE");
+}
+
+TEST_CASE("convolution: Winograd F(2x2,3x3), forced") {
+  // VKCNN_CONVOLUTION_TILE=winograd (set when the kernel is made, which then builds the
+  // transformed weights) runs 3x3 stride-1 convolutions as an input transform, a 16-group 1x1
+  // convolution and an output transform (winograd.h). Shapes: odd and even sizes (partial 2x2
+  // blocks on the right and bottom), padding 0 and 1 and asymmetric, channels not a multiple of 4
+  // on both sides, bias, every epilogue (neuron, PReLU, batch norm, residual), batches of 1..3
+  // with an offset and clip depth, a source channel window, a destination at a layer offset, a
+  // batch the layer limit splits into rounds, and an unaligned destination (not taken).
+  // Tolerance: the transforms add and subtract (B^T, A^T coefficients 0, +-1) and G has halves,
+  // so in float32 the result differs from the direct sum only by rounding: the usual 1e-5 holds.
+  // In float16 the transformed input (sums of up to 4 source values) and the 16 products (sums
+  // of up to 9 of them, with cancellation) are stored at float16 precision (2^-11 relative)
+  // before the output transform, so the error may grow over the direct path's: 1.5x its 2e-3
+  // (lavapipe passes at 1x; the matrix units accumulate the 16 GEMMs in another order).
+  std::vector<Case> cases;
+  {
+    Case a;  // 13 -> 21, 11x9 odd sizes, padding 1, ReLU, 2 images
+    a.descriptor = ConvolutionDescriptor::make(3, 3, 13, 21, NeuronDescriptor::relu());
+    a.padding = Padding::explicitPadding(1, 1, 1, 1);
+    a.width = 11;
+    a.height = 9;
+    a.sourceImages = 2;
+    a.seed = 51;
+    cases.push_back(a);
+    Case b;  // 16 -> 8, padding 0 (output 8x5), no bias, batch norm, 3 images
+    b.descriptor = ConvolutionDescriptor::make(3, 3, 16, 8);
+    b.descriptor.neuron = NeuronDescriptor::of(NeuronType::leakyRelu, 0.1f);
+    b.descriptor.setBatchNormalizationParametersForInference(
+        randomFloats(8, 60, -0.5f, 0.5f), randomFloats(8, 61, 0.2f, 2.f),
+        randomFloats(8, 62, 0.5f, 1.5f), randomFloats(8, 63), 1e-3f);
+    b.withBias = false;
+    b.padding = Padding::explicitPadding(0, 0, 0, 0);
+    b.width = 10;
+    b.height = 7;
+    b.sourceImages = 3;
+    b.seed = 52;
+    cases.push_back(b);
+    Case c;  // mpsDefault padding, 5 -> 3, PReLU per channel, a residual
+    c.descriptor = ConvolutionDescriptor::make(3, 3, 5, 3);
+    c.descriptor.neuron = sampleNeuron(NeuronType::prelu, 3);
+    c.width = 7;
+    c.height = 6;
+    c.residual = true;
+    c.seed = 53;
+    cases.push_back(c);
+    Case d;  // asymmetric padding, a source channel window, destination at channel 8 of 40
+    d.descriptor = ConvolutionDescriptor::make(3, 3, 24, 28, NeuronDescriptor::relu());
+    d.padding = Padding::explicitPadding(2, 0, 1, 1);
+    d.extraSourceChannels = 6;
+    d.sourceChannelOffset = 3;
+    d.destinationChannelOffset = 8;
+    d.extraDestinationChannels = 4;
+    d.width = 9;
+    d.height = 12;
+    d.seed = 54;
+    cases.push_back(d);
+    Case e;  // images 1..2 of 3 into a clip of images 0..1 at x 1, y 2
+    e.descriptor = ConvolutionDescriptor::make(3, 3, 8, 12);
+    e.padding = Padding::explicitPadding(1, 1, 1, 1);
+    e.width = 8;
+    e.height = 8;
+    e.sourceImages = 3;
+    e.offset = {0, 0, 1};
+    e.clip = {1, 2, 0, 5, 5, 2};
+    e.destinationImages = 2;
+    e.destinationWidth = 8;
+    e.destinationHeight = 8;
+    e.seed = 55;
+    cases.push_back(e);
+    // 128 -> 8 over 6 images: the transformed input is 16 x 32 = 512 layers per image, so a
+    // device's 2048 layers take 4 images a round and the batch needs two rounds.
+    Case f;
+    f.descriptor = ConvolutionDescriptor::make(3, 3, 128, 8, NeuronDescriptor::relu());
+    f.padding = Padding::explicitPadding(1, 1, 1, 1);
+    f.width = 5;
+    f.height = 3;
+    f.sourceImages = 6;
+    f.seed = 56;
+    cases.push_back(f);
+    // A destination offset inside a layer: Winograd does not apply (winogradFits), the
+    // convolution runs its usual path.
+    Case g;
+    g.descriptor = ConvolutionDescriptor::make(3, 3, 8, 6);
+    g.destinationChannelOffset = 3;
+    g.extraDestinationChannels = 2;
+    g.seed = 57;
+    cases.push_back(g);
+  }
+  REQUIRE(Image::maxNumberOfImages(context(), 16 * 128) < 6);
+  setenv("VKCNN_CONVOLUTION_TILE", "winograd", 1);
+  for (const Case& c : cases) {
+    CAPTURE(describe(c));
+    run(c);
+  }
+  // Float16, small shapes (lavapipe is slow there): odd sizes, a residual, 2 images.
+  for (Case c : {cases[0], cases[2]}) {
+    c.format = ChannelFormat::float16;
+    c.toleranceScale = 1.5;
+    CAPTURE(describe(c));
+    run(c);
+  }
+  // The path really ran: the kernel reports it (and a 1x1 or strided kernel does not take it).
+  for (uint32_t kernel : {3u, 1u}) {
+    const ConvolutionDescriptor d = ConvolutionDescriptor::make(kernel, kernel, 8, 8);
+    Convolution probe(context(), d, randomWeights(d, 5));
+    const Image x = makeImage(randomTensor(1, 8, 6, 6, 7), ChannelFormat::float32, "x");
+    const Image y(context(), {6, 6, 8, 1, ChannelFormat::float32, ImageUsage::all, "y"});
+    runOnce([&](CommandBuffer& cb) { probe.encode(cb, x, y); });
+    CHECK((probe.configuration() == "winograd") == (kernel == 3));
   }
   unsetenv("VKCNN_CONVOLUTION_TILE");
 }

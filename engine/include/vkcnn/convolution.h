@@ -117,8 +117,10 @@ class VKCNN_API Convolution : public UnaryKernel {
 
   // What the last encode ran (empty before one): a matrix-unit tile of convolution_tiles.h
   // ("64x64", "grouped 64x16"), a split-k shader ("matrix_medium"), a portable GEMM tile
-  // ("gemm_large"), "direct", "grouped direct" or "depthwise". The dispatch's label (profiles)
-  // ends with the same in parentheses.
+  // ("gemm_large"), "direct", "grouped direct", "depthwise" or "winograd" (F(2x2,3x3): an input
+  // transform, a 16-group 1x1 convolution and an output transform, three dispatches labelled
+  // "(winograd input)", the GEMM's own configuration and "(winograd output)"). The dispatch's
+  // label (profiles) ends with the same in parentheses.
   const std::string& configuration() const;
   // The shape key of the last encode in the tuning file (vkcnn/convolution_tuning.h); empty where
   // nothing is chosen (the direct and depthwise shaders).

@@ -17,6 +17,7 @@
 #include "kernels/kernel_encoding.h"
 #include "kernels/neuron_params.h"
 #include "kernels/weights.h"
+#include "kernels/winograd.h"
 #include "memory/half.h"
 #include "vulkan/context_impl.h"
 
@@ -91,6 +92,11 @@ struct ConvolutionState {
   std::shared_ptr<DeviceBuffer> matrixWeights;
   // Fully connected layers: `weights` as float16 (fully_connected_batched_half.comp).
   std::shared_ptr<DeviceBuffer> halfWeights;
+  // 3x3 stride-1 convolutions (winograd.h): the 16-group 1x1 convolution of F(2x2,3x3)'s
+  // per-position GEMMs, made where VKCNN_CONVOLUTION_TILE=winograd asks for it when the kernel
+  // is made. The selector never chooses it: measured on the H100 it loses at batch 32 and gains
+  // 3-4% on vgg16 at batch 1 for a 25% larger float16 error (bench/NOTES.md, 2026-11-25).
+  std::shared_ptr<const ConvolutionState> winograd;
 };
 
 namespace {
@@ -289,6 +295,12 @@ std::shared_ptr<const ConvolutionState> makeState(const Context& context,
   state->bias = DeviceBuffer::create(impl, foldedBias.size() * sizeof(float), foldedBias.data(),
                                      label + " bias");
   state->slopes = neuronSlopes(impl, d.neuron, label);
+  // Only when asked for: the transformed weights are 16/9 of the layer's again.
+  const char* forced = std::getenv("VKCNN_CONVOLUTION_TILE");
+  if (winogradApplies(d) && forced && std::string(forced) == "winograd")
+    state->winograd =
+        makeState(context, winogradGemmDescriptor(d), winogradGemmWeights(d, weights, scale), {},
+                  what + " (winograd)", label + " winograd");
   return state;
 }
 
@@ -635,6 +647,17 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
       tuneShape(e, s, shader, leftEdge, topEdge, key, candidates());
     pick = tunedConfiguration(*e.commandBuffer.context, key, candidates);
     forced = pick.configuration;
+  }
+  if (s.winograd && shader == ShaderId::convolution && forced == "winograd" && winogradFits(e, d)) {
+    if (tuningKeyOut) *tuningKeyOut = key;
+    if (configuration) *configuration = "winograd";
+    const WinogradEpilogue epilogue{s.bias, s.slopes, neuronParams(d.neuron)};
+    encodeWinograd(e, d, originX, originY, epilogue, [&](KernelEncoding& g) {
+      // The per-position GEMMs choose their own configuration (cost model or tuning entry).
+      static const std::string none;
+      encodeConvolution(g, *s.winograd, ShaderId::convolution, 0, 0, nullptr, nullptr, &none);
+    });
+    return;
   }
   if (groupedTiled) choice.tile = groupedTile(e, d, caps.multiprocessorCount, forced);
   if (choice.tile) {
