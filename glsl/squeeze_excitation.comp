@@ -35,10 +35,9 @@ void main() {
     sChannels[c] = readChannel(uMean, pc.mean, ivec2(0), img, c);
   barrier();
 
-  // Hidden unit j's dot product split over S lanes (S a power of two, R * S <= lanes when R is
-  // small), lane s summing channels s, s + S, ...
-  int S = 1;
-  while (S < 32 && R * S * 2 <= VKCNN_SE_LANES) S *= 2;
+  // Hidden unit j's dot product split over S lanes (R * S <= lanes when R is small), lane s
+  // summing channels s, s + S, ...: every lane busy, short chains of dependent loads.
+  int S = clamp(VKCNN_SE_LANES / R, 1, 64);
   for (int p = lane; p < R * S; p += VKCNN_SE_LANES) {
     int j = p / S, s = p % S;
     float sum = 0.0;

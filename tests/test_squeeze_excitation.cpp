@@ -299,6 +299,18 @@ TEST_CASE("graph: a block whose intermediate values are read elsewhere is not fu
   CHECK(g.statistics().kernels == 4);
 }
 
+TEST_CASE("graph: a block with more fc1 weights than the fusion limit stays as it is") {
+  const uint32_t C = 160, R = SqueezeExcitation::kFusedWeightLimit / 160 + 1;
+  Graph g = buildSe(C, R, randomWeights(C, R, 6), false, false, false, false);
+  g.compile();
+  CHECK(g.statistics().fusedSqueezeExcitations == 0);
+  setenv("VKCNN_SE_MAX_WEIGHTS", std::to_string(C * R).c_str(), 1);
+  Graph h = buildSe(C, R, randomWeights(C, R, 6), false, false, false, false);
+  h.compile();
+  unsetenv("VKCNN_SE_MAX_WEIGHTS");
+  CHECK(h.statistics().fusedSqueezeExcitations == 1);
+}
+
 TEST_CASE("graph: x * sigmoid(x) after a convolution is one kernel") {
   const uint32_t C = 6;
   GraphOptions o;

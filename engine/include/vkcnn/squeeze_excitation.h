@@ -35,6 +35,9 @@ struct SqueezeExcitationDescriptor {
 class VKCNN_API SqueezeExcitation : public BinaryKernel {
  public:
   static constexpr uint32_t kMaxFeatureChannels = 4096, kMaxReducedChannels = 1024;
+  // Every workgroup recomputes the MLP from the means: the Graph fuses blocks of at most this
+  // many fc1 weights (C x R), where that is cheaper than the dispatches it saves.
+  static constexpr uint32_t kFusedWeightLimit = 16384;
 
   // Weights copied to the device.
   SqueezeExcitation(const Context& context, const SqueezeExcitationDescriptor& descriptor,

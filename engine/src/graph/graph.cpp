@@ -652,9 +652,15 @@ void GraphState::fuseSilu() {
 // convolution + sigmoid or hard sigmoid -> multiply with the pool's input (either operand order),
 // becomes the pool and one SqueezeExcitation kernel, when nothing else reads the block's
 // intermediate values and every shape is exactly that (1x1 maps, C -> R -> C channels, groups 1,
-// no residual). VKCNN_FUSE_SQUEEZE_EXCITATION=0 leaves it alone.
+// no residual, a small MLP). VKCNN_FUSE_SQUEEZE_EXCITATION=0 leaves it alone.
 void GraphState::fuseSqueezeExcitation() {
   if (!fusionEnabled("VKCNN_FUSE_SQUEEZE_EXCITATION")) return;
+  // Each of the kernel's workgroups recomputes the MLP: beyond this many fc1 weights (C x R) that
+  // costs more than the dispatches it saves (bench/NOTES.md, 2026-11-25), and the block stays as
+  // it is. VKCNN_SE_MAX_WEIGHTS=N moves the limit (measurements).
+  uint64_t maxWeights = SqueezeExcitation::kFusedWeightLimit;
+  if (const char* v = std::getenv("VKCNN_SE_MAX_WEIGHTS"); v && *v)
+    maxWeights = std::strtoull(v, nullptr, 10);
   auto consumed = consumers();
   auto onlyUse = [&](uint32_t t) {
     return tensors[t].producer != kNone && consumed[t].size() == 1 && !isOutput(t) &&
@@ -697,7 +703,7 @@ void GraphState::fuseSqueezeExcitation() {
       const uint32_t hidden = nodes[tensors[gate].producer].inputs[0];
       const uint32_t R = tensors[hidden].shape.featureChannels;
       if (tensors[hidden].isTensor() || R > SqueezeExcitation::kMaxReducedChannels ||
-          !onlyUse(hidden))
+          uint64_t(R) * C > maxWeights || !onlyUse(hidden))
         continue;
       const ConvolutionNode* fc2 = pointwise(gate, R, C);
       const NeuronType gateType = fc2 ? fc2->descriptor.neuron.type : NeuronType::none;
