@@ -825,6 +825,61 @@ TEST_CASE("convolution: fully connected over whole sources") {
   run(grouped);
 }
 
+TEST_CASE("fully connected: the batched shader, forced, over swept shapes and batches") {
+  // VKCNN_FULLY_CONNECTED forces fully_connected_batched (convolution.cpp) with the host's row
+  // count or 1, 2, 4 or 8 rows of invocations per slice; "legacy" the convolution path. Batches of
+  // 1, 2, 5 and 33 images (two workgroups of 32 along the batch), windows inside larger sources
+  // (unaligned starts read two layers), partial last slices, neurons, batch normalization.
+  struct Shape {
+    uint32_t w, h, in, out;
+  };
+  const Shape shapes[] = {{1, 1, 13, 10}, {3, 2, 5, 17}, {2, 2, 17, 9}, {4, 3, 32, 64}};
+  const char* modes[] = {"batched", "batched1", "batched2", "batched4", "batched8", "legacy"};
+  uint32_t seed = 1900, index = 0;
+  for (const char* mode : modes) {
+    setenv("VKCNN_FULLY_CONNECTED", mode, 1);
+    for (const Shape& s : shapes)
+      for (uint32_t batch : {1u, 2u, 5u, 33u}) {
+        ++index;
+        // The full sweep with the host's rows; a rotating sample of it for the others.
+        if (std::string(mode) != "batched" && index % 3 != 0) continue;
+        Case c;
+        c.seed = seed++;
+        c.fullyConnected = true;
+        const NeuronType neurons[] = {NeuronType::none, NeuronType::relu, NeuronType::sigmoid};
+        c.descriptor = ConvolutionDescriptor::make(s.w, s.h, s.in, s.out,
+                                                   NeuronDescriptor::of(neurons[index % 3]));
+        if (index % 4 == 1)
+          c.descriptor.setBatchNormalizationParametersForInference(
+              randomFloats(s.out, seed, -0.5f, 0.5f), randomFloats(s.out, seed + 1, 0.5f, 2.f),
+              randomFloats(s.out, seed + 2, 0.5f, 1.5f), randomFloats(s.out, seed + 3, -0.5f, 0.5f),
+              1e-3f);
+        c.withBias = index % 5 != 0;
+        c.width = s.w;
+        c.height = s.h;
+        c.sourceImages = batch + (index % 2);
+        c.offset.z = int32_t(index % 2);
+        c.clip.depth = batch;
+        c.destinationImages = batch + 1;
+        c.clip.z = 1;
+        // Windows: at a layer, one channel in (two layers per slice), or after 4 channels.
+        c.extraSourceChannels = index % 3 == 0 ? 0 : 5;
+        c.sourceChannelOffset = index % 3 == 1 ? 1 : index % 3 == 2 ? 4 : 0;
+        c.destinationChannelOffset = index % 2 ? 4 : 0;
+        c.extraDestinationChannels = index % 3;
+        // float16 on the small shapes only (lavapipe is slow there).
+        c.format =
+            s.in * s.out <= 200 && index % 2 ? ChannelFormat::float16 : ChannelFormat::float32;
+        const std::string forced = mode;
+        CAPTURE(forced);
+        CAPTURE(batch);
+        INFO(describe(c));
+        run(c);
+      }
+  }
+  unsetenv("VKCNN_FULLY_CONNECTED");
+}
+
 TEST_CASE("convolution: a layer large enough to be packed on several threads") {
   // 1030 -> 2050 (2.1 M weights, neither a multiple of 4): its output channels are packed in
   // ranges on threads (parallelRanges), the padding of each range zeroed by its thread. In

@@ -89,6 +89,8 @@ struct ConvolutionState {
   // Dense convolutions on devices with matrix units: the weights as the float16 matrix of
   // convolution_matrix.glsl.
   std::shared_ptr<DeviceBuffer> matrixWeights;
+  // Fully connected layers: `weights` as float16 (fully_connected_batched_half.comp).
+  std::shared_ptr<DeviceBuffer> halfWeights;
 };
 
 namespace {
@@ -180,9 +182,12 @@ bool groupedOnMatrixUnits(const ConvolutionDescriptor& d) {
   return d.groups == 1 || (in % 4 == 0 && out % 4 == 0 && in >= 8 && out >= 8);
 }
 
-std::shared_ptr<const ConvolutionState> makeState(
-    const Context& context, const ConvolutionDescriptor& d, std::span<const float> weights,
-    std::span<const float> bias, const std::string& what, const std::string& label) {
+std::shared_ptr<const ConvolutionState> makeState(const Context& context,
+                                                  const ConvolutionDescriptor& d,
+                                                  std::span<const float> weights,
+                                                  std::span<const float> bias,
+                                                  const std::string& what, const std::string& label,
+                                                  bool halfCopy = false) {
   checkDescriptor(d, what);
   checkWeightCounts(d, weights.size(), bias.size(), what);
   const uint32_t out = d.outputFeatureChannels;
@@ -268,6 +273,16 @@ std::shared_ptr<const ConvolutionState> makeState(
     });
     state->matrixWeights =
         DeviceBuffer::create(impl, matrixCount * sizeof(uint16_t), m, label + " float16 weights");
+  }
+  if (halfCopy && perGroup > 1) {
+    std::unique_ptr<uint16_t[]> half(new uint16_t[packedCount]);
+    uint16_t* h = half.get();
+    const float* p = packed.get();
+    detail::parallelRanges(packedCount, 4096, kPerThread, [&](size_t b, size_t e) {
+      for (size_t i = b; i < e; ++i) h[i] = floatToHalf(p[i]);
+    });
+    state->halfWeights =
+        DeviceBuffer::create(impl, packedCount * sizeof(uint16_t), h, label + " float16 weights");
   }
   state->weights =
       DeviceBuffer::create(impl, packedCount * sizeof(float), packed.get(), label + " weights");
@@ -787,7 +802,7 @@ FullyConnected::FullyConnected(const Context& context, const ConvolutionDescript
   const std::string what = "FullyConnected '" + label + "'";
   detail::checkDescriptor(descriptor, what);
   checkFullyConnected(descriptor, what);
-  state_ = detail::makeState(context, descriptor, weights, bias, what, label);
+  state_ = detail::makeState(context, descriptor, weights, bias, what, label, true);
 }
 
 FullyConnected FullyConnected::fromDatFiles(const Context& context,
@@ -822,7 +837,90 @@ void FullyConnected::validate(const detail::KernelEncoding& e) const {
                       "x" + std::to_string(d.kernelHeight) + " (kernelWidth x kernelHeight)");
 }
 
+namespace {
+// The test and benchmark hook VKCNN_FULLY_CONNECTED: "batched1" / "batched2" / "batched4" /
+// "batched8" force fully_connected_batched with that many rows per slice, "legacy" the
+// convolution path; unset (or "batched"), the batched shader wherever it applies except for small
+// float16 layers of one image on the matrix units, where matrix_small was as fast (H100, vgg16's
+// and resnet50's classifiers, bench/NOTES.md 2026-11-25).
+std::string forcedFullyConnected() {
+  const char* v = std::getenv("VKCNN_FULLY_CONNECTED");
+  return v ? std::string(v) : std::string();
+}
+
+// fully_connected_batched: dense weights, a one-pixel destination region starting at a layer.
+bool batchedApplies(const detail::KernelEncoding& e, const ConvolutionDescriptor& d,
+                    const detail::ConvolutionState& s) {
+  const std::string forced = forcedFullyConnected();
+  if (forced == "legacy" || s.shader == detail::ShaderId::depthwise_convolution || d.groups != 1 ||
+      e.clipWidth != 1 || e.clipHeight != 1 ||
+      (e.destination.storageChannelOffset() + e.destinationChannelOffset) % 4 != 0)
+    return false;
+  // Measured at batch 1: float32 0.44 -> 0.15 ms (vgg16 fc6), 0.042 -> 0.019 (resnet50's fc);
+  // against float16 matrix_small 0.130 -> 0.108 (102.8 M weights), 0.028 -> 0.018 (4.1 M), but
+  // 0.017 -> 0.019 (resnet50's fc, 2 M).
+  constexpr uint64_t kSmallHalfLayer = 4000000;
+  return !forced.empty() || e.imageCount > 1 ||
+         detail::variantFor(e.destination) != detail::ShaderVariant::f16 || !s.matrixWeights ||
+         d.weightCount() >= kSmallHalfLayer;
+}
+
+void encodeBatched(detail::KernelEncoding& e, const detail::ConvolutionState& s) {
+  using namespace detail;
+  const ConvolutionDescriptor& d = s.descriptor;
+  const int32_t originX = shaderCoordinate(e.offsetX, "window origin x", e);
+  const int32_t originY = shaderCoordinate(e.offsetY, "window origin y", e);
+  // Rows of 32 invocations per slice (fully_connected_batched.comp): the fewest that give every
+  // multiprocessor a workgroup; more split the reduction finer but add partial sums.
+  const uint32_t known = e.commandBuffer.context->capabilities().multiprocessorCount;
+  const uint32_t sms = known ? known : 132;
+  const uint32_t slices = (e.destinationChannels + 3) / 4;
+  const uint32_t imageGroups = (e.imageCount + 7) / 8;  // FC_IMAGES
+  int32_t rows = 1;
+  while (rows < 8 && (slices + 8 / rows - 1) / (8 / rows) * imageGroups < sms) rows *= 2;
+  const std::string forced = forcedFullyConnected();
+  for (int32_t n : {1, 2, 4, 8})
+    if (forced == "batched" + std::to_string(n)) rows = n;
+  const std::vector<int32_t> specialization{rows};
+  const ShaderVariant variant = variantFor(e.destination);
+  const bool half = variant == ShaderVariant::f16 && s.halfWeights;
+  DispatchRecorder r(
+      e.commandBuffer,
+      half ? ShaderId::fully_connected_batched_half : ShaderId::fully_connected_batched, variant,
+      e.what() + " (batched" + (half ? " half" : "") + " r" + std::to_string(rows) + ")",
+      specialization);
+  shader::ConvolutionPush push{};
+  const uint32_t bound = r.bindWindows(push, e);
+  r.bindBuffer(2, half ? s.halfWeights : s.weights);
+  r.bindBuffer(3, s.bias);
+  r.bindBuffer(4, s.slopes);
+  push.geometry.offsetX = originX;
+  push.geometry.offsetY = originY;
+  push.neuron = neuronParams(d.neuron);
+  if (e.residual) {
+    const shader::ImageView residual = r.bindSource(5, *e.residual, e.destinationFirstImage,
+                                                    e.imageCount, 0, e.destinationChannels);
+    push.neuron.residual = 1;
+    push.neuron.residualLayersPerImage = residual.layersPerImage;
+    push.neuron.residualChannelShift = residual.channelShift;
+  } else {
+    r.bindSource(5, e.source, e.sourceFirstImage, e.imageCount, e.sourceChannelOffset,
+                 e.sourceChannels);
+  }
+  push.convolution.kernelWidth = int32_t(d.kernelWidth);
+  push.convolution.kernelHeight = int32_t(d.kernelHeight);
+  push.convolution.strideX = int32_t(d.strideInPixelsX);
+  push.convolution.strideY = int32_t(d.strideInPixelsY);
+  push.convolution.dilationX = 1;
+  push.convolution.dilationY = 1;
+  push.convolution.inputChannelsPerGroup = int32_t(d.inputFeatureChannels);
+  push.convolution.outputChannelsPerGroup = int32_t(d.outputFeatureChannels);
+  r.dispatchGroups(&push, sizeof push, imageGroups, (bound + 8 / rows - 1) / (8 / rows), 1);
+}
+}  // namespace
+
 void FullyConnected::encodeKernel(detail::KernelEncoding& e) {
+  if (batchedApplies(e, state_->descriptor, *state_)) return encodeBatched(e, *state_);
   // Depthwise-shaped weights (one input channel per group) are packed for that shader.
   const detail::ShaderId shader = state_->shader == detail::ShaderId::depthwise_convolution
                                       ? detail::ShaderId::depthwise_convolution

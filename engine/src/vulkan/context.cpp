@@ -1,10 +1,12 @@
 #include <dlfcn.h>
+#include <link.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <shared_mutex>
 #include <sstream>
 #include <vector>
@@ -30,6 +32,30 @@ std::shared_mutex& loaderListMutex() {
   // Never destroyed: Contexts with static storage duration may outlive any static object.
   static auto* mutex = new std::shared_mutex;
   return *mutex;
+}
+
+// glvnd's libEGL, which NVIDIA's Vulkan driver loads, keeps per-thread state in a process-wide
+// list and unlinks a thread's entry when that thread exits. The loader unloads the driver, and
+// with it libEGL, when the last VkInstance is destroyed (it even loads and unloads the drivers
+// around vkEnumerateInstanceExtensionProperties). A thread that had called into the driver and
+// exited around then crashed in libEGL's thread teardown: tests/test_threads.cpp's two Contexts on
+// two threads, in about one run in nine on the H100 (driver 580, glvnd 1.6), with or without the
+// validation layer. So whatever the process had loaded when its first VkInstance was created stays
+// loaded until exit: one extra dlopen reference per library, never released. Process-wide, like
+// the hazard.
+void pinLoadedLibraries() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::vector<std::string> names;
+    dl_iterate_phdr(
+        [](dl_phdr_info* info, size_t, void* list) {
+          if (info->dlpi_name && info->dlpi_name[0])
+            static_cast<std::vector<std::string>*>(list)->push_back(info->dlpi_name);
+          return 0;
+        },
+        &names);
+    for (const std::string& name : names) dlopen(name.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+  });
 }
 
 std::string envString(const char* name) {
@@ -454,6 +480,7 @@ void ContextImpl::createDevice(const ContextOptions& options) {
   info.ppEnabledExtensionNames = extensions.data();
   std::unique_lock lock(loaderListMutex());
   VkResult result = createInstance(&info, nullptr, &instance_);
+  if (result == VK_SUCCESS) pinLoadedLibraries();
   lock.unlock();
   if (result != VK_SUCCESS)
     throw Error(
@@ -847,6 +874,7 @@ std::vector<PhysicalDeviceInfo> Context::enumerateDevices() {
   info.pApplicationInfo = &app;
   std::unique_lock lock(detail::loaderListMutex());
   VkResult result = createInstance(&info, nullptr, &loader.instance);
+  if (result == VK_SUCCESS) detail::pinLoadedLibraries();
   lock.unlock();
   if (result != VK_SUCCESS)
     throw Error(ErrorCode::vulkan, "vkCreateInstance failed: " + detail::vkResultName(result));
