@@ -43,6 +43,7 @@ float applyNeuron(NeuronParams n, float x, float slope) {
     case 16: return 0.5 * x * (1.0 + vkcnnErf(x * 0.70710678118654752));
     case 17: return n.b * (x > 0.0 ? x : n.a * (exp(x) - 1.0));
     case 18: return x >= 0.0 ? x : slope * x;
+    case 19: return x / (1.0 + exp(-x));
   }
   return x;
 }

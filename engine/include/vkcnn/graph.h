@@ -17,7 +17,11 @@
 //     normalisation composes with it; a scalar affine left alone is a linear neuron;
 //   - a neuron right after a convolution, fully-connected or element-wise node is fused into it;
 //   - a neuron right after a batch normalisation or affine that is not folded is fused into it;
+//   - x * sigmoid(x) is a silu neuron (fused as above);
 //   - an addition whose input is a convolution's only use is done by that convolution;
+//   - a squeeze-and-excitation block (global average pool, 1x1 convolution + neuron, 1x1
+//     convolution + sigmoid or hard sigmoid, multiply by the pool's input) is the pool and one
+//     SqueezeExcitation kernel;
 //   - nodes whose results nobody uses are dropped;
 //   - concatenations become storage: a concatenation whose inputs are a run of a larger one's
 //     (starting at a channel that is a multiple of 4) is a window of that one's image, so a
@@ -91,6 +95,12 @@ struct GraphStatistics {
   // Element-wise adds folded into the convolution producing one of their inputs, which adds the
   // other (Convolution::encodeWithResidual) and applies the add's neuron.
   uint32_t fusedResiduals = 0;
+  // Mul(x, Sigmoid(x)) made one silu neuron (VKCNN_FUSE_SILU=0: not).
+  uint32_t fusedSilus = 0;
+  // Squeeze-and-excitation blocks (global average pool, 1x1 convolution + neuron, 1x1
+  // convolution + sigmoid or hard sigmoid, multiply) run as the pool and one SqueezeExcitation
+  // kernel (VKCNN_FUSE_SQUEEZE_EXCITATION=0: not).
+  uint32_t fusedSqueezeExcitations = 0;
 };
 
 class VKCNN_API Graph {

@@ -31,8 +31,9 @@ enum class NeuronType : uint32_t {
   gelu = 16,         // x/2 * (1 + erf(x / sqrt(2)))
   selu = 17,         // b * (x > 0 ? x : a * (exp(x) - 1))
   prelu = 18,        // x >= 0 ? x : a[channel] * x, one a per channel
+  silu = 19,         // x * sigmoid(x) (swish; ONNX exports it as Mul(x, Sigmoid(x)))
 };
-inline constexpr uint32_t kNeuronTypeCount = 19;
+inline constexpr uint32_t kNeuronTypeCount = 20;
 
 VKCNN_API const char* toString(NeuronType type);
 

@@ -29,4 +29,5 @@
 #include "vkcnn/rearrange.h"
 #include "vkcnn/resize.h"
 #include "vkcnn/softmax.h"
+#include "vkcnn/squeeze_excitation.h"
 #endif

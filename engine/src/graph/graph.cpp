@@ -13,11 +13,14 @@
 #include <cmath>
 #include <functional>
 #include <sstream>
+#include <string_view>
 #include <system_error>
 #include <variant>
 
 #include "kernels/kernel_encoding.h"
 #include "vkcnn/error.h"
+#include "vkcnn/pooling.h"
+#include "vkcnn/squeeze_excitation.h"
 #include "vkcnn/tensor_ops.h"
 #include "vulkan/context_impl.h"
 #include "vulkan/load_clock.h"
@@ -54,6 +57,12 @@ struct NeuronNode {
 struct ArithmeticNode {
   ArithmeticOperation operation = ArithmeticOperation::add;
   NeuronDescriptor neuron;
+};
+// A squeeze-and-excitation block after its global average pool (optimize()): inputs x and the
+// pool's means.
+struct SqueezeExcitationNode {
+  SqueezeExcitationDescriptor descriptor;
+  std::vector<float> fc1Weights, fc1Bias, fc2Weights, fc2Bias;
 };
 struct ConcatNode {
   std::vector<uint32_t> inputOffsets;  // channel offset of each input
@@ -106,7 +115,7 @@ using NodeParameters =
     std::variant<ConvolutionNode, BatchNormalizationNode, AffineNode, NeuronNode, ArithmeticNode,
                  ConcatNode, IdentityNode, KernelNode, ToTensorNode, ToImageNode, ConstantNode,
                  TransposeNode, TensorUnaryNode, TensorBinaryNode, WhereNode, SliceNode,
-                 TensorConcatNode, TensorKernelNode>;
+                 TensorConcatNode, TensorKernelNode, SqueezeExcitationNode>;
 
 struct GraphNode {
   std::string name;
@@ -153,6 +162,7 @@ const char* kindName(const NodeParameters& p) {
     const char* operator()(const SliceNode&) const { return "slice"; }
     const char* operator()(const TensorConcatNode&) const { return "tensor concat"; }
     const char* operator()(const TensorKernelNode& k) const { return k.kind; }
+    const char* operator()(const SqueezeExcitationNode&) const { return "squeeze excitation"; }
   };
   return std::visit(Names{}, p);
 }
@@ -461,6 +471,8 @@ struct GraphState {
   }
 
   void optimize();
+  void fuseSilu();
+  void fuseSqueezeExcitation();
   void removeUnused();
   void planConcatenations(bool share);
   void lower();
@@ -485,6 +497,7 @@ void GraphState::optimize() {
     }
     statistics.removedIdentities++;
   }
+  fuseSilu();
   // Batch normalisations, affines and neurons into the node before them, in build order, so a
   // chain (convolution, batch norm, scale, shift, relu) ends in one node.
   auto consumed = consumers();
@@ -596,7 +609,134 @@ void GraphState::optimize() {
     statistics.fusedResiduals++;
     consumed = consumers();
   }
+  fuseSqueezeExcitation();
   removeUnused();
+}
+
+// A fusion is on unless its environment variable is "0" (A/B measurements).
+bool fusionEnabled(const char* variable) {
+  const char* v = std::getenv(variable);
+  return !(v && std::string_view(v) == "0");
+}
+
+// x * sigmoid(x), as ONNX exports SiLU (Mul(x, Sigmoid(x))), becomes one silu neuron, which the
+// neuron fusion then puts into the node producing x. VKCNN_FUSE_SILU=0 leaves it alone.
+void GraphState::fuseSilu() {
+  if (!fusionEnabled("VKCNN_FUSE_SILU")) return;
+  auto consumed = consumers();
+  for (GraphNode& n : nodes) {
+    const auto* mul = n.as<ArithmeticNode>();
+    if (n.removed || !mul || mul->operation != ArithmeticOperation::multiply ||
+        mul->neuron.type != NeuronType::none || n.inputs.size() != 2)
+      continue;
+    for (uint32_t k = 0; k < 2; ++k) {
+      const uint32_t s = n.inputs[k], x = n.inputs[1 - k];
+      const uint32_t p = tensors[s].producer;
+      if (p == kNone || nodes[p].removed || consumed[s].size() != 1 || isOutput(s) ||
+          tensors[s].isTensor() || tensors[x].isTensor())
+        continue;
+      const auto* sigmoid = nodes[p].as<NeuronNode>();
+      if (!sigmoid || sigmoid->neuron.type != NeuronType::sigmoid || nodes[p].inputs[0] != x)
+        continue;
+      nodes[p].removed = true;
+      n.inputs = {x};
+      n.parameters = NeuronNode{NeuronDescriptor::of(NeuronType::silu)};
+      statistics.fusedSilus++;
+      consumed = consumers();
+      break;
+    }
+  }
+}
+
+// A squeeze-and-excitation block, GlobalAveragePool -> 1x1 convolution + neuron -> 1x1
+// convolution + sigmoid or hard sigmoid -> multiply with the pool's input (either operand order),
+// becomes the pool and one SqueezeExcitation kernel, when nothing else reads the block's
+// intermediate values and every shape is exactly that (1x1 maps, C -> R -> C channels, groups 1,
+// no residual, a small MLP). VKCNN_FUSE_SQUEEZE_EXCITATION=0 leaves it alone.
+void GraphState::fuseSqueezeExcitation() {
+  if (!fusionEnabled("VKCNN_FUSE_SQUEEZE_EXCITATION")) return;
+  // Each of the kernel's workgroups recomputes the MLP: beyond this many fc1 weights (C x R) that
+  // costs more than the dispatches it saves (bench/NOTES.md, 2026-11-25), and the block stays as
+  // it is. VKCNN_SE_MAX_WEIGHTS=N moves the limit (measurements).
+  uint64_t maxWeights = SqueezeExcitation::kFusedWeightLimit;
+  if (const char* v = std::getenv("VKCNN_SE_MAX_WEIGHTS"); v && *v)
+    maxWeights = std::strtoull(v, nullptr, 10);
+  auto consumed = consumers();
+  auto onlyUse = [&](uint32_t t) {
+    return tensors[t].producer != kNone && consumed[t].size() == 1 && !isOutput(t) &&
+           !tensors[t].isTensor() && tensors[t].storedIn == kNone;
+  };
+  auto isOneByOne = [&](uint32_t t, uint32_t channels) {
+    const TensorShape& s = tensors[t].shape;
+    return s.width == 1 && s.height == 1 && s.featureChannels == channels;
+  };
+  // The 1x1 convolution of `inputs` -> `outputs` channels producing t, with a neuron the kernel
+  // takes, or null.
+  auto pointwise = [&](uint32_t t, uint32_t inputs, uint32_t outputs) -> const ConvolutionNode* {
+    const GraphNode& p = nodes[tensors[t].producer];
+    const auto* c = p.as<ConvolutionNode>();
+    if (!c || p.removed || p.inputs.size() != 1 || !isOneByOne(t, outputs) ||
+        !isOneByOne(p.inputs[0], inputs))
+      return nullptr;
+    const ConvolutionDescriptor& d = c->descriptor;
+    const NeuronType type = d.neuron.type;
+    if (d.kernelWidth != 1 || d.kernelHeight != 1 || d.groups != 1 || d.batchNormalization ||
+        d.inputFeatureChannels != inputs || d.outputFeatureChannels != outputs ||
+        type == NeuronType::prelu || type == NeuronType::power || type == NeuronType::exponential ||
+        type == NeuronType::logarithm || c->weights.size() != size_t(inputs) * outputs ||
+        (!c->bias.empty() && c->bias.size() != outputs))
+      return nullptr;
+    return c;
+  };
+  for (GraphNode& n : nodes) {
+    const auto* mul = n.as<ArithmeticNode>();
+    if (n.removed || !mul || mul->operation != ArithmeticOperation::multiply ||
+        mul->neuron.type != NeuronType::none || n.inputs.size() != 2)
+      continue;
+    for (uint32_t k = 0; k < 2; ++k) {
+      const uint32_t gate = n.inputs[k], x = n.inputs[1 - k];
+      if (tensors[x].isTensor() || !onlyUse(gate)) continue;
+      const TensorShape shape = tensors[x].shape;
+      const uint32_t C = shape.featureChannels;
+      if (C > SqueezeExcitation::kMaxFeatureChannels || tensors[n.output].shape != shape) continue;
+      if (nodes[tensors[gate].producer].inputs.empty()) continue;
+      const uint32_t hidden = nodes[tensors[gate].producer].inputs[0];
+      const uint32_t R = tensors[hidden].shape.featureChannels;
+      if (tensors[hidden].isTensor() || R > SqueezeExcitation::kMaxReducedChannels ||
+          uint64_t(R) * C > maxWeights || !onlyUse(hidden))
+        continue;
+      const ConvolutionNode* fc2 = pointwise(gate, R, C);
+      const NeuronType gateType = fc2 ? fc2->descriptor.neuron.type : NeuronType::none;
+      if (!fc2 || (gateType != NeuronType::sigmoid && gateType != NeuronType::hardSigmoid))
+        continue;
+      const ConvolutionNode* fc1 = pointwise(hidden, C, R);
+      if (!fc1) continue;
+      const uint32_t mean = nodes[tensors[hidden].producer].inputs[0];
+      if (!onlyUse(mean)) continue;
+      const GraphNode& pool = nodes[tensors[mean].producer];
+      const auto* poolKernel = pool.as<KernelNode>();
+      const auto* average =
+          poolKernel ? dynamic_cast<const GlobalPoolingAverage*>(poolKernel->kernel.get())
+                     : nullptr;
+      if (!average || pool.removed || pool.inputs[0] != x || average->sourceFeatureChannelOffset ||
+          average->sourceFeatureChannelMaxCount < C || average->offset.x || average->offset.y ||
+          average->offset.z)
+        continue;
+      SqueezeExcitationNode se;
+      se.descriptor = {C, R, fc1->descriptor.neuron, fc2->descriptor.neuron};
+      se.fc1Weights = fc1->weights;
+      se.fc1Bias = fc1->bias;
+      se.fc2Weights = fc2->weights;
+      se.fc2Bias = fc2->bias;
+      nodes[tensors[hidden].producer].removed = true;
+      nodes[tensors[gate].producer].removed = true;
+      n.inputs = {x, mean};
+      n.parameters = std::move(se);
+      statistics.fusedSqueezeExcitations++;
+      consumed = consumers();
+      break;
+    }
+  }
 }
 
 void GraphState::removeUnused() {
@@ -770,6 +910,9 @@ void GraphState::lower() {
       n.unary = std::make_shared<Neuron>(context, NeuronDescriptor{});
     } else if (const auto* arithmetic = n.as<ArithmeticNode>()) {
       n.binary = std::make_shared<Arithmetic>(context, arithmetic->operation, arithmetic->neuron);
+    } else if (const auto* se = n.as<SqueezeExcitationNode>()) {
+      n.binary = std::make_shared<SqueezeExcitation>(context, se->descriptor, se->fc1Weights,
+                                                     se->fc1Bias, se->fc2Weights, se->fc2Bias);
     } else if (n.as<ConcatNode>()) {
       n.copy = std::make_shared<Neuron>(context, NeuronDescriptor{});
     } else if (const auto* kernel = n.as<KernelNode>()) {
@@ -1696,6 +1839,10 @@ std::vector<std::string> Graph::describe() const {
       neuron = &b->neuron;
     } else if (const auto* f = n.as<detail::AffineNode>()) {
       neuron = &f->neuron;
+    } else if (const auto* se = n.as<detail::SqueezeExcitationNode>()) {
+      line << " " << se->descriptor.featureChannels << " -> " << se->descriptor.reducedChannels
+           << " + " << toString(se->descriptor.inner.type) << " -> "
+           << se->descriptor.featureChannels << " + " << toString(se->descriptor.gate.type);
     } else if (const auto* concat = n.as<detail::ConcatNode>()) {
       line << ", copies " << concat->copies.size() << " of " << n.inputs.size() << " inputs";
     }

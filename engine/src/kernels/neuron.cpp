@@ -13,7 +13,7 @@ const char* toString(NeuronType type) {
   static const char* names[kNeuronTypeCount] = {
       "none",      "relu",      "linear", "sigmoid",   "hardSigmoid", "tanh",  "absolute",
       "softplus",  "softsign",  "elu",    "leakyRelu", "clamp",       "power", "exponential",
-      "logarithm", "hardSwish", "gelu",   "selu",      "prelu"};
+      "logarithm", "hardSwish", "gelu",   "selu",      "prelu",       "silu"};
   return uint32_t(type) < kNeuronTypeCount ? names[uint32_t(type)] : "unknown";
 }
 
@@ -61,6 +61,8 @@ double applyNeuron(const NeuronDescriptor& n, double x, uint32_t channel) {
       double slope = n.preluSlopes[std::min<size_t>(channel, n.preluSlopes.size() - 1)];
       return x >= 0 ? x : slope * x;
     }
+    case NeuronType::silu:
+      return x / (1 + std::exp(-x));
   }
   return x;
 }
