@@ -28,35 +28,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int status = -1;
-  std::string output;  // stdout and stderr together
-  bool has(const std::string& part) const {
-    const bool found = output.find(part) != std::string::npos;
-    if (!found) MESSAGE("'" << part << "' is not in the output:\n" << output);
-    return found;
-  }
-};
-
-// Runs `vkcnn ARGUMENTS` through the shell, with `environment` (NAME=VALUE ...) in front.
-Result cli(const std::string& arguments, const std::string& environment = {},
-           const std::string& program = VKCNN_CLI) {
-  const std::string command = environment + " " + program + " " + arguments + " 2>&1";
-  Result r;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  REQUIRE(pipe);
-  char buffer[4096];
-  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) r.output.append(buffer, n);
-  const int status = ::pclose(pipe);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  INFO("vkcnn " << arguments << "\n" << r.output);
-  // Messages name command-line options, never the library's C++ names, and nothing crashes.
-  CHECK(r.output.find("Options::") == std::string::npos);
-  CHECK(r.output.find("terminate called") == std::string::npos);
-  CHECK(r.output.find("std::") == std::string::npos);
-  return r;
-}
-
 const fs::path& directory() {
   static const fs::path dir = [] {
     fs::path d = fs::temp_directory_path() / ("vkcnn-test-cli-" + std::to_string(::getpid()));
@@ -68,6 +39,40 @@ const fs::path& directory() {
 
 std::string file(const std::string& name) {
   return (directory() / name).string();
+}
+
+struct Result {
+  int status = -1;
+  std::string out;     // stdout alone: where `--json -` writes (progress lines go to stderr)
+  std::string output;  // stdout, then stderr
+  bool has(const std::string& part) const {
+    const bool found = output.find(part) != std::string::npos;
+    if (!found) MESSAGE("'" << part << "' is not in the output:\n" << output);
+    return found;
+  }
+};
+
+// Runs `vkcnn ARGUMENTS` through the shell, with `environment` (NAME=VALUE ...) in front.
+Result cli(const std::string& arguments, const std::string& environment = {},
+           const std::string& program = VKCNN_CLI) {
+  // stderr apart: a slow run prints progress there, which must not land inside stdout's JSON.
+  const std::string errors = file("stderr.txt");
+  const std::string command = environment + " " + program + " " + arguments + " 2>'" + errors + "'";
+  Result r;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  REQUIRE(pipe);
+  char buffer[4096];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) r.out.append(buffer, n);
+  const int status = ::pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  std::ifstream errorStream(errors, std::ios::binary);
+  r.output = r.out + std::string(std::istreambuf_iterator<char>(errorStream), {});
+  INFO("vkcnn " << arguments << "\n" << r.output);
+  // Messages name command-line options, never the library's C++ names, and nothing crashes.
+  CHECK(r.output.find("Options::") == std::string::npos);
+  CHECK(r.output.find("terminate called") == std::string::npos);
+  CHECK(r.output.find("std::") == std::string::npos);
+  return r;
 }
 
 std::string save(const std::string& name, const OnnxModelBuilder& b) {
@@ -238,7 +243,7 @@ TEST_CASE("cli: --version, --help, ops, and unknown commands") {
   CHECK(r.has("Conv\n"));
   r = cli("ops --json -");
   CHECK_MESSAGE(r.status == 0, r.output);
-  CHECK(validJson(r.output));
+  CHECK(validJson(r.out));
   CHECK(r.has("\"MaxPool\""));
 #ifdef VKCNN_FASHION_MNIST_SAMPLE
   r = cli("--help", VKCNN_SAMPLE_ENVIRONMENT, VKCNN_FASHION_MNIST_SAMPLE);
@@ -258,7 +263,7 @@ TEST_CASE("cli: info says whether validation is on; a validation message fails t
   CHECK(r.has("no budget"));
   r = cli("info --json -", "VKCNN_VALIDATION=0");
   CHECK_MESSAGE(r.status == 0, r.output);
-  CHECK(validJson(r.output));
+  CHECK(validJson(r.out));
   CHECK(r.has("\"validation\": false"));
   CHECK(jsonNumber(r.output, "memory_block_size") > 0);
   CHECK(jsonNumber(r.output, "memory_budget") == 0);
@@ -360,7 +365,7 @@ TEST_CASE("cli: run with --opt=value, outputs, labels with softmax probabilities
   r = cli("run " + model + " --input " + file("logits.npy") + " --labels " + file("labels.txt") +
           " --json -");
   CHECK_MESSAGE(r.status == 0, r.output);
-  const std::string runJson = r.output.substr(0, r.output.find('\n'));
+  const std::string runJson = r.out.substr(0, r.out.find('\n'));
   CHECK(validJson(runJson));
   CHECK(r.has("\"label\": \"cat\""));
 }
@@ -402,7 +407,7 @@ TEST_CASE("cli: --shape and .npy inputs set dynamic dimensions; messages name th
   r = cli("profile " + model + " --shape x=1x3x6x10 --iterations 1 --json -");
   CHECK_MESSAGE(r.status == 0, r.output);
   INFO(r.output);
-  CHECK(validJson(r.output.substr(0, r.output.find('\n'))));
+  CHECK(validJson(r.out.substr(0, r.out.find('\n'))));
   r = cli("bench " + model + " --shape x=2x3x5x7 --iterations 2 --warmup 0");
   CHECK_MESSAGE(r.status == 0, r.output);
   CHECK(r.has("batch 2"));
@@ -432,7 +437,7 @@ TEST_CASE("cli: --shape and .npy inputs set dynamic dimensions; messages name th
   CHECK_MESSAGE(r.status == 0, r.output);
   CHECK(r.has("(13824)"));
   r = cli("inspect " + model + " --shape x=1x3x8x8 --json -");
-  CHECK(validJson(r.output.substr(0, r.output.find('\n'))));
+  CHECK(validJson(r.out.substr(0, r.out.find('\n'))));
   CHECK(jsonNumber(r.output, "flops") == 13824);
 }
 
@@ -465,7 +470,7 @@ TEST_CASE("cli: inspect lists operators, support, parameters and FLOPs") {
   // Two convolutions and two fully-connected layers at batch 1.
   CHECK(r.has("(5846784) in 4 convolutions and matrix products at input [1, 1, 28, 28]"));
   r = cli("inspect " + kFashion + " --batch 4 --json -");
-  CHECK(validJson(r.output.substr(0, r.output.find('\n'))));
+  CHECK(validJson(r.out.substr(0, r.out.find('\n'))));
   CHECK(jsonNumber(r.output, "flops") == 4 * 5846784.0);
   CHECK(jsonNumber(r.output, "parameters") == 114314);
 
