@@ -33,6 +33,9 @@ std::shared_ptr<DeviceBuffer> DeviceBuffer::create(ContextImpl& context, VkDevic
                                                    const void* data, const std::string& label,
                                                    bool ownedByContext) {
   context.throwIfLost();  // before any allocation
+  // A Context still starting: wait here, and throw its start's error here, before a DeviceBuffer
+  // exists (its destructor would otherwise meet that error, and a destructor must not throw).
+  context.awaitStart();
   std::shared_ptr<DeviceBuffer> b(new DeviceBuffer(context));
   if (!ownedByContext) b->keepAlive_ = context.shared_from_this();
   b->size_ = size;
@@ -75,7 +78,7 @@ DeviceBuffer::~DeviceBuffer() {
   context_->settleAfterLoss();
   if (buffer_) context_->uploadBatches().cancel(buffer_);
   if (buffer_) context_->vk().vkDestroyBuffer(context_->device(), buffer_, nullptr);
-  context_->allocator().free(allocation_);
+  if (allocation_.memory) context_->allocator().free(allocation_);
 }
 
 StagingBuffer::StagingBuffer(ContextImpl& context, VkDeviceSize size, const char* what)
