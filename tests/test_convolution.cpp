@@ -994,6 +994,52 @@ TEST_CASE("fully connected: the batched shader, forced, over swept shapes and ba
   unsetenv("VKCNN_FULLY_CONNECTED");
 }
 
+TEST_CASE("convolution: a float32 destinationFormat makes no float16 copies of the weights") {
+  // Fully connected layers keep a float16 copy for fully_connected_batched_half.comp (and every
+  // dense layer one for the matrix units where there are some): a float32 network never reads
+  // them. The lower bound below is the half copy alone, so it holds with matrix units or without.
+  const ConvolutionDescriptor plain = ConvolutionDescriptor::make(4, 4, 64, 96);
+  ConvolutionDescriptor float32Only = plain;
+  float32Only.destinationFormat = ChannelFormat::float32;
+  const std::vector<float> w = randomFloats(size_t(plain.weightCount()), 77);
+  const std::vector<float> bias = randomFloats(96, 78);
+  auto inUse = [] { return context().memoryStatistics().deviceBytesInUse; };
+  { FullyConnected warm(context(), plain, w, bias); }  // staging buffers, kept for reuse
+  const uint64_t before32 = inUse();
+  uint64_t with32 = 0, with16 = 0;
+  {
+    FullyConnected kernel(context(), float32Only, w, bias);
+    with32 = inUse() - before32;
+  }
+  const uint64_t before16 = inUse();
+  {
+    FullyConnected kernel(context(), plain, w, bias);
+    with16 = inUse() - before16;
+  }
+  CAPTURE(with32);
+  CAPTURE(with16);
+  CHECK(with32 >= plain.weightCount() * sizeof(float));
+  CHECK(with16 >= with32 + plain.weightCount() * sizeof(uint16_t));
+
+  // Results stay right, float16 destinations included (they read the float32 weights then).
+  uint32_t seed = 2100;
+  for (bool fullyConnected : {true, false})
+    for (ChannelFormat format : {ChannelFormat::float32, ChannelFormat::float16}) {
+      Case c;
+      c.seed = seed++;
+      c.fullyConnected = fullyConnected;
+      c.descriptor = fullyConnected ? ConvolutionDescriptor::make(3, 2, 12, 9)
+                                    : ConvolutionDescriptor::make(3, 3, 12, 9);
+      c.descriptor.destinationFormat = ChannelFormat::float32;
+      c.width = fullyConnected ? 3 : 7;
+      c.height = fullyConnected ? 2 : 5;
+      c.sourceImages = c.destinationImages = 2;
+      c.format = format;
+      INFO(describe(c));
+      run(c);
+    }
+}
+
 TEST_CASE("convolution: a layer large enough to be packed on several threads") {
   // 1030 -> 2050 (2.1 M weights, neither a multiple of 4): its output channels are packed in
   // ranges on threads (parallelRanges), the padding of each range zeroed by its thread. In

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "vkcnn/export.h"
+#include "vkcnn/image.h"
 #include "vkcnn/kernel.h"
 #include "vkcnn/neuron.h"
 
@@ -51,6 +52,12 @@ struct VKCNN_API ConvolutionDescriptor {
   // Applied after bias and batch normalisation.
   NeuronDescriptor neuron;
   std::optional<BatchNormalizationParameters> batchNormalization;
+  // Not in MPS: the format of the images the kernel will write, where it is known (a Graph knows
+  // its own). float32 makes no float16 copies of the weights, which only float16 destinations
+  // read (the matrix-unit tiles, the half-precision fully connected shader): a float32 network
+  // on a device with matrix units keeps half the weight memory. A float16 destination still works
+  // with it, on the float32 weights' slower paths. Unset or float16: both kinds of copies.
+  std::optional<ChannelFormat> destinationFormat;
 
   // cnnConvolutionDescriptorWithKernelWidth:kernelHeight:inputFeatureChannels:outputFeatureChannels:
   static ConvolutionDescriptor make(uint32_t kernelWidth, uint32_t kernelHeight,

@@ -864,10 +864,12 @@ void GraphState::lower() {
   parallelFor(*context.impl(), convolutions.size(), [&](size_t i) {
     GraphNode& n = *convolutions[i];
     const auto* c = n.as<ConvolutionNode>();
+    ConvolutionDescriptor descriptor = c->descriptor;
+    descriptor.destinationFormat = options.channelFormat;  // no float16 copies in float32
     if (c->fullyConnected) {
-      n.unary = std::make_shared<FullyConnected>(context, c->descriptor, c->weights, c->bias);
+      n.unary = std::make_shared<FullyConnected>(context, descriptor, c->weights, c->bias);
     } else {
-      auto k = std::make_shared<Convolution>(context, c->descriptor, c->weights, c->bias);
+      auto k = std::make_shared<Convolution>(context, descriptor, c->weights, c->bias);
       k->padding = c->padding;
       n.unary = k;
     }

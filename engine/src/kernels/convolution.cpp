@@ -248,7 +248,8 @@ std::shared_ptr<const ConvolutionState> makeState(const Context& context,
     });
   }
   ContextImpl& impl = *context.impl();
-  if (perGroup > 1 && impl.capabilities().matrixUnits && groupedOnMatrixUnits(d)) {
+  const bool float16Copies = d.destinationFormat != ChannelFormat::float32;
+  if (float16Copies && perGroup > 1 && impl.capabilities().matrixUnits && groupedOnMatrixUnits(d)) {
     // Row k = (tap * S + s) * 4 + c holds input channel 4s + c of the tap; zero rows pad k to
     // whole chunks and zero columns the output channels to whole tiles (convolution_tiles.h).
     // Grouped: one such matrix per group, one after the other.
@@ -280,7 +281,7 @@ std::shared_ptr<const ConvolutionState> makeState(const Context& context,
     state->matrixWeights =
         DeviceBuffer::create(impl, matrixCount * sizeof(uint16_t), m, label + " float16 weights");
   }
-  if (halfCopy && perGroup > 1) {
+  if (float16Copies && halfCopy && perGroup > 1) {
     std::unique_ptr<uint16_t[]> half(new uint16_t[packedCount]);
     uint16_t* h = half.get();
     const float* p = packed.get();
