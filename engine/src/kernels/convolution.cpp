@@ -530,6 +530,42 @@ Tile tileOf(ShaderId shader) {
 
 // One dispatch; (leftEdge, topEdge) is where the window starts relative to the offset position.
 // `configurationOverride` (a trial of tuneShape) replaces VKCNN_CONVOLUTION_TILE and the tuning.
+// What every convolution shader reads alike (convolution_bindings.glsl): the windows, weights,
+// bias, slopes, the neuron, the residual, and the window's geometry. Returns the bound destination
+// slices.
+uint32_t bindConvolution(DispatchRecorder& r, shader::ConvolutionPush& push, KernelEncoding& e,
+                         const ConvolutionState& s, const std::shared_ptr<DeviceBuffer>& weights,
+                         int32_t originX, int32_t originY) {
+  const ConvolutionDescriptor& d = s.descriptor;
+  const uint32_t slices = r.bindWindows(push, e);
+  r.bindBuffer(2, weights);
+  r.bindBuffer(3, s.bias);
+  r.bindBuffer(4, s.slopes);
+  push.geometry.offsetX = originX;
+  push.geometry.offsetY = originY;
+  push.neuron = neuronParams(d.neuron);
+  if (e.residual) {
+    const shader::ImageView residual = r.bindSource(5, *e.residual, e.destinationFirstImage,
+                                                    e.imageCount, 0, e.destinationChannels);
+    push.neuron.residual = 1;
+    push.neuron.residualLayersPerImage = residual.layersPerImage;
+    push.neuron.residualChannelShift = residual.channelShift;
+  } else {
+    // Unread (push.neuron.residual is 0), but every binding needs a descriptor.
+    r.bindSource(5, e.source, e.sourceFirstImage, e.imageCount, e.sourceChannelOffset,
+                 e.sourceChannels);
+  }
+  push.convolution.kernelWidth = int32_t(d.kernelWidth);
+  push.convolution.kernelHeight = int32_t(d.kernelHeight);
+  push.convolution.strideX = int32_t(d.strideInPixelsX);
+  push.convolution.strideY = int32_t(d.strideInPixelsY);
+  push.convolution.dilationX = int32_t(d.dilationRateX);
+  push.convolution.dilationY = int32_t(d.dilationRateY);
+  push.convolution.inputChannelsPerGroup = int32_t(d.inputFeatureChannels / d.groups);
+  push.convolution.outputChannelsPerGroup = int32_t(d.outputFeatureChannels / d.groups);
+  return slices;
+}
+
 void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId shader,
                        int64_t leftEdge, int64_t topEdge, std::string* configuration = nullptr,
                        std::string* tuningKeyOut = nullptr,
@@ -686,32 +722,8 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
                       int32_t(t->prefetch)};
   DispatchRecorder r(e.commandBuffer, shader, variant, what, specialization);
   shader::ConvolutionPush push{};
-  const uint32_t slices = r.bindWindows(push, e);
-  r.bindBuffer(2, choice.tile || matrixUnits ? s.matrixWeights : s.weights);
-  r.bindBuffer(3, s.bias);
-  r.bindBuffer(4, s.slopes);
-  push.geometry.offsetX = originX;
-  push.geometry.offsetY = originY;
-  push.neuron = neuronParams(d.neuron);
-  if (e.residual) {
-    const shader::ImageView residual = r.bindSource(5, *e.residual, e.destinationFirstImage,
-                                                    e.imageCount, 0, e.destinationChannels);
-    push.neuron.residual = 1;
-    push.neuron.residualLayersPerImage = residual.layersPerImage;
-    push.neuron.residualChannelShift = residual.channelShift;
-  } else {
-    // Unread (push.neuron.residual is 0), but every binding needs a descriptor.
-    r.bindSource(5, e.source, e.sourceFirstImage, e.imageCount, e.sourceChannelOffset,
-                 e.sourceChannels);
-  }
-  push.convolution.kernelWidth = int32_t(d.kernelWidth);
-  push.convolution.kernelHeight = int32_t(d.kernelHeight);
-  push.convolution.strideX = int32_t(d.strideInPixelsX);
-  push.convolution.strideY = int32_t(d.strideInPixelsY);
-  push.convolution.dilationX = int32_t(d.dilationRateX);
-  push.convolution.dilationY = int32_t(d.dilationRateY);
-  push.convolution.inputChannelsPerGroup = int32_t(d.inputFeatureChannels / d.groups);
-  push.convolution.outputChannelsPerGroup = int32_t(d.outputFeatureChannels / d.groups);
+  const uint32_t slices = bindConvolution(
+      r, push, e, s, choice.tile || matrixUnits ? s.matrixWeights : s.weights, originX, originY);
   if (const MatrixTile* t = choice.tile) {
     const uint64_t rows = uint64_t(e.clipWidth) * e.clipHeight * e.imageCount;
     // Grouped: a column of tiles per group's outputs, the groups along z.
@@ -891,7 +903,6 @@ bool batchedApplies(const detail::KernelEncoding& e, const ConvolutionDescriptor
 
 void encodeBatched(detail::KernelEncoding& e, const detail::ConvolutionState& s) {
   using namespace detail;
-  const ConvolutionDescriptor& d = s.descriptor;
   const int32_t originX = shaderCoordinate(e.offsetX, "window origin x", e);
   const int32_t originY = shaderCoordinate(e.offsetY, "window origin y", e);
   // Rows of 32 invocations per slice (fully_connected_batched.comp): the fewest that give every
@@ -914,31 +925,8 @@ void encodeBatched(detail::KernelEncoding& e, const detail::ConvolutionState& s)
       e.what() + " (batched" + (half ? " half" : "") + " r" + std::to_string(rows) + ")",
       specialization);
   shader::ConvolutionPush push{};
-  const uint32_t bound = r.bindWindows(push, e);
-  r.bindBuffer(2, half ? s.halfWeights : s.weights);
-  r.bindBuffer(3, s.bias);
-  r.bindBuffer(4, s.slopes);
-  push.geometry.offsetX = originX;
-  push.geometry.offsetY = originY;
-  push.neuron = neuronParams(d.neuron);
-  if (e.residual) {
-    const shader::ImageView residual = r.bindSource(5, *e.residual, e.destinationFirstImage,
-                                                    e.imageCount, 0, e.destinationChannels);
-    push.neuron.residual = 1;
-    push.neuron.residualLayersPerImage = residual.layersPerImage;
-    push.neuron.residualChannelShift = residual.channelShift;
-  } else {
-    r.bindSource(5, e.source, e.sourceFirstImage, e.imageCount, e.sourceChannelOffset,
-                 e.sourceChannels);
-  }
-  push.convolution.kernelWidth = int32_t(d.kernelWidth);
-  push.convolution.kernelHeight = int32_t(d.kernelHeight);
-  push.convolution.strideX = int32_t(d.strideInPixelsX);
-  push.convolution.strideY = int32_t(d.strideInPixelsY);
-  push.convolution.dilationX = 1;
-  push.convolution.dilationY = 1;
-  push.convolution.inputChannelsPerGroup = int32_t(d.inputFeatureChannels);
-  push.convolution.outputChannelsPerGroup = int32_t(d.outputFeatureChannels);
+  const uint32_t bound =
+      bindConvolution(r, push, e, s, half ? s.halfWeights : s.weights, originX, originY);
   r.dispatchGroups(&push, sizeof push, imageGroups, (bound + 8 / rows - 1) / (8 / rows), 1);
 }
 }  // namespace
