@@ -471,6 +471,19 @@ struct GraphState {
   }
 
   void optimize();
+  // Offers every multiply without a neuron of two Image operands to fuse(node, a, b), with its
+  // operands in both orders, until fuse returns true (it fused the node).
+  template <class Fuse>
+  void forEachPlainMultiply(Fuse&& fuse) {
+    for (GraphNode& n : nodes) {
+      const auto* mul = n.as<ArithmeticNode>();
+      if (n.removed || !mul || mul->operation != ArithmeticOperation::multiply ||
+          mul->neuron.type != NeuronType::none || n.inputs.size() != 2)
+        continue;
+      for (uint32_t k = 0; k < 2; ++k)
+        if (fuse(n, n.inputs[k], n.inputs[1 - k])) break;
+    }
+  }
   void fuseSilu();
   void fuseSqueezeExcitation();
   void removeUnused();
@@ -624,28 +637,21 @@ bool fusionEnabled(const char* variable) {
 void GraphState::fuseSilu() {
   if (!fusionEnabled("VKCNN_FUSE_SILU")) return;
   auto consumed = consumers();
-  for (GraphNode& n : nodes) {
-    const auto* mul = n.as<ArithmeticNode>();
-    if (n.removed || !mul || mul->operation != ArithmeticOperation::multiply ||
-        mul->neuron.type != NeuronType::none || n.inputs.size() != 2)
-      continue;
-    for (uint32_t k = 0; k < 2; ++k) {
-      const uint32_t s = n.inputs[k], x = n.inputs[1 - k];
-      const uint32_t p = tensors[s].producer;
-      if (p == kNone || nodes[p].removed || consumed[s].size() != 1 || isOutput(s) ||
-          tensors[s].isTensor() || tensors[x].isTensor())
-        continue;
-      const auto* sigmoid = nodes[p].as<NeuronNode>();
-      if (!sigmoid || sigmoid->neuron.type != NeuronType::sigmoid || nodes[p].inputs[0] != x)
-        continue;
-      nodes[p].removed = true;
-      n.inputs = {x};
-      n.parameters = NeuronNode{NeuronDescriptor::of(NeuronType::silu)};
-      statistics.fusedSilus++;
-      consumed = consumers();
-      break;
-    }
-  }
+  forEachPlainMultiply([&](GraphNode& n, uint32_t s, uint32_t x) {
+    const uint32_t p = tensors[s].producer;
+    if (p == kNone || nodes[p].removed || consumed[s].size() != 1 || isOutput(s) ||
+        tensors[s].isTensor() || tensors[x].isTensor())
+      return false;
+    const auto* sigmoid = nodes[p].as<NeuronNode>();
+    if (!sigmoid || sigmoid->neuron.type != NeuronType::sigmoid || nodes[p].inputs[0] != x)
+      return false;
+    nodes[p].removed = true;
+    n.inputs = {x};
+    n.parameters = NeuronNode{NeuronDescriptor::of(NeuronType::silu)};
+    statistics.fusedSilus++;
+    consumed = consumers();
+    return true;
+  });
 }
 
 // A squeeze-and-excitation block, GlobalAveragePool -> 1x1 convolution + neuron -> 1x1
@@ -688,55 +694,48 @@ void GraphState::fuseSqueezeExcitation() {
       return nullptr;
     return c;
   };
-  for (GraphNode& n : nodes) {
-    const auto* mul = n.as<ArithmeticNode>();
-    if (n.removed || !mul || mul->operation != ArithmeticOperation::multiply ||
-        mul->neuron.type != NeuronType::none || n.inputs.size() != 2)
-      continue;
-    for (uint32_t k = 0; k < 2; ++k) {
-      const uint32_t gate = n.inputs[k], x = n.inputs[1 - k];
-      if (tensors[x].isTensor() || !onlyUse(gate)) continue;
-      const TensorShape shape = tensors[x].shape;
-      const uint32_t C = shape.featureChannels;
-      if (C > SqueezeExcitation::kMaxFeatureChannels || tensors[n.output].shape != shape) continue;
-      if (nodes[tensors[gate].producer].inputs.empty()) continue;
-      const uint32_t hidden = nodes[tensors[gate].producer].inputs[0];
-      const uint32_t R = tensors[hidden].shape.featureChannels;
-      if (tensors[hidden].isTensor() || R > SqueezeExcitation::kMaxReducedChannels ||
-          uint64_t(R) * C > maxWeights || !onlyUse(hidden))
-        continue;
-      const ConvolutionNode* fc2 = pointwise(gate, R, C);
-      const NeuronType gateType = fc2 ? fc2->descriptor.neuron.type : NeuronType::none;
-      if (!fc2 || (gateType != NeuronType::sigmoid && gateType != NeuronType::hardSigmoid))
-        continue;
-      const ConvolutionNode* fc1 = pointwise(hidden, C, R);
-      if (!fc1) continue;
-      const uint32_t mean = nodes[tensors[hidden].producer].inputs[0];
-      if (!onlyUse(mean)) continue;
-      const GraphNode& pool = nodes[tensors[mean].producer];
-      const auto* poolKernel = pool.as<KernelNode>();
-      const auto* average =
-          poolKernel ? dynamic_cast<const GlobalPoolingAverage*>(poolKernel->kernel.get())
-                     : nullptr;
-      if (!average || pool.removed || pool.inputs[0] != x || average->sourceFeatureChannelOffset ||
-          average->sourceFeatureChannelMaxCount < C || average->offset.x || average->offset.y ||
-          average->offset.z)
-        continue;
-      SqueezeExcitationNode se;
-      se.descriptor = {C, R, fc1->descriptor.neuron, fc2->descriptor.neuron};
-      se.fc1Weights = fc1->weights;
-      se.fc1Bias = fc1->bias;
-      se.fc2Weights = fc2->weights;
-      se.fc2Bias = fc2->bias;
-      nodes[tensors[hidden].producer].removed = true;
-      nodes[tensors[gate].producer].removed = true;
-      n.inputs = {x, mean};
-      n.parameters = std::move(se);
-      statistics.fusedSqueezeExcitations++;
-      consumed = consumers();
-      break;
-    }
-  }
+  forEachPlainMultiply([&](GraphNode& n, uint32_t gate, uint32_t x) {
+    if (tensors[x].isTensor() || !onlyUse(gate)) return false;
+    const TensorShape shape = tensors[x].shape;
+    const uint32_t C = shape.featureChannels;
+    if (C > SqueezeExcitation::kMaxFeatureChannels || tensors[n.output].shape != shape)
+      return false;
+    if (nodes[tensors[gate].producer].inputs.empty()) return false;
+    const uint32_t hidden = nodes[tensors[gate].producer].inputs[0];
+    const uint32_t R = tensors[hidden].shape.featureChannels;
+    if (tensors[hidden].isTensor() || R > SqueezeExcitation::kMaxReducedChannels ||
+        uint64_t(R) * C > maxWeights || !onlyUse(hidden))
+      return false;
+    const ConvolutionNode* fc2 = pointwise(gate, R, C);
+    const NeuronType gateType = fc2 ? fc2->descriptor.neuron.type : NeuronType::none;
+    if (!fc2 || (gateType != NeuronType::sigmoid && gateType != NeuronType::hardSigmoid))
+      return false;
+    const ConvolutionNode* fc1 = pointwise(hidden, C, R);
+    if (!fc1) return false;
+    const uint32_t mean = nodes[tensors[hidden].producer].inputs[0];
+    if (!onlyUse(mean)) return false;
+    const GraphNode& pool = nodes[tensors[mean].producer];
+    const auto* poolKernel = pool.as<KernelNode>();
+    const auto* average =
+        poolKernel ? dynamic_cast<const GlobalPoolingAverage*>(poolKernel->kernel.get()) : nullptr;
+    if (!average || pool.removed || pool.inputs[0] != x || average->sourceFeatureChannelOffset ||
+        average->sourceFeatureChannelMaxCount < C || average->offset.x || average->offset.y ||
+        average->offset.z)
+      return false;
+    SqueezeExcitationNode se;
+    se.descriptor = {C, R, fc1->descriptor.neuron, fc2->descriptor.neuron};
+    se.fc1Weights = fc1->weights;
+    se.fc1Bias = fc1->bias;
+    se.fc2Weights = fc2->weights;
+    se.fc2Bias = fc2->bias;
+    nodes[tensors[hidden].producer].removed = true;
+    nodes[tensors[gate].producer].removed = true;
+    n.inputs = {x, mean};
+    n.parameters = std::move(se);
+    statistics.fusedSqueezeExcitations++;
+    consumed = consumers();
+    return true;
+  });
 }
 
 void GraphState::removeUnused() {
