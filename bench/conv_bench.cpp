@@ -176,18 +176,19 @@ struct Vk {
   VKFN(vkFreeMemory)                                                                              \
   VKFN(vkBindBufferMemory)                                                                        \
   VKFN(vkMapMemory)                                                                               \
-  VKFN(vkUnmapMemory) VKFN(vkCreateShaderModule) VKFN(vkDestroyShaderModule)                      \
-      VKFN(vkCreateDescriptorSetLayout) VKFN(vkDestroyDescriptorSetLayout)                        \
-          VKFN(vkCreatePipelineLayout) VKFN(vkDestroyPipelineLayout)                              \
-              VKFN(vkCreateComputePipelines) VKFN(vkDestroyPipeline) VKFN(vkCreateDescriptorPool) \
-                  VKFN(vkDestroyDescriptorPool) VKFN(vkAllocateDescriptorSets)                    \
-                      VKFN(vkUpdateDescriptorSets) VKFN(vkCreateCommandPool)                      \
-                          VKFN(vkDestroyCommandPool) VKFN(vkAllocateCommandBuffers)               \
-                              VKFN(vkBeginCommandBuffer) VKFN(vkEndCommandBuffer)                 \
-                                  VKFN(vkCmdBindPipeline) VKFN(vkCmdBindDescriptorSets)           \
-                                      VKFN(vkCmdPushConstants) VKFN(vkCmdDispatch)                \
-                                          VKFN(vkCmdWriteTimestamp) VKFN(vkCreateQueryPool)       \
-                                              VKFN(vkDestroyQueryPool) VKFN(vkCmdResetQueryPool)  \
+  VKFN(vkUnmapMemory)                                                                             \
+  VKFN(vkCreateShaderModule) VKFN(vkDestroyShaderModule) VKFN(vkCreateDescriptorSetLayout)        \
+      VKFN(vkDestroyDescriptorSetLayout) VKFN(vkCreatePipelineLayout)                             \
+          VKFN(vkDestroyPipelineLayout) VKFN(vkCreateComputePipelines) VKFN(vkDestroyPipeline)    \
+              VKFN(vkCreateDescriptorPool) VKFN(vkDestroyDescriptorPool)                          \
+                  VKFN(vkAllocateDescriptorSets) VKFN(vkUpdateDescriptorSets)                     \
+                      VKFN(vkCreateCommandPool) VKFN(vkDestroyCommandPool)                        \
+                          VKFN(vkAllocateCommandBuffers) VKFN(vkBeginCommandBuffer)               \
+                              VKFN(vkEndCommandBuffer) VKFN(vkCmdBindPipeline)                    \
+                                  VKFN(vkCmdBindDescriptorSets) VKFN(vkCmdPushConstants)          \
+                                      VKFN(vkCmdDispatch) VKFN(vkCmdWriteTimestamp)               \
+                                          VKFN(vkCreateQueryPool) VKFN(vkDestroyQueryPool)        \
+                                              VKFN(vkCmdResetQueryPool)                           \
                                                   VKFN(vkGetQueryPoolResults) VKFN(vkQueueSubmit) \
                                                       VKFN(vkQueueWaitIdle)
   VK_FUNCTIONS
