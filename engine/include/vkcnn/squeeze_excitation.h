@@ -46,14 +46,6 @@ class VKCNN_API SqueezeExcitation : public BinaryKernel {
 
   const SqueezeExcitationDescriptor& descriptor() const { return descriptor_; }
 
-  // Double-precision reference of the gates of one image: gate(fc2(inner(fc1(mean)))), C values.
-  static std::vector<double> referenceGates(const SqueezeExcitationDescriptor& descriptor,
-                                            const std::vector<float>& fc1Weights,
-                                            const std::vector<float>& fc1Bias,
-                                            const std::vector<float>& fc2Weights,
-                                            const std::vector<float>& fc2Bias,
-                                            const std::vector<double>& mean);
-
  protected:
   void validate(const detail::BinaryKernelEncoding& encoding) const override;
   void encodeKernel(detail::BinaryKernelEncoding& encoding) override;

@@ -77,27 +77,6 @@ SqueezeExcitation::SqueezeExcitation(const Context& context,
                                           packed.data(), label + " weights");
 }
 
-std::vector<double> SqueezeExcitation::referenceGates(const SqueezeExcitationDescriptor& d,
-                                                      const std::vector<float>& fc1Weights,
-                                                      const std::vector<float>& fc1Bias,
-                                                      const std::vector<float>& fc2Weights,
-                                                      const std::vector<float>& fc2Bias,
-                                                      const std::vector<double>& mean) {
-  const uint32_t C = d.featureChannels, R = d.reducedChannels;
-  std::vector<double> hidden(R), gates(C);
-  for (uint32_t j = 0; j < R; ++j) {
-    double sum = fc1Bias.empty() ? 0.0 : fc1Bias[j];
-    for (uint32_t c = 0; c < C; ++c) sum += double(fc1Weights[size_t(j) * C + c]) * mean[c];
-    hidden[j] = applyNeuron(d.inner, sum, j);
-  }
-  for (uint32_t c = 0; c < C; ++c) {
-    double sum = fc2Bias.empty() ? 0.0 : fc2Bias[c];
-    for (uint32_t j = 0; j < R; ++j) sum += double(fc2Weights[size_t(c) * R + j]) * hidden[j];
-    gates[c] = applyNeuron(d.gate, sum, c);
-  }
-  return gates;
-}
-
 void SqueezeExcitation::validate(const detail::BinaryKernelEncoding& e) const {
   const uint32_t C = descriptor_.featureChannels;
   if (e.sourceChannels != C || e.secondaryChannels != C)
