@@ -505,6 +505,81 @@ TEST_CASE("graph: chunks of a batch encoded together share barriers") {
                     "2 chunks of inputs but 1 of outputs");
 }
 
+TEST_CASE("graph: only images too wide for the batch are split along it") {
+  // x (4) -> conv1x1 (4096) + relu = wide -> conv1x1 (8) = narrow; out = narrow + conv1x1(x) (8).
+  // wide takes 1024 array layers per image, so a 2048-layer device holds 2 of them per Image; the
+  // inputs and outputs fit 5 at once, so a batch of 5 is one encode (or any chunks the caller
+  // likes), with wide in pieces of 2, 2, 1 and every other image whole.
+  const uint32_t wideChannels = 4096, batch = 5;
+  const std::vector<float> w1 = randomFloats(wideChannels * 4, 40, -0.5f, 0.5f);
+  const std::vector<float> b1 = randomFloats(wideChannels, 41);
+  const std::vector<float> w2 = randomFloats(8 * wideChannels, 42, -0.05f, 0.05f);
+  const std::vector<float> w3 = randomFloats(8 * 4, 43, -0.5f, 0.5f);
+  const uint32_t perImage = Image::maxNumberOfImages(context(), wideChannels);
+  CAPTURE(perImage);
+  REQUIRE(perImage >= 1);
+  const Tensor x = randomTensor(batch, 4, 2, 3, 44);
+  for (ChannelFormat format : {ChannelFormat::float32, ChannelFormat::float16}) {
+    CAPTURE(std::string(toString(format)));
+    Graph g(context(), GraphOptions{format});
+    GraphTensor in = g.input("x", {3, 2, 4});
+    GraphTensor wide =
+        g.convolution(in, ConvolutionDescriptor::make(1, 1, 4, wideChannels), w1, b1, {}, "wide");
+    wide = g.neuron(wide, NeuronDescriptor::relu(), "relu");
+    GraphTensor narrow =
+        g.convolution(wide, ConvolutionDescriptor::make(1, 1, wideChannels, 8), w2, {}, {}, "n");
+    GraphTensor side = g.convolution(in, ConvolutionDescriptor::make(1, 1, 4, 8), w3, {}, {}, "s");
+    g.output(g.arithmetic(narrow, side, ArithmeticOperation::add, "sum"), "y");
+    g.compile();
+    CHECK(g.maxNumberOfImages() >= batch);
+
+    const Tensor xr = roundedTo(x, format);
+    Tensor reference = convolve(
+        map(convolve(xr, wideChannels, 1, w1, b1), [](double v) { return std::max(v, 0.0); }), 8, 1,
+        w2, {});
+    const Tensor sideRef = convolve(xr, 8, 1, w3, {});
+    for (size_t i = 0; i < reference.data.size(); ++i) reference.data[i] += sideRef.data[i];
+    const double tol = format == ChannelFormat::float32 ? 1e-5 : 4e-3;
+
+    // One encode of the whole batch.
+    CommandBuffer one(context());
+    Image y = makePoisoned(context(), {3, 2, 8, batch, format});
+    g.encode(one, {makeImage(x, format, "x")}, {y});
+    one.commit();
+    one.waitUntilCompleted();
+    CHECK(relativeL2(download(y), reference) <= tol);
+    // The same batch in chunks of 3 and 2, whose edges fall inside wide's pieces.
+    std::vector<std::vector<Image>> inputs, outputs;
+    std::vector<Tensor> parts{Tensor(3, 4, 2, 3), Tensor(2, 4, 2, 3)};
+    for (uint32_t i = 0; i < batch; ++i)
+      for (uint32_t c = 0; c < 4; ++c)
+        for (uint32_t p = 0; p < 6; ++p)
+          parts[i / 3].at(i % 3, c, p / 3, p % 3) = x.at(i, c, p / 3, p % 3);
+    for (const Tensor& t : parts) {
+      inputs.push_back({makeImage(t, format, "x")});
+      outputs.push_back({makePoisoned(context(), {3, 2, 8, t.n, format})});
+    }
+    CommandBuffer chunks(context());
+    g.encodeBatch(chunks, inputs, outputs);
+    chunks.commit();
+    chunks.waitUntilCompleted();
+    Tensor joined(batch, 8, 2, 3);
+    for (size_t part = 0; part < parts.size(); ++part) {
+      const Tensor got = download(outputs[part][0]);
+      for (uint32_t i = 0; i < got.n; ++i)
+        for (uint32_t c = 0; c < 8; ++c)
+          for (uint32_t p = 0; p < 6; ++p)
+            joined.at(i + 3 * uint32_t(part), c, p / 3, p % 3) = got.at(i, c, p / 3, p % 3);
+    }
+    CHECK(relativeL2(joined, reference) <= tol);
+    // The levels are the same however the batch is cut; the wide layers run once per piece (or
+    // per segment where the chunks cut them).
+    CHECK(chunks.encodingStatistics().barriers == one.encodingStatistics().barriers);
+    if (perImage < batch)
+      CHECK(chunks.encodingStatistics().dispatches > one.encodingStatistics().dispatches);
+  }
+}
+
 TEST_CASE("graph: residual adds fold into the convolution producing one of their inputs") {
   // x(6) -> conv1 3x3 + relu = a; relu(conv2 3x3(a) + a) = s1 (identity shortcut);
   // relu(conv3b 3x3(conv3a 1x1(s1)) + conv4 1x1(s1)) = s2 (a projection shortcut built after the

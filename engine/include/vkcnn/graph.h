@@ -218,15 +218,18 @@ class VKCNN_API Graph {
   void encode(CommandBuffer& commandBuffer, const std::vector<Image>& inputs,
               const std::vector<Image>& outputs);
   // A batch larger than maxNumberOfImages() split into chunks: inputs[c] and outputs[c] are chunk
-  // c's Images, as for encode(). The chunks are encoded level by level together, so each level's
-  // kernels of all chunks share one barrier; their temporaries are alive at the same time.
+  // c's Images, as for encode(). The whole batch is encoded level by level, so each level's
+  // kernels share one barrier. Intermediate images are split along the batch only where their
+  // own channels need it (the array-layer limit), not by the chunks: a kernel runs once per
+  // range of images in which none of its images changes piece.
   void encodeBatch(CommandBuffer& commandBuffer, const std::vector<std::vector<Image>>& inputs,
                    const std::vector<std::vector<Image>>& outputs);
 
   GraphStatistics statistics() const;
-  // The largest batch one encode can take on this device: every tensor's Image must fit in
-  // maxImageArrayLayers ((featureChannels+3)/4 layers per image). Larger batches are encoded in
-  // chunks, each with Images of its own (an ImageBatch, as in MPS).
+  // The largest batch one encode can take on this device: each input's and output's Image must
+  // fit in maxImageArrayLayers ((featureChannels+3)/4 layers per image); in a graph with Tensor
+  // values, every image's. Larger batches are encoded in chunks, each with Images of its own (an
+  // ImageBatch, as in MPS).
   uint32_t maxNumberOfImages() const;
   // Bytes all intermediate tensors would take at this batch size if none shared memory (what the
   // temporary pool's peak is measured against). After compile().

@@ -1796,7 +1796,9 @@ uint32_t Graph::maxNumberOfImages() const {
   const auto& s = *state_;
   const uint32_t layers = s.context.capabilities().maxImageArrayLayers;
   uint32_t most = layers;
-  std::vector<uint32_t> images = s.producedImages();
+  // Intermediate images are split along the batch where they need it (encodeBatch); Tensor
+  // values' conversions take the whole batch, so there every image must fit.
+  std::vector<uint32_t> images = s.hasTensors() ? s.producedImages() : std::vector<uint32_t>{};
   images.insert(images.end(), s.inputs.begin(), s.inputs.end());
   images.insert(images.end(), s.outputs.begin(), s.outputs.end());
   for (uint32_t t : images)
@@ -1891,9 +1893,20 @@ void Graph::encodeBatch(CommandBuffer& commandBuffer, const std::vector<std::vec
     throw Error(ErrorCode::invalidArgument, what + ": " + std::to_string(inputs.size()) +
                                                 " chunks of inputs but " +
                                                 std::to_string(outputs.size()) + " of outputs");
-  // Per chunk: every tensor's Image (inputs, outputs, temporaries, windows of them).
-  std::vector<std::vector<Image>> images(inputs.size(), std::vector<Image>(s.tensors.size()));
-  std::vector<uint32_t> batches(inputs.size());
+  // Every image value is held in pieces along the batch: the caller's chunks for inputs and
+  // outputs; for the values kernels write, as many images per piece as the array-layer limit
+  // allows for that value alone. A kernel runs once per segment of the batch in which none of
+  // its images changes piece, so narrow layers cover the whole batch in one dispatch and only
+  // the wide ones (a 2048-channel map takes 512 layers per image) are split.
+  struct Piece {
+    Image image;
+    uint32_t first = 0, count = 0;
+  };
+  std::vector<std::vector<Piece>> pieces(s.tensors.size());
+  std::vector<std::vector<uint32_t>> starts(s.tensors.size());  // each piece's first image
+  std::vector<char> given(s.tensors.size(), 0);                 // an input's or output's Images
+  std::vector<uint32_t> chunkFirst(inputs.size());
+  uint32_t total = 0;
   for (size_t chunk = 0; chunk < inputs.size(); ++chunk) {
     const std::vector<Image>& in = inputs[chunk];
     const std::vector<Image>& out = outputs[chunk];
@@ -1907,7 +1920,7 @@ void Graph::encodeBatch(CommandBuffer& commandBuffer, const std::vector<std::vec
                                                   " outputs, " + std::to_string(out.size()) +
                                                   " given");
     const uint32_t batch = in.empty() ? 1 : in[0].numberOfImages();
-    batches[chunk] = batch;
+    chunkFirst[chunk] = total;
     auto checkShape = [&](const Image& image, uint32_t t, const std::string& role,
                           const std::string& name) {
       const TensorShape& shape = s.tensors[t].shape;
@@ -1924,42 +1937,129 @@ void Graph::encodeBatch(CommandBuffer& commandBuffer, const std::vector<std::vec
                            std::to_string(image.numberOfImages()) + " images"
                      : std::string("an empty image")));
     };
+    // An output tensor may be listed twice, or be an input: the first Image holds it and the
+    // others are copies (below).
+    auto give = [&](uint32_t t, const Image& image) {
+      if (pieces[t].size() > chunk) return;
+      given[t] = 1;
+      pieces[t].push_back({image, total, batch});
+      starts[t].push_back(total);
+    };
     for (size_t i = 0; i < in.size(); ++i) {
       checkShape(in[i], s.inputs[i], "input", s.inputNames[i]);
-      images[chunk][s.inputs[i]] = in[i];
+      give(s.inputs[i], in[i]);
     }
     for (size_t i = 0; i < out.size(); ++i) {
       checkShape(out[i], s.outputs[i], "output", s.outputNames[i]);
-      // An output tensor may be listed twice, or be an input: copy it there (below).
-      Image& image = images[chunk][s.outputs[i]];
-      if (!image.valid()) image = out[i];
+      give(s.outputs[i], out[i]);
     }
+    total += batch;
   }
-  // A tensor stored in a root's image is a window of it (channels start at multiples of 4).
-  auto view = [&](std::vector<Image>& chunkImages, uint32_t t) -> const Image& {
-    if (chunkImages[t].valid()) return chunkImages[t];
-    uint32_t channel = 0;
-    const Image& root = chunkImages[s.rootOf(t, &channel)];
-    const uint32_t channels = s.tensors[t].shape.featureChannels;
-    chunkImages[t] = channel == 0 && channels == root.featureChannels()
-                         ? root
-                         : root.subImage({channel, channels});
-    return chunkImages[t];
-  };
   // Tensor values: one chunk of GraphOptions::numberOfImages images.
-  if (s.hasTensors()) {
-    if (images.size() != 1)
+  const bool tensorValues = s.hasTensors();
+  if (tensorValues) {
+    if (inputs.size() != 1)
       throw Error(ErrorCode::invalidArgument,
                   what +
                       " holds Tensor values, which take the whole batch: encode it in one "
                       "chunk");
-    if (batches[0] != s.options.numberOfImages)
+    if (total != s.options.numberOfImages)
       throw Error(ErrorCode::invalidArgument, what + " holds Tensor values of a batch of " +
                                                   std::to_string(s.options.numberOfImages) +
-                                                  " images; " + std::to_string(batches[0]) +
-                                                  " given");
+                                                  " images; " + std::to_string(total) + " given");
   }
-  std::vector<Tensor> values(s.tensors.size());  // the chunk's Tensor values
+  // The pieces of the images kernels write. Equal pieces where a divisor of the batch comes
+  // close to the limit, so the pieces of neighbouring values line up.
+  const uint32_t layers = s.context.capabilities().maxImageArrayLayers;
+  for (uint32_t root : s.producedImages()) {
+    if (given[root]) continue;
+    const uint32_t perImage = (s.tensors[root].shape.featureChannels + 3) / 4;
+    // Tensor values' conversions take the whole batch; an image too large for the device is
+    // reported when its temporary is made.
+    const uint32_t most = tensorValues ? total : std::max(1u, layers / perImage);
+    uint32_t size = std::min(most, total);
+    if (size < total) {
+      uint32_t divisor = size;
+      while (total % divisor) --divisor;
+      if (2 * divisor > size) size = divisor;
+    }
+    for (uint32_t first = 0; first < total; first += size) starts[root].push_back(first);
+  }
+  // Where a tensor's images live: its own (an input or output) or a window of its root's
+  // (channels start at multiples of 4).
+  auto homeOf = [&](uint32_t t, uint32_t* channel) {
+    if (given[t]) {
+      *channel = 0;
+      return t;
+    }
+    return s.rootOf(t, channel);
+  };
+  auto pieceOf = [&](uint32_t root, uint32_t first) {
+    const std::vector<uint32_t>& st = starts[root];
+    return uint32_t(std::upper_bound(st.begin(), st.end(), first) - st.begin() - 1);
+  };
+  auto pieceCount = [&](uint32_t root, uint32_t k) {
+    return (k + 1 < starts[root].size() ? starts[root][k + 1] : total) - starts[root][k];
+  };
+  // The segments a node runs in: every boundary of the pieces it reads or writes.
+  auto segmentsOf = [&](const GraphNode& n) {
+    std::vector<uint32_t> bounds{total};
+    uint32_t channel = 0;
+    auto add = [&](uint32_t root) {
+      bounds.insert(bounds.end(), starts[root].begin(), starts[root].end());
+    };
+    add(s.rootOf(n.output));
+    for (uint32_t t : n.inputs) add(homeOf(t, &channel));
+    std::sort(bounds.begin(), bounds.end());
+    bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
+    return bounds;  // segment k: [bounds[k], bounds[k+1])
+  };
+  // Reads per piece, counted as the kernels consume them: a copy per concatenated input, any
+  // other kernel once per distinct image it reads.
+  std::vector<std::vector<uint32_t>> pieceReads(s.tensors.size());
+  for (uint32_t root = 0; root < s.tensors.size(); ++root)
+    pieceReads[root].assign(starts[root].size(), 0);
+  for (const GraphNode& n : s.nodes) {
+    if (n.removed || n.as<detail::ConstantNode>()) continue;
+    if (tensorValues) break;  // one piece each: the scheduler's counts (below)
+    const std::vector<uint32_t> bounds = segmentsOf(n);
+    for (size_t k = 0; k + 1 < bounds.size(); ++k) {
+      std::vector<uint32_t> homes;
+      uint32_t channel = 0;
+      if (const auto* concat = n.as<ConcatNode>()) {
+        for (const ConcatNode::Copy& c : concat->copies)
+          homes.push_back(homeOf(c.tensor, &channel));
+      } else {
+        for (uint32_t t : n.inputs) homes.push_back(homeOf(t, &channel));
+        std::sort(homes.begin(), homes.end());
+        homes.erase(std::unique(homes.begin(), homes.end()), homes.end());
+      }
+      for (uint32_t h : homes) pieceReads[h][pieceOf(h, bounds[k])]++;
+    }
+  }
+  if (tensorValues)
+    for (uint32_t root = 0; root < s.tensors.size(); ++root)
+      if (!pieceReads[root].empty()) pieceReads[root][0] = s.rootReads[root];
+  // Tensor t's images [first, first + count): a view of the piece holding them.
+  auto view = [&](uint32_t t, uint32_t first, uint32_t count) {
+    uint32_t channel = 0;
+    const uint32_t home = homeOf(t, &channel);
+    const Piece& piece = pieces[home][pieceOf(home, first)];
+    Image image = piece.image;
+    const uint32_t channels = s.tensors[t].shape.featureChannels;
+    if (channel != 0 || channels != image.featureChannels())
+      image = image.subImage({channel, channels});
+    if (first != piece.first || count != piece.count)
+      image = image.batchRepresentation({first - piece.first, count});
+    return image;
+  };
+  // Tensor graphs hold every image in one piece; their conversions take it through these.
+  std::vector<Image> whole(s.tensors.size());
+  auto wholeView = [&](std::vector<Image>& images, uint32_t t) -> const Image& {
+    if (!images[t].valid()) images[t] = view(t, 0, total);
+    return images[t];
+  };
+  std::vector<Tensor> values(s.tensors.size());
   auto tensorView = [&](uint32_t t) -> const Tensor& {
     if (values[t].valid()) return values[t];
     const std::vector<uint32_t>& shape = s.tensors[t].tensorShape;
@@ -1969,74 +2069,83 @@ void Graph::encodeBatch(CommandBuffer& commandBuffer, const std::vector<std::vec
   const TensorDataType dataType = s.options.channelFormat == ChannelFormat::float16
                                       ? TensorDataType::float16
                                       : TensorDataType::float32;
-  // Level by level, all chunks together: a level's kernels of every chunk share one barrier.
+  // Level by level: a level's kernels over the whole batch share one barrier.
   for (const std::vector<uint32_t>& level : s.levels) {
     // The level's new images first, laid out in one barrier; memory the level's reads give back
     // goes to the next level, so no kernel of this one has to wait for another.
     std::vector<Image> fresh;
-    for (size_t chunk = 0; chunk < images.size(); ++chunk)
-      for (uint32_t i : level) {
-        const uint32_t root = s.rootOf(s.nodes[i].output);
-        if (const auto* constant = s.nodes[i].as<detail::ConstantNode>()) {
-          values[root] = constant->tensor;
-          continue;
-        }
-        if (s.tensors[root].isTensor()) {
-          if (values[root].valid()) continue;
-          TemporaryTensor temporary(commandBuffer,
-                                    {s.tensors[root].tensorShape, dataType, s.tensors[root].name});
-          temporary.setReadCount(std::max(s.rootReads[root], 1u));
-          values[root] = temporary;
-          continue;
-        }
-        if (images[chunk][root].valid()) continue;
-        const TensorShape& shape = s.tensors[root].shape;
-        ImageDescriptor d{shape.width, shape.height, shape.featureChannels, batches[chunk],
+    for (uint32_t i : level) {
+      const uint32_t root = s.rootOf(s.nodes[i].output);
+      if (const auto* constant = s.nodes[i].as<detail::ConstantNode>()) {
+        values[root] = constant->tensor;
+        continue;
+      }
+      if (s.tensors[root].isTensor()) {
+        if (values[root].valid()) continue;
+        TemporaryTensor temporary(commandBuffer,
+                                  {s.tensors[root].tensorShape, dataType, s.tensors[root].name});
+        temporary.setReadCount(std::max(s.rootReads[root], 1u));
+        values[root] = temporary;
+        continue;
+      }
+      if (given[root] || !pieces[root].empty()) continue;
+      const TensorShape& shape = s.tensors[root].shape;
+      for (uint32_t k = 0; k < starts[root].size(); ++k) {
+        const uint32_t count = pieceCount(root, k);
+        ImageDescriptor d{shape.width, shape.height, shape.featureChannels, count,
                           s.options.channelFormat};
         d.label = s.tensors[root].name;
+        if (starts[root].size() > 1)
+          d.label +=
+              " [images " + std::to_string(starts[root][k]) + "+" + std::to_string(count) + "]";
         TemporaryImage temporary(commandBuffer, d);
-        temporary.setReadCount(std::max(s.rootReads[root], 1u));
-        images[chunk][root] = temporary;
+        temporary.setReadCount(std::max(pieceReads[root][k], 1u));
+        pieces[root].push_back({temporary, starts[root][k], count});
         fresh.push_back(temporary);
       }
+    }
     detail::prepareDestinations(*commandBuffer.impl(), fresh);
-    for (std::vector<Image>& chunkImages : images)
-      for (uint32_t i : level) {
-        const GraphNode& n = s.nodes[i];
-        if (n.tensorKernel || n.as<detail::ConstantNode>()) {
-          encodeTensorNode(commandBuffer, n, chunkImages, values, view, tensorView);
-          continue;
-        }
+    for (uint32_t i : level) {
+      const GraphNode& n = s.nodes[i];
+      if (n.tensorKernel || n.as<detail::ConstantNode>()) {
+        encodeTensorNode(commandBuffer, n, whole, values, wholeView, tensorView);
+        continue;
+      }
+      const std::vector<uint32_t> bounds = segmentsOf(n);
+      for (size_t k = 0; k + 1 < bounds.size(); ++k) {
+        const uint32_t first = bounds[k], count = bounds[k + 1] - bounds[k];
         uint32_t offset = 0;
-        const Image out = chunkImages[s.rootOf(n.output, &offset)];
+        const uint32_t root = s.rootOf(n.output, &offset);
+        const Image out = view(root, first, count);
         if (const auto* concat = n.as<ConcatNode>()) {
           for (const ConcatNode::Copy& c : concat->copies) {
             n.copy->destinationFeatureChannelOffset = c.channel;
-            n.copy->encode(commandBuffer, view(chunkImages, c.tensor), out);
+            n.copy->encode(commandBuffer, view(c.tensor, first, count), out);
           }
         } else if (n.binary) {
           n.binary->destinationFeatureChannelOffset = offset;
-          const Image primary = view(chunkImages, n.inputs[0]);
-          n.binary->encode(commandBuffer, primary, view(chunkImages, n.inputs[1]), out);
+          n.binary->encode(commandBuffer, view(n.inputs[0], first, count),
+                           view(n.inputs[1], first, count), out);
         } else if (n.inputs.size() > 1) {  // a convolution with a residual (optimize())
           n.unary->destinationFeatureChannelOffset = offset;
-          const Image source = view(chunkImages, n.inputs[0]);
           static_cast<Convolution&>(*n.unary).encodeWithResidual(
-              commandBuffer, source, view(chunkImages, n.inputs[1]), out);
+              commandBuffer, view(n.inputs[0], first, count), view(n.inputs[1], first, count), out);
         } else {
           n.unary->destinationFeatureChannelOffset = offset;
-          n.unary->encode(commandBuffer, view(chunkImages, n.inputs[0]), out);
+          n.unary->encode(commandBuffer, view(n.inputs[0], first, count), out);
         }
       }
+    }
   }
   // Outputs that are graph inputs, or listed twice, are copies.
-  for (size_t chunk = 0; chunk < images.size(); ++chunk)
+  for (size_t chunk = 0; chunk < outputs.size(); ++chunk)
     for (size_t i = 0; i < outputs[chunk].size(); ++i) {
-      const Image& produced = images[chunk][s.outputs[i]];
-      if (produced.storage() == outputs[chunk][i].storage()) continue;
+      const Image& destination = outputs[chunk][i];
+      const Image produced = view(s.outputs[i], chunkFirst[chunk], destination.numberOfImages());
+      if (produced.storage() == destination.storage()) continue;
       Neuron copy(s.context, NeuronDescriptor{});
       copy.label = s.outputNames[i];
-      copy.encode(commandBuffer, produced, outputs[chunk][i]);
+      copy.encode(commandBuffer, produced, destination);
     }
 }
 
