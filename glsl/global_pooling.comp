@@ -1,10 +1,14 @@
 #version 450
 // Global max and average pooling: one workgroup per (image, destination slice) reduces the whole
-// source image in shared memory, so large images keep every lane busy.
+// source image in shared memory, so large images keep every lane busy. The lanes (a power of two,
+// 64 to 1024: specialization constant 0) grow with the image, so that a 112x112 map is not left
+// to 64 lanes per slice.
 #extension GL_GOOGLE_include_directive : require
 
-#define VKCNN_GLOBAL_POOLING_LANES 64
-layout(local_size_x = VKCNN_GLOBAL_POOLING_LANES, local_size_y = 1, local_size_z = 1) in;
+#define VKCNN_GLOBAL_POOLING_MAX_LANES 1024
+layout(local_size_x = 64, local_size_y = 1, local_size_z = 1) in;
+layout(local_size_x_id = 0) in;
+#define VKCNN_GLOBAL_POOLING_LANES int(gl_WorkGroupSize.x)
 
 #include "pooling_interface.h"
 
@@ -14,8 +18,8 @@ layout(push_constant) uniform Push { GlobalPoolingPush pc; };
 
 #include "image_io.glsl"
 
-shared vec4 sSum[VKCNN_GLOBAL_POOLING_LANES];
-shared vec4 sMax[VKCNN_GLOBAL_POOLING_LANES];
+shared vec4 sSum[VKCNN_GLOBAL_POOLING_MAX_LANES];
+shared vec4 sMax[VKCNN_GLOBAL_POOLING_MAX_LANES];
 
 void main() {
   Geometry g = pc.geometry;

@@ -173,8 +173,15 @@ void GlobalPooling::validate(const detail::KernelEncoding& e) const {
 }
 
 void GlobalPooling::encodeKernel(detail::KernelEncoding& e) {
+  // Lanes per workgroup: ~8 pixels each, a power of two from 64 to 1024 (the shader's
+  // specialization constant). A workgroup reduces a whole slice, so a large map with few slices
+  // (112x112x32: 8 workgroups at batch 1) would otherwise leave the GPU nearly idle.
+  const uint64_t pixels = uint64_t(e.source.width()) * e.source.height();
+  int32_t lanes = 64;
+  while (lanes < 1024 && uint64_t(lanes) * 8 < pixels) lanes *= 2;
+  const int32_t specialization[] = {lanes};
   detail::DispatchRecorder recorder(e.commandBuffer, detail::ShaderId::global_pooling,
-                                    detail::variantFor(e.destination), e.what());
+                                    detail::variantFor(e.destination), e.what(), specialization);
   detail::shader::GlobalPoolingPush push{};
   const uint32_t slices = recorder.bindWindows(push, e);
   push.average = average_ ? 1 : 0;
