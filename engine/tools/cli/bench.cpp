@@ -323,9 +323,10 @@ int bench(const std::vector<std::string>& rest) {
                 context.capabilities().deviceName.c_str(), precisionName(session.precision()),
                 session.batch());
     if (session.chunks() > 1)
-      std::printf("  (%u chunks of %u images: the device holds at most %u layers per image)\n",
-                  session.chunks(), session.chunkSize(),
-                  context.capabilities().maxImageArrayLayers);
+      std::printf(
+          "  (%u chunks of %u images: each input and output Image holds at most %u "
+          "array layers)\n",
+          session.chunks(), session.chunkSize(), context.capabilities().maxImageArrayLayers);
     std::printf("  GPU-resident  median %.3f ms  p90 %.3f ms  (GPU %.3f ms; %zu runs)\n", r.median,
                 r.p90, g.median, resident.size());
     std::printf("  end-to-end    median %.3f ms  p90 %.3f ms  (%zu runs)\n", e.median, e.p90,
