@@ -32,6 +32,8 @@ if [ -f "$root/.device-build/onnx-testdata.tar.xz" ]; then
   tar -C /tmp/vkcnn-onnx-testdata -xJf "$root/.device-build/onnx-testdata.tar.xz"
   export VKCNN_ONNX_TESTDATA=/tmp/vkcnn-onnx-testdata
 fi
+# The Fashion-MNIST test set device-pack.sh carried (test_onnx_fashion_mnist skips without one).
+[ -d "$root/.device-build/fashion-mnist" ] && export VKCNN_FASHION_MNIST_DIR=$root/.device-build/fashion-mnist
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | tee "$out/gpu.txt"
 status=0
 tests=${VKCNN_DEVICE_TESTS:-}
