@@ -1040,6 +1040,40 @@ TEST_CASE("convolution: a float32 destinationFormat makes no float16 copies of t
     }
 }
 
+TEST_CASE("convolution: a large fully connected layer keeps no matrix-unit copy") {
+  // From 4 M weights the float16 batched shader serves the layer at every batch, so only the
+  // float32 weights and their float16 copy are kept (with matrix units or without); a destination
+  // starting inside an array layer, which that shader does not take, runs on the float32 weights.
+  const ConvolutionDescriptor d = ConvolutionDescriptor::make(1, 1, 2048, 2048);
+  REQUIRE(d.weightCount() >= 4000000);
+  const std::vector<float> w = randomFloats(size_t(d.weightCount()), 79, -0.05f, 0.05f);
+  auto inUse = [] { return context().memoryStatistics().deviceBytesInUse; };
+  { FullyConnected warm(context(), d, w); }  // staging buffers, kept for reuse
+  const uint64_t before = inUse();
+  uint64_t bytes = 0;
+  {
+    FullyConnected kernel(context(), d, w);
+    bytes = inUse() - before;
+  }
+  CAPTURE(bytes);
+  const uint64_t weights = d.weightCount() * (sizeof(float) + sizeof(uint16_t));
+  CHECK(bytes >= weights);
+  CHECK(bytes < weights + d.weightCount() * sizeof(uint16_t) / 2);
+
+  uint32_t seed = 2200;
+  for (uint32_t offset : {0u, 2u}) {
+    Case c;
+    c.seed = seed++;
+    c.fullyConnected = true;
+    c.descriptor = d;
+    c.width = c.height = 1;
+    c.format = ChannelFormat::float16;
+    c.destinationChannelOffset = offset;
+    INFO(describe(c));
+    run(c);
+  }
+}
+
 TEST_CASE("convolution: a layer large enough to be packed on several threads") {
   // 1030 -> 2050 (2.1 M weights, neither a multiple of 4): its output channels are packed in
   // ranges on threads (parallelRanges), the padding of each range zeroed by its thread. In

@@ -188,6 +188,11 @@ bool groupedOnMatrixUnits(const ConvolutionDescriptor& d) {
   return d.groups == 1 || (in % 4 == 0 && out % 4 == 0 && in >= 8 && out >= 8);
 }
 
+// Fully connected layers from this many weights up are read by fully_connected_batched_half at
+// every batch in float16 (batchedApplies): measured at batch 1 against the matrix units' split-k
+// shader, 0.130 -> 0.108 ms at 102.8 M weights, 0.028 -> 0.018 at 4.1 M, but 0.017 -> 0.019 at 2 M.
+constexpr uint64_t kLargeFullyConnected = 4000000;
+
 std::shared_ptr<const ConvolutionState> makeState(const Context& context,
                                                   const ConvolutionDescriptor& d,
                                                   std::span<const float> weights,
@@ -249,7 +254,11 @@ std::shared_ptr<const ConvolutionState> makeState(const Context& context,
   }
   ContextImpl& impl = *context.impl();
   const bool float16Copies = d.destinationFormat != ChannelFormat::float32;
-  if (float16Copies && perGroup > 1 && impl.capabilities().matrixUnits && groupedOnMatrixUnits(d)) {
+  // A large fully connected layer's matrix-unit copy would serve only destinations starting inside
+  // an array layer, which the float32 weights serve too (vgg16's fc6: 205 MB saved).
+  const bool batchedAlways = halfCopy && d.groups == 1 && d.weightCount() >= kLargeFullyConnected;
+  if (float16Copies && perGroup > 1 && impl.capabilities().matrixUnits && groupedOnMatrixUnits(d) &&
+      !batchedAlways) {
     // Row k = (tap * S + s) * 4 + c holds input channel 4s + c of the tap; zero rows pad k to
     // whole chunks and zero columns the output channels to whole tiles (convolution_tiles.h).
     // Grouped: one such matrix per group, one after the other.
@@ -892,13 +901,11 @@ bool batchedApplies(const detail::KernelEncoding& e, const ConvolutionDescriptor
       e.clipWidth != 1 || e.clipHeight != 1 ||
       (e.destination.storageChannelOffset() + e.destinationChannelOffset) % 4 != 0)
     return false;
-  // Measured at batch 1: float32 0.44 -> 0.15 ms (vgg16 fc6), 0.042 -> 0.019 (resnet50's fc);
-  // against float16 matrix_small 0.130 -> 0.108 (102.8 M weights), 0.028 -> 0.018 (4.1 M), but
-  // 0.017 -> 0.019 (resnet50's fc, 2 M).
-  constexpr uint64_t kSmallHalfLayer = 4000000;
+  // Measured at batch 1: float32 0.44 -> 0.15 ms (vgg16 fc6), 0.042 -> 0.019 (resnet50's fc); in
+  // float16, see kLargeFullyConnected.
   return !forced.empty() || e.imageCount > 1 ||
          detail::variantFor(e.destination) != detail::ShaderVariant::f16 || !s.matrixWeights ||
-         d.weightCount() >= kSmallHalfLayer;
+         d.weightCount() >= detail::kLargeFullyConnected;
 }
 
 void encodeBatched(detail::KernelEncoding& e, const detail::ConvolutionState& s) {
