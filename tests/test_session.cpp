@@ -523,6 +523,52 @@ TEST_CASE("session: encode() on the application's Images and Buffers") {
   }
 }
 
+TEST_CASE("session: a wide intermediate image does not cut the batch into chunks") {
+  // x (3) -> 1x1 conv (600) + relu -> 1x1 conv (4) -> global average pool -> y (4). The
+  // 600-channel image takes 150 array layers per image (13 per Image on a 2048-layer device);
+  // the inputs and outputs fit a batch of 30 at once, so the Session encodes it whole and only
+  // that image is held in pieces.
+  const uint32_t wide = 600, batch = 30;
+  const std::vector<float> w1 = randomFloats(size_t(wide) * 3, 21), b1 = randomFloats(wide, 22);
+  const std::vector<float> w2 = randomFloats(size_t(4) * wide, 23, -0.1f, 0.1f);
+  OnnxModelBuilder b(13);
+  b.input("x", {-1, 3, 2, 2}, onnx::TensorProto::FLOAT, {"N"});
+  b.initializer("w1", {int64_t(wide), 3, 1, 1}, w1);
+  b.initializer("b1", {int64_t(wide)}, b1);
+  b.initializer("w2", {4, int64_t(wide), 1, 1}, w2);
+  b.node("Conv", {"x", "w1", "b1"}, {"conv1"});
+  b.node("Relu", {"conv1"}, {"relu"});
+  b.node("Conv", {"relu", "w2"}, {"conv2"});
+  b.node("GlobalAveragePool", {"conv2"}, {"pool"});
+  b.node("Flatten", {"pool"}, {"y"});
+  b.output("y", 2);
+  const std::vector<uint8_t> bytes = b.bytes();
+
+  const std::vector<float> x = randomFloats(size_t(batch) * 12, 24);
+  std::vector<double> want(size_t(batch) * 4, 0.0);
+  for (uint32_t n = 0; n < batch; ++n)
+    for (uint32_t p = 0; p < 4; ++p)
+      for (uint32_t o = 0; o < wide; ++o) {
+        double h = b1[o];
+        for (uint32_t i = 0; i < 3; ++i)
+          h += double(w1[o * 3 + i]) * x[(size_t(n) * 3 + i) * 4 + p];
+        h = std::max(h, 0.0);
+        for (uint32_t k = 0; k < 4; ++k)
+          want[size_t(n) * 4 + k] += double(w2[k * wide + o]) * h / 4;
+      }
+  for (ChannelFormat precision : {ChannelFormat::float32, ChannelFormat::float16}) {
+    CAPTURE(std::string(toString(precision)));
+    SessionOptions options;
+    options.precision = precision;
+    options.batch = batch;
+    Session session = Session::fromMemory(context(), bytes, options);
+    CHECK(session.chunks() == 1);
+    CHECK(session.graph().maxNumberOfImages() >= batch);
+    auto out = session.run({{"x", {{}, x}}});
+    CHECK(relativeError(out["y"].data, want) < (precision == ChannelFormat::float32 ? 1e-5 : 3e-3));
+  }
+}
+
 TEST_CASE("session: a batch too large for one Image runs in chunks from one import") {
   // 600 channels: 150 array layers per image, so an Image holds at most 13 on a device with 2048
   // layers; a batch of 30 becomes 3 chunks of 10.
