@@ -9,9 +9,10 @@
 //     run and resubmitted after);
 //   - encode(): the network into the application's CommandBuffer, GPU-resident, on Images or
 //     Buffers the application owns (or on the Session's own Images).
-// A batch larger than one Image can hold (the device's array-layer limit, 2048 layers on most) is
-// split into equal chunks of images, each chunk with Images of its own (MPS's ImageBatch), all
-// encoded together by the one compiled Graph: one import, one compile, one submission.
+// A batch larger than one input or output Image can hold (the device's array-layer limit, 2048
+// layers on most) is split into equal chunks of images, each chunk with Images of its own (MPS's
+// ImageBatch), all encoded together by the one compiled Graph: one import, one compile, one
+// submission. Inside the network only images too wide for the whole batch are split (Graph).
 //
 // Errors: every failure is a vkcnn::Error naming what was wrong (an input by name, the shape given
 // and the shape expected); no other exception leaves a Session call (a std::bad_alloc becomes
@@ -140,7 +141,8 @@ class VKCNN_API Session {
   const SessionTensorInfo& output(const std::string& name) const;
 
   uint32_t batch() const;
-  // Images per chunk: batch() when one Image holds the batch, else its largest divisor that fits.
+  // Images per chunk: batch() when one Image of each input and output holds the batch, else its
+  // largest divisor that fits.
   uint32_t chunkSize() const;
   uint32_t chunks() const { return batch() / chunkSize(); }
   ChannelFormat precision() const;
