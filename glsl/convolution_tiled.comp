@@ -211,29 +211,37 @@ void main() {
   }
 
   // Epilogue, one fragment at a time through this warp's 16 x 16 floats: each lane takes two
-  // (pixel, slice) pairs of it.
+  // (pixel, slice) pairs of it. The loop over fragments stays a loop: unrolled, it held a copy of
+  // the whole output path (residual, bias, a 20-way neuron switch per channel, the image store)
+  // per fragment, ~25 KB of code each, 80-250 KB in all (pipeline statistics), streamed through
+  // the instruction caches by every workgroup; as a loop the shader is 42-58 KB and short
+  // reductions run 15-25% faster (bench/NOTES.md, 2026-11-26). The accumulator is picked by
+  // constant indices (a fragment array indexed at run time would not stay in registers); the two
+  // lane pairs stay unrolled, so that their residual fetches are in flight together.
   const int cBase = warp * 16 * C_ROW;
-  [[unroll]] for (int i = 0; i < FRAG_M; ++i)
-    [[unroll]] for (int j = 0; j < FRAG_N; ++j) {
-      coopMatStoreNV(acc[i][j], cS, uint(cBase), uint(C_ROW), false);
-      subgroupMemoryBarrierShared();
-      subgroupBarrier();
-      [[unroll]] for (int h = 0; h < 2; ++h) {
-        const int e = lane + 32 * h, row = e % 16, q = e / 16;
-        const int m = m0 + (wm * FRAG_M + i) * 16 + row;
-        const int n = (n0 + (wn * FRAG_N + j) * 16) / 4 + q;  // this group's slice
-        if (m >= rowCount || n >= groupSlices) continue;
-        const int at = cBase + row * C_ROW + 4 * q;
-        const vec4 sum = vec4(cS[at], cS[at + 1], cS[at + 2], cS[at + 3]);
-        const int img = m / pixels, pixel = m - img * pixels;
-        const ivec2 p = ivec2(g.clipX + pixel % g.clipWidth, g.clipY + pixel / g.clipWidth);
-        // Lanes past the output channels compute a clamped channel; writeSlice drops them.
-        const int slice = firstSlice + n;
-        const ivec4 oc =
-            min(ivec4(4 * slice) + ivec4(0, 1, 2, 3), pc.destination.featureChannels - 1);
-        writeSlice(pc.destination, p, img, slice, convolutionOutput(p, img, slice, oc, sum));
-      }
-      subgroupBarrier();
+  [[dont_unroll]] for (int f = 0; f < FRAG_M * FRAG_N; ++f) {
+    [[unroll]] for (int q = 0; q < FRAG_M * FRAG_N; ++q)
+      if (q == f)
+        coopMatStoreNV(acc[q / FRAG_N][q % FRAG_N], cS, uint(cBase), uint(C_ROW), false);
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();
+    const int i = f / FRAG_N, j = f - i * FRAG_N;
+    [[unroll]] for (int h = 0; h < 2; ++h) {
+      const int e = lane + 32 * h, row = e % 16, q = e / 16;
+      const int m = m0 + (wm * FRAG_M + i) * 16 + row;
+      const int n = (n0 + (wn * FRAG_N + j) * 16) / 4 + q;  // this group's slice
+      if (m >= rowCount || n >= groupSlices) continue;
+      const int at = cBase + row * C_ROW + 4 * q;
+      const vec4 sum = vec4(cS[at], cS[at + 1], cS[at + 2], cS[at + 3]);
+      const int img = m / pixels, pixel = m - img * pixels;
+      const ivec2 p = ivec2(g.clipX + pixel % g.clipWidth, g.clipY + pixel / g.clipWidth);
+      // Lanes past the output channels compute a clamped channel; writeSlice drops them.
+      const int slice = firstSlice + n;
+      const ivec4 oc =
+          min(ivec4(4 * slice) + ivec4(0, 1, 2, 3), pc.destination.featureChannels - 1);
+      writeSlice(pc.destination, p, img, slice, convolutionOutput(p, img, slice, oc, sum));
     }
+    subgroupBarrier();
+  }
 }
 #endif
