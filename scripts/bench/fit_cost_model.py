@@ -18,7 +18,7 @@ with fewer than 0.6 tiles of 32x64 per multiprocessor. This script
 Usage: scripts/bench/fit_cost_model.py [--sms 132] [--layers 2048] [--selection]
   --selection  also refine the fitted nanoseconds by coordinate descent on the selection's own
                total (the choice, not the fit, is what costs time); reported separately.
-Inputs are the committed bench/results/2026-11-24-h100-conv*/ runs (see RUNS below).
+Inputs are the committed per-shape runs named in RUNS below.
 """
 import argparse
 import json
@@ -31,12 +31,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 RES = os.path.join(ROOT, "bench", "results")
 # (file, columns to take; the first is the per-shape anchor joined with earlier runs)
 RUNS = [
-    ("2026-11-24-h100-conv/4-final-tiles/conv_shapes.json", None),
-    ("2026-11-24-h100-conv/5-prefetch2/conv_shapes.json", ["64x64", "128x128p2", "64x64p2", "64x128w8p2"]),
-    ("2026-11-24-h100-conv2/6-grouped/conv_shapes.json", ["64x64", "128x16", "128x32", "64x16", "64x32"]),
-    # Run 12 (the first refit's confirmation): the narrow tiles on every dense shape.
-    ("2026-11-24-h100-conv2/12-refit/conv_shapes_b32.json", ["64x64", "64x16", "64x32"]),
-    ("2026-11-24-h100-conv2/12-refit/conv_shapes_b1.json", ["64x64", "64x16", "64x32"]),
+    # The epilogue of convolution_tiled.comp became a loop (2026-11-26): every tile's time changed,
+    # so the tiled columns of the runs before (2026-11-24-h100-conv*/) no longer describe the
+    # shader. This run forced every dense tile and the split-k shaders on every shape (H200).
+    ("2026-11-26-h200-epilogue/refit/conv_shapes.json", None),
 ]
 SPLITK = "legacy"  # run 4's legacy column at layers below the tile threshold: the split-k choice
 
@@ -124,6 +122,13 @@ def load(batch, layers, tiles):
                 if name in tiles and ran != name:
                     continue
                 got[name if name != "legacy" else SPLITK] = rec["vk_" + name]
+            if "vk_legacy" not in rec:
+                # No legacy column: the split-k choice is the selector's own where it made one,
+                # else the better of the two split-k shaders timed.
+                if "matrix_" in rec.get("cfg_auto", ""):
+                    got[SPLITK] = rec["vk_auto"]
+                elif rec.get("vk_matrix_small") and rec.get("vk_matrix_medium"):
+                    got[SPLITK] = min(rec["vk_matrix_small"], rec["vk_matrix_medium"])
             if not new and cols:
                 anchor = cols[0]
                 if anchor in got and anchor in s.times and got[anchor] > 0:
