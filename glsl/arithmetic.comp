@@ -44,11 +44,10 @@ void main() {
   r += pc.bias;
   NeuronParams n = NeuronParams(pc.neuronType, pc.slopeCount, pc.neuronA, pc.neuronB, pc.neuronC,
                                 0, 0, 0);
-  vec4 y;
-  for (int k = 0; k < 4; ++k) {
-    int c = clamp(c0 + k, 0, max(pc.slopeCount - 1, 0));
-    float slope = pc.slopeCount > 0 ? slopes[c] : 0.0;
-    y[k] = applyNeuron(n, r[k], slope);
+  vec4 slope = vec4(0.0);
+  if (pc.slopeCount > 0) {
+    ivec4 c = clamp(ivec4(c0) + ivec4(0, 1, 2, 3), 0, pc.slopeCount - 1);
+    slope = vec4(slopes[c.x], slopes[c.y], slopes[c.z], slopes[c.w]);
   }
-  writeSlice(pc.destination, dst, img, t, y);
+  writeSlice(pc.destination, dst, img, t, applyNeuron4(n, r, slope));
 }

@@ -44,13 +44,13 @@ vec4 residualOf(ivec2 p, int img, int t) {
 // channels `oc` (clamped into range by the caller): bias, the residual, then the fused neuron.
 vec4 convolutionOutput(ivec2 p, int img, int t, ivec4 oc, vec4 sum) {
   if (pc.neuron.residual != 0) sum += residualOf(p, img, t);
-  vec4 y;
-  for (int r = 0; r < 4; ++r) {
-    const float slope =
-        pc.neuron.slopeCount > 0 ? slopes[min(oc[r], pc.neuron.slopeCount - 1)] : 0.0;
-    y[r] = applyNeuron(pc.neuron, sum[r] + bias[oc[r]], slope);
+  vec4 slope = vec4(0.0);
+  if (pc.neuron.slopeCount > 0) {
+    const ivec4 s = min(oc, pc.neuron.slopeCount - 1);
+    slope = vec4(slopes[s.x], slopes[s.y], slopes[s.z], slopes[s.w]);
   }
-  return y;
+  return applyNeuron4(pc.neuron, sum + vec4(bias[oc.x], bias[oc.y], bias[oc.z], bias[oc.w]),
+                      slope);
 }
 
 #endif

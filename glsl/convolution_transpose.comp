@@ -62,11 +62,13 @@ void main() {
       }
     }
   }
-  vec4 y;
-  for (int k = 0; k < 4; ++k) {
-    int o = clamp(c0 + k, 0, outputs - 1);
-    float slope = pc.neuron.slopeCount > 0 ? slopes[min(o, pc.neuron.slopeCount - 1)] : 0.0;
-    y[k] = applyNeuron(pc.neuron, acc[k] + bias[o], slope);
+  const ivec4 o = clamp(ivec4(c0) + ivec4(0, 1, 2, 3), 0, outputs - 1);
+  vec4 slope = vec4(0.0);
+  if (pc.neuron.slopeCount > 0) {
+    const ivec4 s = min(o, pc.neuron.slopeCount - 1);
+    slope = vec4(slopes[s.x], slopes[s.y], slopes[s.z], slopes[s.w]);
   }
-  writeSlice(pc.destination, ivec2(g.clipX, g.clipY) + gid.xy, img, t, y);
+  writeSlice(pc.destination, ivec2(g.clipX, g.clipY) + gid.xy, img, t,
+             applyNeuron4(pc.neuron, acc + vec4(bias[o.x], bias[o.y], bias[o.z], bias[o.w]),
+                          slope));
 }

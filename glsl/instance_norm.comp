@@ -86,7 +86,7 @@ void main() {
     ivec2 p = ivec2(i % g.clipWidth, i / g.clipWidth);
     vec4 x = readChannels(uSource, pc.source, p + ivec2(g.offsetX, g.offsetY), img, c0);
     vec4 y = ((x - pivot) - meanShift) * scale + shift;
-    for (int k = 0; k < 4; ++k) y[k] = applyNeuron(pc.neuron, y[k], slope[k]);
-    writeSlice(pc.destination, ivec2(g.clipX, g.clipY) + p, img, t, y);
+    writeSlice(pc.destination, ivec2(g.clipX, g.clipY) + p, img, t,
+               applyNeuron4(pc.neuron, y, slope));
   }
 }

@@ -24,11 +24,10 @@ void main() {
   ivec2 src = gid.xy + ivec2(g.offsetX, g.offsetY);
   int c0 = firstChannelOfSlice(pc.destination, t);
   vec4 x = readChannels(uSource, pc.source, src, img, c0);
-  vec4 y;
-  for (int k = 0; k < 4; ++k) {
-    int c = clamp(c0 + k, 0, max(pc.neuron.slopeCount - 1, 0));
-    float slope = pc.neuron.slopeCount > 0 ? slopes[c] : 0.0;
-    y[k] = applyNeuron(pc.neuron, x[k], slope);
+  vec4 slope = vec4(0.0);
+  if (pc.neuron.slopeCount > 0) {
+    ivec4 c = clamp(ivec4(c0) + ivec4(0, 1, 2, 3), 0, pc.neuron.slopeCount - 1);
+    slope = vec4(slopes[c.x], slopes[c.y], slopes[c.z], slopes[c.w]);
   }
-  writeSlice(pc.destination, dst, img, t, y);
+  writeSlice(pc.destination, dst, img, t, applyNeuron4(pc.neuron, x, slope));
 }
