@@ -2,12 +2,14 @@
 // scripts/bench/conv_shapes.py on the GPU machine), and the GEMM ceiling.
 //
 //   vkcnn-bench-conv conv SHAPES --fp16|--fp32 [--iterations N] [--tiles auto,NAME,...]
+//                             [--neuron relu|none|relu6|silu]
 //     SHAPES: one convolution a line, "name n c h w k kh kw sh sw ph pw dh dw groups"
 //     (PyTorch's conv2d geometry, symmetric padding). Prints one JSON object a line: the median
 //     and minimum GPU time of the convolution (the sum of its dispatches when the batch needs
 //     several because of the layer limit), from timestamps around each dispatch.
 //     --tiles times each shape once per configuration: auto (the selector's choice) or one that
 //     VKCNN_CONVOLUTION_TILE forces (convolution.cpp; tile names in convolution_tiles.h).
+//     --neuron: the fused neuron (ReLU unless said), to see what the epilogue costs.
 //   vkcnn-bench-conv gemm SPIRV M N K [--iterations N]
 //     Times bench/gemm_ceiling.comp (its SPIR-V file) on every tile of convolution_tiles.h for
 //     C[M][N] = A[M][K] B[K][N] from storage buffers, and checks a sample of C against the CPU.
@@ -58,7 +60,7 @@ double median(std::vector<double> v) {
 }
 
 int benchConvolutions(const std::string& path, ChannelFormat format, int iterations,
-                      const std::vector<std::string>& tiles) {
+                      const std::vector<std::string>& tiles, const NeuronDescriptor& neuron) {
   Context context;
   std::ifstream in(path);
   if (!in) {
@@ -81,7 +83,7 @@ int benchConvolutions(const std::string& path, ChannelFormat format, int iterati
       d.strideInPixelsX = s.sw, d.strideInPixelsY = s.sh;
       d.dilationRateX = s.dw, d.dilationRateY = s.dh;
       d.groups = s.groups;
-      d.neuron = NeuronDescriptor::relu();
+      d.neuron = neuron;
       const double fanIn = double(s.kh) * s.kw * (s.c / s.groups);
       const std::vector<float> weights =
           randomFloats(d.weightCount(), 7, float(1.5 / std::sqrt(fanIn)));
@@ -443,6 +445,7 @@ int main(int argc, char** argv) {
   int iterations = 20;
   std::vector<std::string> tiles;
   ChannelFormat format = ChannelFormat::float16;
+  NeuronDescriptor neuron = NeuronDescriptor::relu();
   std::vector<std::string> positional;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--iterations" && i + 1 < args.size())
@@ -450,6 +453,19 @@ int main(int argc, char** argv) {
     else if (args[i] == "--tiles" && i + 1 < args.size()) {
       std::istringstream list(args[++i]);
       for (std::string t; std::getline(list, t, ',');) tiles.push_back(t);
+    } else if (args[i] == "--neuron" && i + 1 < args.size()) {
+      const std::string name = args[++i];
+      if (name == "none")
+        neuron = {};
+      else if (name == "relu6")
+        neuron = NeuronDescriptor::relu6();
+      else if (name == "silu")
+        neuron = NeuronDescriptor::of(NeuronType::silu);
+      else if (name != "relu") {
+        std::cerr << "vkcnn-bench-conv: --neuron takes relu, none, relu6 or silu, not " << name
+                  << "\n";
+        return 2;
+      }
     } else if (args[i] == "--fp16")
       format = ChannelFormat::float16;
     else if (args[i] == "--fp32")
@@ -460,7 +476,7 @@ int main(int argc, char** argv) {
   if (tiles.empty()) tiles.push_back("auto");
   try {
     if (positional.size() == 2 && positional[0] == "conv")
-      return benchConvolutions(positional[1], format, iterations, tiles);
+      return benchConvolutions(positional[1], format, iterations, tiles, neuron);
     if (positional.size() == 5 && positional[0] == "gemm")
       return benchGemm(positional[1], uint32_t(std::stoul(positional[2])),
                        uint32_t(std::stoul(positional[3])), uint32_t(std::stoul(positional[4])),
@@ -471,6 +487,7 @@ int main(int argc, char** argv) {
   }
   std::cerr
       << "usage: vkcnn-bench-conv conv SHAPES [--fp16|--fp32] [--iterations N] [--tiles auto,...]\n"
+         "                             [--neuron relu|none|relu6|silu]\n"
          "       vkcnn-bench-conv gemm SPIRV M N K [--iterations N]\n";
   return 2;
 }

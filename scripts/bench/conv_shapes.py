@@ -76,14 +76,14 @@ def describe(key):
     return s
 
 
-def run_vkcnn(bench, keys, batch, fmt, tiles, work, iterations):
+def run_vkcnn(bench, keys, batch, fmt, tiles, work, iterations, neuron="relu"):
     """{tile: {shape index: result}} from one vkcnn-bench-conv run over every shape."""
     path = os.path.join(work, f"shapes_b{batch}.txt")
     with open(path, "w") as f:
         for i, key in enumerate(keys):
             f.write(f"s{i} {batch} " + " ".join(str(v) for v in key) + "\n")
     cmd = [bench, "conv", path, f"--{fmt}", "--iterations", str(iterations),
-           "--tiles", ",".join(tiles)]
+           "--tiles", ",".join(tiles), "--neuron", neuron]
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:
         print(out.stderr[-2000:], file=sys.stderr)
@@ -197,6 +197,9 @@ def main():
     ap.add_argument("--tiles", default="auto")
     ap.add_argument("--iterations", type=int, default=20)
     ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--neuron", default="relu", choices=["relu", "none", "relu6", "silu"],
+                    help="vkcnn's fused neuron (PyTorch's side always applies ReLU: with another, "
+                         "pass --no-torch)")
     args = ap.parse_args()
     if args.from_json:
         return from_json(args.from_json, args.out)
@@ -215,7 +218,8 @@ def main():
         for batch in [int(b) for b in args.batches.split(",")]:
             tag = f"{fmt}_b{batch}"
             fmt_tiles = tiles
-            vk = run_vkcnn(args.bench, keys, batch, fmt, fmt_tiles, args.out, args.iterations)
+            vk = run_vkcnn(args.bench, keys, batch, fmt, fmt_tiles, args.out, args.iterations,
+                           args.neuron)
             th = {} if args.no_torch else run_torch(keys, batch, fmt, args.iterations)
             rows = []
             for i, key in enumerate(keys):
