@@ -40,9 +40,11 @@ std::shared_mutex& loaderListMutex() {
 // around vkEnumerateInstanceExtensionProperties). A thread that had called into the driver and
 // exited around then crashed in libEGL's thread teardown: tests/test_threads.cpp's two Contexts on
 // two threads, in about one run in nine on the H100 (driver 580, glvnd 1.6), with or without the
-// validation layer. So whatever the process had loaded when its first VkInstance was created stays
-// loaded until exit: one extra dlopen reference per library, never released. Process-wide, like
-// the hazard.
+// validation layer. So whatever the process had loaded when its first VkInstance was created (or
+// when vkcnn first adopted an application's device) stays loaded until exit: one extra dlopen
+// reference per library, never released. Process-wide, like the hazard. (It also keeps the
+// driver's own leaks nameable for tests/sanitizers/lsan.supp where the application destroys its
+// instance before exit: samples/embedding.)
 void pinLoadedLibraries() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -633,6 +635,8 @@ void ContextImpl::adopt(const AdoptedDevice& adopted, const ContextOptions& opti
     throw Error(ErrorCode::invalidArgument,
                 "Context::adopt needs getInstanceProcAddr, instance, physicalDevice, device and "
                 "queue; one of them is null");
+  // The application's instance has loaded its driver by now: the same hazard, the same pin.
+  pinLoadedLibraries();
   instance_ = adopted.instance;
   physicalDevice_ = adopted.physicalDevice;
   device_ = adopted.device;
