@@ -170,29 +170,45 @@ int benchConvolutions(const std::string& path, ChannelFormat format, int iterati
 
 struct Vk {
 #define VKFN(name) PFN_##name name = nullptr;
-#define VK_FUNCTIONS                                                                              \
-  VKFN(vkCreateBuffer)                                                                            \
-  VKFN(vkDestroyBuffer)                                                                           \
-  VKFN(vkGetBufferMemoryRequirements)                                                             \
-  VKFN(vkAllocateMemory)                                                                          \
-  VKFN(vkFreeMemory)                                                                              \
-  VKFN(vkBindBufferMemory)                                                                        \
-  VKFN(vkMapMemory)                                                                               \
-  VKFN(vkUnmapMemory)                                                                             \
-  VKFN(vkCreateShaderModule) VKFN(vkDestroyShaderModule) VKFN(vkCreateDescriptorSetLayout)        \
-      VKFN(vkDestroyDescriptorSetLayout) VKFN(vkCreatePipelineLayout)                             \
-          VKFN(vkDestroyPipelineLayout) VKFN(vkCreateComputePipelines) VKFN(vkDestroyPipeline)    \
-              VKFN(vkCreateDescriptorPool) VKFN(vkDestroyDescriptorPool)                          \
-                  VKFN(vkAllocateDescriptorSets) VKFN(vkUpdateDescriptorSets)                     \
-                      VKFN(vkCreateCommandPool) VKFN(vkDestroyCommandPool)                        \
-                          VKFN(vkAllocateCommandBuffers) VKFN(vkBeginCommandBuffer)               \
-                              VKFN(vkEndCommandBuffer) VKFN(vkCmdBindPipeline)                    \
-                                  VKFN(vkCmdBindDescriptorSets) VKFN(vkCmdPushConstants)          \
-                                      VKFN(vkCmdDispatch) VKFN(vkCmdWriteTimestamp)               \
-                                          VKFN(vkCreateQueryPool) VKFN(vkDestroyQueryPool)        \
-                                              VKFN(vkCmdResetQueryPool)                           \
-                                                  VKFN(vkGetQueryPoolResults) VKFN(vkQueueSubmit) \
-                                                      VKFN(vkQueueWaitIdle)
+// clang-format off (it does not keep a list of macro calls stable: each run indents it anew)
+#define VK_FUNCTIONS                  \
+  VKFN(vkCreateBuffer)                \
+  VKFN(vkDestroyBuffer)               \
+  VKFN(vkGetBufferMemoryRequirements) \
+  VKFN(vkAllocateMemory)              \
+  VKFN(vkFreeMemory)                  \
+  VKFN(vkBindBufferMemory)            \
+  VKFN(vkMapMemory)                   \
+  VKFN(vkUnmapMemory)                 \
+  VKFN(vkCreateShaderModule)          \
+  VKFN(vkDestroyShaderModule)         \
+  VKFN(vkCreateDescriptorSetLayout)   \
+  VKFN(vkDestroyDescriptorSetLayout)  \
+  VKFN(vkCreatePipelineLayout)        \
+  VKFN(vkDestroyPipelineLayout)       \
+  VKFN(vkCreateComputePipelines)      \
+  VKFN(vkDestroyPipeline)             \
+  VKFN(vkCreateDescriptorPool)        \
+  VKFN(vkDestroyDescriptorPool)       \
+  VKFN(vkAllocateDescriptorSets)      \
+  VKFN(vkUpdateDescriptorSets)        \
+  VKFN(vkCreateCommandPool)           \
+  VKFN(vkDestroyCommandPool)          \
+  VKFN(vkAllocateCommandBuffers)      \
+  VKFN(vkBeginCommandBuffer)          \
+  VKFN(vkEndCommandBuffer)            \
+  VKFN(vkCmdBindPipeline)             \
+  VKFN(vkCmdBindDescriptorSets)       \
+  VKFN(vkCmdPushConstants)            \
+  VKFN(vkCmdDispatch)                 \
+  VKFN(vkCmdWriteTimestamp)           \
+  VKFN(vkCreateQueryPool)             \
+  VKFN(vkDestroyQueryPool)            \
+  VKFN(vkCmdResetQueryPool)           \
+  VKFN(vkGetQueryPoolResults)         \
+  VKFN(vkQueueSubmit)                 \
+  VKFN(vkQueueWaitIdle)
+  // clang-format on
   VK_FUNCTIONS
 #undef VKFN
   PFN_vkGetPhysicalDeviceMemoryProperties vkGetPhysicalDeviceMemoryProperties = nullptr;
