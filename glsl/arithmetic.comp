@@ -11,6 +11,7 @@ layout(set = 0, binding = 0) uniform sampler2DArray uPrimary;
 layout(set = 0, binding = 1) uniform sampler2DArray uSecondary;
 layout(set = 0, binding = 2, VKCNN_OUTPUT_FORMAT) uniform image2DArray uDestination;
 layout(set = 0, binding = 3, std430) readonly buffer Slopes { float slopes[]; };
+#define VKCNN_NEURON_SLOPES
 layout(push_constant) uniform Push { ArithmeticPush pc; };
 
 #include "image_io.glsl"
@@ -44,10 +45,6 @@ void main() {
   r += pc.bias;
   NeuronParams n = NeuronParams(pc.neuronType, pc.slopeCount, pc.neuronA, pc.neuronB, pc.neuronC,
                                 0, 0, 0);
-  vec4 slope = vec4(0.0);
-  if (pc.slopeCount > 0) {
-    ivec4 c = clamp(ivec4(c0) + ivec4(0, 1, 2, 3), 0, pc.slopeCount - 1);
-    slope = vec4(slopes[c.x], slopes[c.y], slopes[c.z], slopes[c.w]);
-  }
+  const vec4 slope = neuronSlopes(ivec4(c0) + ivec4(0, 1, 2, 3), pc.slopeCount);
   writeSlice(pc.destination, dst, img, t, applyNeuron4(n, r, slope));
 }

@@ -16,6 +16,7 @@ layout(set = 0, binding = 1, VKCNN_OUTPUT_FORMAT) uniform image2DArray uDestinat
 layout(set = 0, binding = 2, std430) readonly buffer Weights { VKCNN_WEIGHT_TYPE weights[]; };
 layout(set = 0, binding = 3, std430) readonly buffer Bias { float bias[]; };
 layout(set = 0, binding = 4, std430) readonly buffer Slopes { float slopes[]; };
+#define VKCNN_NEURON_SLOPES
 // Added before the neuron when pc.neuron.residual is set (a residual block's shortcut); the host
 // binds the source here otherwise.
 layout(set = 0, binding = 5) uniform sampler2DArray uResidual;
@@ -44,13 +45,8 @@ vec4 residualOf(ivec2 p, int img, int t) {
 // channels `oc` (clamped into range by the caller): bias, the residual, then the fused neuron.
 vec4 convolutionOutput(ivec2 p, int img, int t, ivec4 oc, vec4 sum) {
   if (pc.neuron.residual != 0) sum += residualOf(p, img, t);
-  vec4 slope = vec4(0.0);
-  if (pc.neuron.slopeCount > 0) {
-    const ivec4 s = min(oc, pc.neuron.slopeCount - 1);
-    slope = vec4(slopes[s.x], slopes[s.y], slopes[s.z], slopes[s.w]);
-  }
   return applyNeuron4(pc.neuron, sum + vec4(bias[oc.x], bias[oc.y], bias[oc.z], bias[oc.w]),
-                      slope);
+                      neuronSlopes(oc, pc.neuron.slopeCount));
 }
 
 #endif

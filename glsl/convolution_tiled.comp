@@ -220,9 +220,9 @@ void main() {
   // lane pairs stay unrolled, so that their residual fetches are in flight together.
   const int cBase = warp * 16 * C_ROW;
   [[dont_unroll]] for (int f = 0; f < FRAG_M * FRAG_N; ++f) {
-    [[unroll]] for (int q = 0; q < FRAG_M * FRAG_N; ++q)
-      if (q == f)
-        coopMatStoreNV(acc[q / FRAG_N][q % FRAG_N], cS, uint(cBase), uint(C_ROW), false);
+    [[unroll]] for (int k = 0; k < FRAG_M * FRAG_N; ++k)
+      if (k == f)
+        coopMatStoreNV(acc[k / FRAG_N][k % FRAG_N], cS, uint(cBase), uint(C_ROW), false);
     subgroupMemoryBarrierShared();
     subgroupBarrier();
     const int i = f / FRAG_N, j = f - i * FRAG_N;

@@ -14,6 +14,7 @@ layout(set = 0, binding = 1, VKCNN_OUTPUT_FORMAT) uniform image2DArray uDestinat
 layout(set = 0, binding = 2, std430) readonly buffer Weights { vec4 weights[]; };
 layout(set = 0, binding = 3, std430) readonly buffer Bias { float bias[]; };
 layout(set = 0, binding = 4, std430) readonly buffer Slopes { float slopes[]; };
+#define VKCNN_NEURON_SLOPES
 layout(push_constant) uniform Push { ConvolutionTransposePush pc; };
 
 #include "image_io.glsl"
@@ -63,12 +64,7 @@ void main() {
     }
   }
   const ivec4 o = clamp(ivec4(c0) + ivec4(0, 1, 2, 3), 0, outputs - 1);
-  vec4 slope = vec4(0.0);
-  if (pc.neuron.slopeCount > 0) {
-    const ivec4 s = min(o, pc.neuron.slopeCount - 1);
-    slope = vec4(slopes[s.x], slopes[s.y], slopes[s.z], slopes[s.w]);
-  }
   writeSlice(pc.destination, ivec2(g.clipX, g.clipY) + gid.xy, img, t,
              applyNeuron4(pc.neuron, acc + vec4(bias[o.x], bias[o.y], bias[o.z], bias[o.w]),
-                          slope));
+                          neuronSlopes(o, pc.neuron.slopeCount)));
 }

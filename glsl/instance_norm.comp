@@ -21,6 +21,7 @@ layout(set = 0, binding = 1, VKCNN_OUTPUT_FORMAT) uniform image2DArray uDestinat
 // gamma[channels] then beta[channels], over the source window's channels.
 layout(set = 0, binding = 2, std430) readonly buffer Parameters { float parameters[]; };
 layout(set = 0, binding = 3, std430) readonly buffer Slopes { float slopes[]; };
+#define VKCNN_NEURON_SLOPES
 layout(push_constant) uniform Push { InstanceNormPush pc; };
 
 #include "image_io.glsl"
@@ -69,15 +70,14 @@ void main() {
   vec4 sumE = groupSum(deviation);
   vec4 variance = max((groupSum(squares) - sumE * sumE / float(pixels)) / float(pixels), 0.0);
 
-  vec4 scale, shift, slope;
+  vec4 scale, shift;
   vec4 inverseDeviation = inversesqrt(variance + pc.epsilon);
   for (int k = 0; k < 4; ++k) {
     int c = clamp(c0 + k, 0, pc.channels - 1);
     scale[k] = parameters[c] * inverseDeviation[k];
     shift[k] = parameters[pc.channels + c];
-    int s = clamp(c0 + k, 0, max(pc.neuron.slopeCount - 1, 0));
-    slope[k] = pc.neuron.slopeCount > 0 ? slopes[s] : 0.0;
   }
+  const vec4 slope = neuronSlopes(ivec4(c0) + ivec4(0, 1, 2, 3), pc.neuron.slopeCount);
 
   // Statistics come from the whole source image; the clip and offset only place what is written,
   // so a clipped encode writes a tile of the unclipped result.

@@ -9,6 +9,7 @@ layout(local_size_x = 8, local_size_y = 8, local_size_z = 1) in;
 layout(set = 0, binding = 0) uniform sampler2DArray uSource;
 layout(set = 0, binding = 1, VKCNN_OUTPUT_FORMAT) uniform image2DArray uDestination;
 layout(set = 0, binding = 2, std430) readonly buffer Slopes { float slopes[]; };
+#define VKCNN_NEURON_SLOPES
 layout(push_constant) uniform Push { NeuronPush pc; };
 
 #include "image_io.glsl"
@@ -24,10 +25,6 @@ void main() {
   ivec2 src = gid.xy + ivec2(g.offsetX, g.offsetY);
   int c0 = firstChannelOfSlice(pc.destination, t);
   vec4 x = readChannels(uSource, pc.source, src, img, c0);
-  vec4 slope = vec4(0.0);
-  if (pc.neuron.slopeCount > 0) {
-    ivec4 c = clamp(ivec4(c0) + ivec4(0, 1, 2, 3), 0, pc.neuron.slopeCount - 1);
-    slope = vec4(slopes[c.x], slopes[c.y], slopes[c.z], slopes[c.w]);
-  }
+  const vec4 slope = neuronSlopes(ivec4(c0) + ivec4(0, 1, 2, 3), pc.neuron.slopeCount);
   writeSlice(pc.destination, dst, img, t, applyNeuron4(pc.neuron, x, slope));
 }

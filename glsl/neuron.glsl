@@ -65,4 +65,14 @@ float applyNeuron(NeuronParams n, float x, float slope) {
   return applyNeuron4(n, vec4(x), vec4(slope)).x;
 }
 
+#ifdef VKCNN_NEURON_SLOPES
+// PReLU's slopes of channels c, each clamped into the first `count` (zero when there are none),
+// from the `slopes` buffer that a shader defining VKCNN_NEURON_SLOPES declares.
+vec4 neuronSlopes(ivec4 c, int count) {
+  if (count <= 0) return vec4(0.0);
+  const ivec4 s = clamp(c, 0, count - 1);
+  return vec4(slopes[s.x], slopes[s.y], slopes[s.z], slopes[s.w]);
+}
+#endif
+
 #endif
