@@ -2,7 +2,7 @@
 // scripts/bench/conv_shapes.py on the GPU machine), and the GEMM ceiling.
 //
 //   vkcnn-bench-conv conv SHAPES --fp16|--fp32 [--iterations N] [--tiles auto,NAME,...]
-//                             [--neuron relu|none|relu6|silu]
+//                             [--neuron relu|none|relu6|silu] [--pieces]
 //     SHAPES: one convolution a line, "name n c h w k kh kw sh sw ph pw dh dw groups"
 //     (PyTorch's conv2d geometry, symmetric padding). Prints one JSON object a line: the median
 //     and minimum GPU time of the convolution (the sum of its dispatches when the batch needs
@@ -10,15 +10,23 @@
 //     --tiles times each shape once per configuration: auto (the selector's choice) or one that
 //     VKCNN_CONVOLUTION_TILE forces (convolution.cpp; tile names in convolution_tiles.h).
 //     --neuron: the fused neuron (ReLU unless said), to see what the epilogue costs.
-//   vkcnn-bench-conv gemm SPIRV M N K [--iterations N]
-//     Times bench/gemm_ceiling.comp (its SPIR-V file) on every tile of convolution_tiles.h for
-//     C[M][N] = A[M][K] B[K][N] from storage buffers, and checks a sample of C against the CPU.
+//     --pieces: where the layer limit splits the batch, also the wall time of its pieces run
+//     one after another against side by side, as a Graph runs them (no timestamps).
+//   vkcnn-bench-conv gemm SPIRV M N K [--iterations N] [--modes 0,1,2,3]
+//                             [--gemm-tiles WMxWN/FMxFN/KSTEPS;...] [--warmup SECONDS]
+//     Times bench/gemm_ceiling.comp (its SPIR-V file) on every tile of convolution_tiles.h (or
+//     the tiles given) for C[M][N] = A[M][K] B[K][N] from storage buffers, and checks a sample of
+//     C against the CPU. --modes: the shader's MODE, which takes the global loads, the barriers,
+//     the fragment loads away in turn (gemm_ceiling.comp) to show what each costs. Each
+//     configuration runs --warmup seconds (0.4) before the timed round; MODE 4 reads B as
+//     [N][K], 8 pipelines the fragment loads, 16 re-walks the workgroups (gemm_ceiling.comp).
 //
 // Random inputs and weights (never zeros: METHOD.md); timings are GPU timestamps, medians of N.
 #include <dlfcn.h>
 #include <vkcnn/vkcnn.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -29,6 +37,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "convolution_tiles.h"
@@ -60,7 +69,8 @@ double median(std::vector<double> v) {
 }
 
 int benchConvolutions(const std::string& path, ChannelFormat format, int iterations,
-                      const std::vector<std::string>& tiles, const NeuronDescriptor& neuron) {
+                      const std::vector<std::string>& tiles, const NeuronDescriptor& neuron,
+                      bool pieces) {
   Context context;
   std::ifstream in(path);
   if (!in) {
@@ -158,6 +168,49 @@ int benchConvolutions(const std::string& path, ChannelFormat format, int iterati
             timings.at(warmup * dispatches * perEncode).label.c_str());
         std::fflush(stdout);
       }
+      if (pieces && dispatches > 1) {
+        // The batch in `dispatches` pieces as a Graph runs them: each piece its own images, no
+        // barrier between pieces ("concurrent"), against every piece into one destination, each
+        // waiting for the one before ("serial"). Wall time of a reusable command buffer of
+        // `rounds` such rounds, no timestamps (they would serialise the pieces too).
+        unsetenv("VKCNN_CONVOLUTION_TILE");
+        std::vector<Image> sources, destinations;
+        for (uint32_t i = 0; i < dispatches; ++i) {
+          sources.emplace_back(context,
+                               ImageDescriptor{s.w, s.h, s.c, chunk, format, ImageUsage::all, "x"});
+          for (uint32_t j = 0; j < chunk; ++j)
+            sources.back().writeFloats(x, DataLayout::HeightxWidthxFeatureChannels, j);
+          destinations.emplace_back(
+              context, ImageDescriptor{ow, oh, s.k, chunk, format, ImageUsage::all, "y"});
+        }
+        double ms[2] = {0, 0};
+        for (int concurrent = 0; concurrent < 2; ++concurrent) {
+          const int rounds = 20;
+          CommandBufferOptions options;
+          options.reusable = true;
+          CommandBuffer cb(context, "pieces", options);
+          for (int r = 0; r < rounds; ++r)
+            for (uint32_t i = 0; i < dispatches; ++i)
+              conv.encode(cb, sources[i], destinations[concurrent ? i : 0]);
+          std::vector<double> runs;
+          for (int repeat = 0; repeat < 9; ++repeat) {
+            const auto start = std::chrono::steady_clock::now();
+            cb.commit();
+            cb.waitUntilCompleted();
+            runs.push_back(
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                    .count() /
+                rounds);
+          }
+          runs.erase(runs.begin(), runs.begin() + 2);  // the first submissions warm up
+          ms[concurrent] = median(runs);
+        }
+        std::printf(
+            "{\"name\": \"%s\", \"pieces\": %u, \"images_per_piece\": %u, \"serial_ms\": "
+            "%.6f, \"concurrent_ms\": %.6f}\n",
+            s.name.c_str(), dispatches, chunk, ms[0], ms[1]);
+        std::fflush(stdout);
+      }
     } catch (const std::exception& e) {
       std::printf("{\"name\": \"%s\", \"error\": \"%s\"}\n", s.name.c_str(), e.what());
       std::fflush(stdout);
@@ -222,7 +275,9 @@ void check(VkResult r, const char* what) {
 using vkcnn::detail::floatToHalf;  // engine/src/memory/half.h
 using vkcnn::detail::halfToFloat;
 
-int benchGemm(const std::string& spirvPath, uint32_t M, uint32_t N, uint32_t K, int iterations) {
+int benchGemm(const std::string& spirvPath, uint32_t M, uint32_t N, uint32_t K, int iterations,
+              const std::vector<int>& modes, std::vector<detail::MatrixTile> tiles,
+              double warmupSeconds) {
   Context context;
   if (!context.capabilities().matrixUnits) {
     std::cerr << "gemm: the device has no matrix units vkcnn uses\n";
@@ -358,20 +413,37 @@ int benchGemm(const std::string& spirvPath, uint32_t M, uint32_t N, uint32_t K, 
   VkQueryPool queries;
   check(vk.vkCreateQueryPool(device, &qpi, nullptr, &queries), "query pool");
 
-  for (const detail::MatrixTile& tile : detail::kMatrixTiles) {
+  if (tiles.empty()) tiles.assign(std::begin(detail::kMatrixTiles), std::end(detail::kMatrixTiles));
+  std::vector<std::pair<detail::MatrixTile, int>> runs;  // every tile in every mode
+  for (const detail::MatrixTile& tile : tiles)
+    for (const int mode : modes) runs.emplace_back(tile, mode);
+  for (const auto& [tile, mode] : runs) {
     const uint32_t tileM = tile.warpsM * tile.fragmentsM * 16,
                    tileN = tile.warpsN * tile.fragmentsN * 16;
     // The ceiling has no register prefetch of its own (convolution_tiled.comp's PREFETCH).
     // Nor a guard for weight rows narrower than its workgroup (the 128x16 tile).
     if (tile.prefetch != 1 || M % tileM || N % tileN || K % (16 * tile.kSteps) ||
-        (tile.kSteps * 16 * tileN / 8) % tile.threads())
+        (tile.kSteps * 16 * tileN / 8) % tile.threads() ||
+        (tile.kSteps * 16 * tileM / 8) % tile.threads() ||
+        2 * (tileM * (tile.kSteps * 32 + 16) + tile.depth() * (tileN * 2 + 16)) >
+            context.capabilities().maxComputeSharedMemorySize) {
+      if (tile.prefetch == 1)
+        std::printf(
+            "{\"gemm\": \"%s\", \"warps\": \"%ux%u\", \"fragments\": \"%ux%u\", "
+            "\"skipped\": \"the shader cannot run it on %ux%ux%u\"}\n",
+            tile.name, tile.warpsM, tile.warpsN, tile.fragmentsM, tile.fragmentsN, M, N, K);
       continue;
-    const int32_t spec[6] = {int32_t(tile.warpsM),     int32_t(tile.warpsN),
-                             int32_t(tile.fragmentsM), int32_t(tile.fragmentsN),
-                             int32_t(tile.kSteps),     int32_t(32 * tile.warpsM * tile.warpsN)};
-    VkSpecializationMapEntry entries[6];
-    for (uint32_t i = 0; i < 6; ++i) entries[i] = {i, i * 4, 4};
-    VkSpecializationInfo si{6, entries, sizeof spec, spec};
+    }
+    const int32_t spec[7] = {int32_t(tile.warpsM),
+                             int32_t(tile.warpsN),
+                             int32_t(tile.fragmentsM),
+                             int32_t(tile.fragmentsN),
+                             int32_t(tile.kSteps),
+                             int32_t(32 * tile.warpsM * tile.warpsN),
+                             int32_t(mode)};
+    VkSpecializationMapEntry entries[7];
+    for (uint32_t i = 0; i < 7; ++i) entries[i] = {i, i * 4, 4};
+    VkSpecializationInfo si{7, entries, sizeof spec, spec};
     VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
     ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
     ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
@@ -380,8 +452,11 @@ int benchGemm(const std::string& spirvPath, uint32_t M, uint32_t N, uint32_t K, 
     ci.stage.pSpecializationInfo = &si;
     ci.layout = layout;
     VkPipeline pipeline;
+    const auto compileStart = std::chrono::steady_clock::now();
     check(vk.vkCreateComputePipelines(device, VK_NULL_HANDLE, 1, &ci, nullptr, &pipeline),
           "pipeline");
+    const double compileSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - compileStart).count();
     std::memset(c.map, 0xff, size_t(M) * N * 4);  // NaN poison
     VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
     cai.commandPool = commandPool;
@@ -406,8 +481,21 @@ int benchGemm(const std::string& spirvPath, uint32_t M, uint32_t N, uint32_t K, 
     VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     submit.commandBufferCount = 1;
     submit.pCommandBuffers = &cmd;
-    check(vk.vkQueueSubmit(context.vkQueue(), 1, &submit, VK_NULL_HANDLE), "submit");
-    check(vk.vkQueueWaitIdle(context.vkQueue()), "wait");
+    // The same command buffer again and again until the clocks have had `warmupSeconds` of
+    // this work (a short warm-up left them anywhere between 345 and 1980 MHz); the last
+    // submission is the one timed.
+    const auto warmStart = std::chrono::steady_clock::now();
+    int submissions = 0;
+    do {
+      check(vk.vkQueueSubmit(context.vkQueue(), 1, &submit, VK_NULL_HANDLE), "submit");
+      check(vk.vkQueueWaitIdle(context.vkQueue()), "wait");
+      ++submissions;
+    } while (std::chrono::duration<double>(std::chrono::steady_clock::now() - warmStart).count() <
+                 warmupSeconds ||
+             submissions < 2);
+    std::fprintf(stderr, "%s %ux%u/%ux%u/%u mode %d: pipeline %.2f s, %d submissions\n", tile.name,
+                 tile.warpsM, tile.warpsN, tile.fragmentsM, tile.fragmentsN, tile.kSteps, mode,
+                 compileSeconds, submissions);
     std::vector<uint64_t> stamps(qpi.queryCount);
     check(vk.vkGetQueryPoolResults(device, queries, 0, qpi.queryCount, stamps.size() * 8,
                                    stamps.data(), 8, VK_QUERY_RESULT_64_BIT),
@@ -422,21 +510,26 @@ int benchGemm(const std::string& spirvPath, uint32_t M, uint32_t N, uint32_t K, 
     const auto* ch = static_cast<const float*>(c.map);
     double err = 0, norm = 0;
     std::mt19937 rng(5);
-    for (int s = 0; s < 256; ++s) {
+    for (int s = 0; s < ((mode & 3) == 0 ? 256 : 0); ++s) {
       const uint32_t i = rng() % M, j = rng() % N;
       double ref = 0;
       for (uint32_t k = 0; k < K; ++k)
-        ref += double(halfToFloat(ah[size_t(i) * K + k])) * halfToFloat(bh[size_t(k) * N + j]);
+        ref += double(halfToFloat(ah[size_t(i) * K + k])) *
+               halfToFloat(bh[mode & 4 ? size_t(j) * K + k : size_t(k) * N + j]);
       const double got = ch[size_t(i) * N + j];
       err += (got - ref) * (got - ref);
       norm += ref * ref;
     }
     const double med = median(ms);
+    // Only modes without parts taken away (mode & 3 == 0) compute A x B; the others say null.
+    const std::string relL2 =
+        (mode & 3) == 0 ? std::to_string(std::sqrt(err / std::max(norm, 1e-300))) : "null";
     std::printf(
-        "{\"gemm\": \"%s\", \"M\": %u, \"N\": %u, \"K\": %u, \"ms\": %.6f, \"tflops\": %.2f, "
-        "\"rel_l2\": %.3g}\n",
-        tile.name, M, N, K, med, 2.0 * M * N * K / (med * 1e-3) / 1e12,
-        std::sqrt(err / std::max(norm, 1e-300)));
+        "{\"gemm\": \"%s\", \"warps\": \"%ux%u\", \"fragments\": \"%ux%u\", \"k\": %u, "
+        "\"mode\": %d, \"M\": %u, \"N\": %u, \"K\": %u, \"ms\": %.6f, \"tflops\": %.2f, "
+        "\"rel_l2\": %s}\n",
+        tile.name, tile.warpsM, tile.warpsN, tile.fragmentsM, tile.fragmentsN, tile.depth(), mode,
+        M, N, K, med, 2.0 * M * N * K / (med * 1e-3) / 1e12, relL2.c_str());
     std::fflush(stdout);
     vk.vkDestroyPipeline(device, pipeline, nullptr);
   }
@@ -463,6 +556,10 @@ int main(int argc, char** argv) {
   ChannelFormat format = ChannelFormat::float16;
   NeuronDescriptor neuron = NeuronDescriptor::relu();
   std::vector<std::string> positional;
+  std::vector<int> modes;
+  double warmupSeconds = 0.4;
+  bool pieces = false;
+  std::vector<detail::MatrixTile> gemmTiles;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--iterations" && i + 1 < args.size())
       iterations = std::max(1, std::atoi(args[++i].c_str()));
@@ -482,6 +579,27 @@ int main(int argc, char** argv) {
                   << "\n";
         return 2;
       }
+    } else if (args[i] == "--warmup" && i + 1 < args.size()) {
+      warmupSeconds = std::atof(args[++i].c_str());
+    } else if (args[i] == "--modes" && i + 1 < args.size()) {
+      std::istringstream list(args[++i]);
+      for (std::string m; std::getline(list, m, ',');) modes.push_back(std::atoi(m.c_str()));
+    } else if (args[i] == "--gemm-tiles" && i + 1 < args.size()) {
+      // WARPS_MxWARPS_N/FRAG_MxFRAG_N/K_STEPS;... for tiles not in convolution_tiles.h
+      std::istringstream list(args[++i]);
+      for (std::string t; std::getline(list, t, ';');) {
+        detail::MatrixTile tile{"custom", 0, 0, 0, 0, 0, 0, 0, 1};
+        if (std::sscanf(t.c_str(), "%ux%u/%ux%u/%u", &tile.warpsM, &tile.warpsN, &tile.fragmentsM,
+                        &tile.fragmentsN, &tile.kSteps) != 5 ||
+            !tile.warpsM || !tile.warpsN || !tile.fragmentsM || !tile.fragmentsN || !tile.kSteps) {
+          std::cerr << "vkcnn-bench-conv: --gemm-tiles takes WMxWN/FMxFN/KSTEPS;..., not " << t
+                    << "\n";
+          return 2;
+        }
+        gemmTiles.push_back(tile);
+      }
+    } else if (args[i] == "--pieces") {
+      pieces = true;
     } else if (args[i] == "--fp16")
       format = ChannelFormat::float16;
     else if (args[i] == "--fp32")
@@ -492,18 +610,20 @@ int main(int argc, char** argv) {
   if (tiles.empty()) tiles.push_back("auto");
   try {
     if (positional.size() == 2 && positional[0] == "conv")
-      return benchConvolutions(positional[1], format, iterations, tiles, neuron);
+      return benchConvolutions(positional[1], format, iterations, tiles, neuron, pieces);
     if (positional.size() == 5 && positional[0] == "gemm")
       return benchGemm(positional[1], uint32_t(std::stoul(positional[2])),
                        uint32_t(std::stoul(positional[3])), uint32_t(std::stoul(positional[4])),
-                       iterations);
+                       iterations, modes.empty() ? std::vector<int>{0} : modes, gemmTiles,
+                       warmupSeconds);
   } catch (const std::exception& e) {
     std::cerr << "vkcnn-bench-conv: " << e.what() << "\n";
     return 1;
   }
   std::cerr
       << "usage: vkcnn-bench-conv conv SHAPES [--fp16|--fp32] [--iterations N] [--tiles auto,...]\n"
-         "                             [--neuron relu|none|relu6|silu]\n"
-         "       vkcnn-bench-conv gemm SPIRV M N K [--iterations N]\n";
+         "                             [--neuron relu|none|relu6|silu] [--pieces]\n"
+         "       vkcnn-bench-conv gemm SPIRV M N K [--iterations N] [--modes 0,1,2,3]\n"
+         "                             [--gemm-tiles WMxWN/FMxFN/KSTEPS;...] [--warmup SECONDS]\n";
   return 2;
 }

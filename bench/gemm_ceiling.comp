@@ -7,6 +7,16 @@
 // against the convolution on the same tiles separates the matrix pipeline from im2col through
 // images. A is [M][K], B [K][N] (row-major float16), C [M][N] float32; M, N and K are multiples of
 // the tile (the benchmark only asks for such sizes).
+// MODE takes parts away to see what each costs (C is then not A x B): 0 the GEMM; 1 no global
+// loads (every chunk multiplies the first chunk again, from alternating stages), barriers kept;
+// 2 no barriers either; 3 the fragments loaded once, only the multiply-adds in the loop (the
+// matrix units' own rate through VK_NV_cooperative_matrix). MODE + 4: B is stored [N][K] (K
+// contiguous, the layout of the matrix units' B operand) and its fragments loaded column-major.
+// MODE + 8 (K_STEPS even): the fragments of the next k-step are loaded before the multiply-adds of
+// the current one, and a chunk's last k-step is multiplied after the barrier, behind the loads of
+// the next chunk's first: the matrix units and the shared-memory loads overlap within a warp.
+// MODE + 16: workgroups walk the output in column groups of GROUP_M tiles (all of a group's
+// rows, then the next column), so that those running at once share A and B rows in L2.
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
@@ -19,9 +29,18 @@ layout(constant_id = 2) const int FRAG_M = 4;
 layout(constant_id = 3) const int FRAG_N = 2;
 layout(constant_id = 4) const int K_STEPS = 2;
 layout(local_size_x_id = 5) in;  // 32 * WARPS_M * WARPS_N
+layout(constant_id = 6) const int MODE = 0;
+const int PARTS = MODE & 3;
+const bool B_T = (MODE & 4) != 0;
 
-layout(set = 0, binding = 0, std430) readonly buffer MatrixA { uvec4 a[]; };
-layout(set = 0, binding = 1, std430) readonly buffer MatrixB { uvec4 b[]; };
+// -DRESTRICT_OPERANDS: A and B also restrict (may the driver use its read-only data path?).
+#ifdef RESTRICT_OPERANDS
+#define OPERAND readonly restrict
+#else
+#define OPERAND readonly
+#endif
+layout(set = 0, binding = 0, std430) OPERAND buffer MatrixA { uvec4 a[]; };
+layout(set = 0, binding = 1, std430) OPERAND buffer MatrixB { uvec4 b[]; };
 layout(set = 0, binding = 2, std430) writeonly buffer MatrixC { float c[]; };
 layout(push_constant) uniform Push { int M, N, K; } p;
 
@@ -30,83 +49,135 @@ const int TILE_M = WARPS_M * FRAG_M * 16;
 const int TILE_N = WARPS_N * FRAG_N * 16;
 const int K_CHUNK = 16 * K_STEPS;
 const int A_VECS = K_CHUNK / 8;      // uvec4 per A row and chunk
-const int B_VECS = TILE_N / 8;       // uvec4 per B row of the tile
+const int B_VECS = B_T ? K_CHUNK / 8 : TILE_N / 8;  // uvec4 per B row of the tile
 const int A_ROW = A_VECS + 1;        // padded
 const int B_ROW = B_VECS + 1;
 const int A_STAGE = TILE_M * A_ROW;
-const int B_STAGE = K_CHUNK * B_ROW;
+const int B_STAGE = (B_T ? TILE_N : K_CHUNK) * B_ROW;
 const int A_LOADS = TILE_M * A_VECS / THREADS;
-const int B_LOADS = K_CHUNK * B_VECS / THREADS;
+const int B_LOADS = K_CHUNK * TILE_N / 8 / THREADS;
 shared uvec4 aS[2 * A_STAGE];
 shared uvec4 bS[2 * B_STAGE];
+
+// The uvec4 of B that element e of a chunk's staging loads.
+int bIndex(int e, int k0, int n0, int NV, int KV) {
+  return B_T ? (n0 + e / B_VECS) * KV + k0 / 8 + e % B_VECS
+             : (k0 + e / B_VECS) * NV + n0 / 8 + e % B_VECS;
+}
+// Where fragment j of a k-step starts in a B stage, in uvec4.
+int bFragment(int step, int j) {
+  return B_T ? j * 16 * B_ROW + step * 2 : step * 16 * B_ROW + j * 2;
+}
 
 void main() {
   const int t = int(gl_LocalInvocationID.x), warp = t / 32;
   const int wm = warp % WARPS_M, wn = warp / WARPS_M;
-  const int m0 = int(gl_WorkGroupID.x) * TILE_M, n0 = int(gl_WorkGroupID.y) * TILE_N;
+  int tileRow = int(gl_WorkGroupID.x), tileColumn = int(gl_WorkGroupID.y);
+  if ((MODE & 16) != 0) {  // the dispatch's linear index, re-walked in groups of GROUP_M rows
+    const int rows = int(gl_NumWorkGroups.x), GROUP_M = 8;
+    const int linear = tileColumn * rows + tileRow;
+    const int perGroup = GROUP_M * int(gl_NumWorkGroups.y);
+    const int group = linear / perGroup, first = group * GROUP_M;
+    const int height = min(rows - first, GROUP_M);
+    tileRow = first + (linear % perGroup) % height;
+    tileColumn = (linear % perGroup) / height;
+  }
+  const int m0 = tileRow * TILE_M, n0 = tileColumn * TILE_N;
   const int KV = p.K / 8, NV = p.N / 8;
   fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[FRAG_M][FRAG_N];
   [[unroll]] for (int i = 0; i < FRAG_M; ++i)
     [[unroll]] for (int j = 0; j < FRAG_N; ++j)
       acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
   uvec4 ra[A_LOADS], rb[B_LOADS];
-  [[unroll]] for (int l = 0; l < A_LOADS; ++l) {
-    const int e = t + l * THREADS;
-    ra[l] = a[(m0 + e / A_VECS) * KV + e % A_VECS];
+  // The chunk at depth k0 from A and B into registers.
+#define FETCH(k0)                                                  \
+  [[unroll]] for (int l = 0; l < A_LOADS; ++l) {                   \
+    const int e = t + l * THREADS;                                 \
+    ra[l] = a[(m0 + e / A_VECS) * KV + (k0) / 8 + e % A_VECS];     \
+  }                                                                \
+  [[unroll]] for (int l = 0; l < B_LOADS; ++l) {                   \
+    const int e = t + l * THREADS;                                 \
+    rb[l] = b[bIndex(e, k0, n0, NV, KV)];                          \
   }
-  [[unroll]] for (int l = 0; l < B_LOADS; ++l) {
-    const int e = t + l * THREADS;
-    rb[l] = b[(e / B_VECS) * NV + n0 / 8 + e % B_VECS];
+  // The registers into shared stage `stage`.
+#define STAGE(stage)                                                  \
+  [[unroll]] for (int l = 0; l < A_LOADS; ++l) {                      \
+    const int e = t + l * THREADS;                                    \
+    aS[(stage) * A_STAGE + (e / A_VECS) * A_ROW + e % A_VECS] = ra[l]; \
+  }                                                                   \
+  [[unroll]] for (int l = 0; l < B_LOADS; ++l) {                      \
+    const int e = t + l * THREADS;                                    \
+    bS[(stage) * B_STAGE + (e / B_VECS) * B_ROW + e % B_VECS] = rb[l]; \
   }
-  [[unroll]] for (int l = 0; l < A_LOADS; ++l) {
-    const int e = t + l * THREADS;
-    aS[(e / A_VECS) * A_ROW + e % A_VECS] = ra[l];
-  }
-  [[unroll]] for (int l = 0; l < B_LOADS; ++l) {
-    const int e = t + l * THREADS;
-    bS[(e / B_VECS) * B_ROW + e % B_VECS] = rb[l];
+  // A k-step's fragments of a stage into fragment set `set`, and their multiply-adds.
+#define LOAD_FRAGMENTS(set, stage, step)                                                     \
+  [[unroll]] for (int i = 0; i < FRAG_M; ++i)                                                 \
+    coopMatLoadNV(pa[set][i], aS,                                                             \
+                  uint((stage) * A_STAGE + (wm * FRAG_M + i) * 16 * A_ROW + (step) * 2),      \
+                  uint(A_ROW), false);                                                        \
+  [[unroll]] for (int j = 0; j < FRAG_N; ++j)                                                 \
+    coopMatLoadNV(pb[set][j], bS, uint((stage) * B_STAGE + bFragment(step, wn * FRAG_N + j)), \
+                  uint(B_ROW), B_T);
+#define MULTIPLY(set)                           \
+  [[unroll]] for (int i = 0; i < FRAG_M; ++i)   \
+    [[unroll]] for (int j = 0; j < FRAG_N; ++j) \
+      acc[i][j] = coopMatMulAddNV(pa[set][i], pb[set][j], acc[i][j]);
+  fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> pa[2][FRAG_M], pb[2][FRAG_N];
+
+  FETCH(0)
+  STAGE(0)
+  if (PARTS == 1 || PARTS == 2) {  // both stages, so that the loop still alternates between them
+    STAGE(1)
   }
   barrier();
   const int chunks = p.K / K_CHUNK;
-  for (int chunk = 0; chunk < chunks; ++chunk) {
-    const int stage = chunk & 1;
-    const bool more = chunk + 1 < chunks;
-    if (more) {
-      const int k0 = (chunk + 1) * K_CHUNK;
-      [[unroll]] for (int l = 0; l < A_LOADS; ++l) {
-        const int e = t + l * THREADS;
-        ra[l] = a[(m0 + e / A_VECS) * KV + k0 / 8 + e % A_VECS];
+  // Not a constant: glslang 12 emits a spec-constant && that refers to itself ahead of its
+  // definition. The driver folds it once specialized.
+  bool pipelined = (MODE & 8) != 0;
+  pipelined = pipelined && (K_STEPS & 1) == 0;
+  if (PARTS == 3) {
+    LOAD_FRAGMENTS(0, 0, 0)
+    for (int chunk = 0; chunk < chunks; ++chunk)
+      [[unroll]] for (int step = 0; step < K_STEPS; ++step) {
+        MULTIPLY(0)
       }
-      [[unroll]] for (int l = 0; l < B_LOADS; ++l) {
-        const int e = t + l * THREADS;
-        rb[l] = b[(k0 + e / B_VECS) * NV + n0 / 8 + e % B_VECS];
+  } else if (pipelined) {
+    LOAD_FRAGMENTS(0, 0, 0)
+    for (int chunk = 0; chunk < chunks; ++chunk) {
+      const int stage = chunk & 1;
+      const bool more = PARTS == 0 && chunk + 1 < chunks;
+      if (more) {
+        FETCH((chunk + 1) * K_CHUNK)
       }
+      [[unroll]] for (int step = 0; step + 1 < K_STEPS; ++step) {
+        LOAD_FRAGMENTS((step + 1) & 1, stage, step + 1)
+        MULTIPLY(step & 1)
+      }
+      if (more) {
+        STAGE(stage ^ 1)
+      }
+      if (PARTS <= 1) barrier();
+      if (chunk + 1 < chunks) {
+        LOAD_FRAGMENTS(0, stage ^ 1, 0)
+      }
+      MULTIPLY(1)
     }
-    [[unroll]] for (int step = 0; step < K_STEPS; ++step) {
-      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[FRAG_M], fb[FRAG_N];
-      [[unroll]] for (int i = 0; i < FRAG_M; ++i)
-        coopMatLoadNV(fa[i], aS, uint(stage * A_STAGE + (wm * FRAG_M + i) * 16 * A_ROW + step * 2),
-                      uint(A_ROW), false);
-      [[unroll]] for (int j = 0; j < FRAG_N; ++j)
-        coopMatLoadNV(fb[j], bS,
-                      uint(stage * B_STAGE + step * 16 * B_ROW + (wn * FRAG_N + j) * 2),
-                      uint(B_ROW), false);
-      [[unroll]] for (int i = 0; i < FRAG_M; ++i)
-        [[unroll]] for (int j = 0; j < FRAG_N; ++j)
-          acc[i][j] = coopMatMulAddNV(fa[i], fb[j], acc[i][j]);
-    }
-    if (more) {
-      const int next = (stage ^ 1);
-      [[unroll]] for (int l = 0; l < A_LOADS; ++l) {
-        const int e = t + l * THREADS;
-        aS[next * A_STAGE + (e / A_VECS) * A_ROW + e % A_VECS] = ra[l];
+  } else {
+    for (int chunk = 0; chunk < chunks; ++chunk) {
+      const int stage = chunk & 1;
+      const bool more = PARTS == 0 && chunk + 1 < chunks;
+      if (more) {
+        FETCH((chunk + 1) * K_CHUNK)
       }
-      [[unroll]] for (int l = 0; l < B_LOADS; ++l) {
-        const int e = t + l * THREADS;
-        bS[next * B_STAGE + (e / B_VECS) * B_ROW + e % B_VECS] = rb[l];
+      [[unroll]] for (int step = 0; step < K_STEPS; ++step) {
+        LOAD_FRAGMENTS(0, stage, step)
+        MULTIPLY(0)
       }
+      if (more) {
+        STAGE(stage ^ 1)
+      }
+      if (PARTS <= 1) barrier();
     }
-    barrier();
   }
   [[unroll]] for (int i = 0; i < FRAG_M; ++i)
     [[unroll]] for (int j = 0; j < FRAG_N; ++j)

@@ -6,6 +6,10 @@
 // convolution_tiles.h, and prints one line per pipeline:
 //
 //   vkcnn-pipeline-stats [--max-local BYTES] [--variants f16,f32,u8]
+//                        [--gemm GEMM_SPIRV --gemm-configs WMxWN/FMxFN/KSTEPS/MODE;...]
+//
+// --gemm builds bench/gemm_ceiling.comp's SPIR-V for each configuration instead of the library's
+// shaders (its registers beside its timings from vkcnn-bench-conv gemm).
 //
 // A pipeline the device cannot make (the matrix-unit shaders without VK_NV_cooperative_matrix) is
 // listed as skipped, with the reason; a pipeline that fails to build is an error (exit 1). With
@@ -19,10 +23,15 @@
 // generated shader table (the same SPIR-V words and reflection) into itself.
 #include <vulkan/vulkan.h>
 
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
+#include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "convolution_tiles.h"
@@ -82,15 +91,53 @@ bool isLocalMemory(const char* name) {
 
 int main(int argc, char** argv) {
   long long maxLocal = -1;
-  std::string variants = "f16,f32,u8";
+  std::string variants = "f16,f32,u8", gemmPath, gemmConfigs;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--max-local" && i + 1 < argc) {
       maxLocal = std::atoll(argv[++i]);
     } else if (a == "--variants" && i + 1 < argc) {
       variants = argv[++i];
+    } else if (a == "--gemm" && i + 1 < argc) {
+      gemmPath = argv[++i];
+    } else if (a == "--gemm-configs" && i + 1 < argc) {
+      gemmConfigs = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: %s [--max-local BYTES] [--variants f16,f32,u8]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--max-local BYTES] [--variants f16,f32,u8]\n"
+                   "          [--gemm GEMM_SPIRV --gemm-configs WMxWN/FMxFN/KSTEPS/MODE;...]\n",
+                   argv[0]);
+      return 2;
+    }
+  }
+  std::vector<uint32_t> gemmCode;
+  if (!gemmPath.empty()) {
+    std::ifstream f(gemmPath, std::ios::binary);
+    std::vector<char> bytes((std::istreambuf_iterator<char>(f)), {});
+    if (bytes.empty() || bytes.size() % 4) {
+      std::fprintf(stderr, "error: cannot read SPIR-V %s\n", gemmPath.c_str());
+      return 1;
+    }
+    gemmCode.resize(bytes.size() / 4);
+    std::memcpy(gemmCode.data(), bytes.data(), bytes.size());
+  }
+  // --gemm-configs, checked before any device work: WMxWN/FMxFN/KSTEPS/MODE;...
+  std::vector<std::pair<std::string, std::array<int, 6>>> gemmBuilds;
+  {
+    std::istringstream list(gemmConfigs);
+    for (std::string c; std::getline(list, c, ';');) {
+      std::array<int, 6> v{};
+      if (std::sscanf(c.c_str(), "%dx%d/%dx%d/%d/%d", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) !=
+              6 ||
+          v[0] < 1 || v[1] < 1 || v[2] < 1 || v[3] < 1 || v[4] < 1 || v[5] < 0) {
+        std::fprintf(stderr, "error: --gemm-configs takes WMxWN/FMxFN/KSTEPS/MODE;..., not %s\n",
+                     c.c_str());
+        return 2;
+      }
+      gemmBuilds.emplace_back(c, v);
+    }
+    if (gemmCode.empty() != gemmBuilds.empty()) {
+      std::fprintf(stderr, "error: --gemm and --gemm-configs go together\n");
       return 2;
     }
   }
@@ -349,7 +396,24 @@ int main(int argc, char** argv) {
     vkDestroyDescriptorSetLayout(device, setLayout, nullptr);
   };
 
-  for (uint32_t id = 0; id < kShaderIdCount; ++id) {
+  if (!gemmCode.empty()) {
+    // gemm_ceiling.comp: three storage buffers, M N K pushed.
+    static const ShaderBinding buffers[3] = {
+        {0, 0, BindingType::storageBuffer, 0, 0, false, 1, "a"},
+        {0, 1, BindingType::storageBuffer, 0, 0, false, 1, "b"},
+        {0, 2, BindingType::storageBuffer, 0, 0, false, 1, "c"}};
+    const ShaderModuleInfo gemm{"gemm_ceiling", gemmCode.data(), gemmCode.size(), buffers, 3, 12,
+                                {1, 1, 1}};
+    for (const auto& [label, c] : gemmBuilds) {
+      if (!matrixUnits) {
+        std::printf("gemm_ceiling %s skipped (no VK_NV_cooperative_matrix)\n", label.c_str());
+        ++skipped;
+        continue;
+      }
+      build(gemm, "gemm_ceiling " + label, {c[0], c[1], c[2], c[3], c[4], 32 * c[0] * c[1], c[5]});
+    }
+  }
+  for (uint32_t id = 0; id < kShaderIdCount && gemmCode.empty(); ++id) {
     for (uint32_t variant = 0; variant < kShaderVariantCount; ++variant) {
       if (variants.find(variantNames[variant]) == std::string::npos) continue;
       const ShaderModuleInfo& m = kShaderModules[id][variant];

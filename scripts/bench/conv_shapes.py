@@ -16,6 +16,8 @@ vkcnn: time x occurrences), OUT/conv_shapes.json (everything) and a summary on s
 --from-json PATH re-renders the tables of a saved conv_shapes.json (no GPU or PyTorch needed).
 --tiles times each format once per configuration (VKCNN_CONVOLUTION_TILE forces one; "auto" is the
 selector's own choice) and reports the best of them per shape beside the first one's.
+--pieces adds, for shapes whose batch the 2048-layer limit splits, the wall time of the pieces
+side by side as a Graph runs them (the timestamps of "vkcnn ms" serialise them: up to 2x more).
 """
 import argparse
 import json
@@ -76,14 +78,15 @@ def describe(key):
     return s
 
 
-def run_vkcnn(bench, keys, batch, fmt, tiles, work, iterations, neuron="relu"):
-    """{tile: {shape index: result}} from one vkcnn-bench-conv run over every shape."""
+def run_vkcnn(bench, keys, batch, fmt, tiles, work, iterations, neuron="relu", pieces=False):
+    """{tile: {shape index: result}} from one vkcnn-bench-conv run over every shape; with
+    pieces, also {"pieces": {shape index: its pieces side by side}} where the batch is split."""
     path = os.path.join(work, f"shapes_b{batch}.txt")
     with open(path, "w") as f:
         for i, key in enumerate(keys):
             f.write(f"s{i} {batch} " + " ".join(str(v) for v in key) + "\n")
     cmd = [bench, "conv", path, f"--{fmt}", "--iterations", str(iterations),
-           "--tiles", ",".join(tiles), "--neuron", neuron]
+           "--tiles", ",".join(tiles), "--neuron", neuron] + (["--pieces"] if pieces else [])
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:
         print(out.stderr[-2000:], file=sys.stderr)
@@ -95,7 +98,8 @@ def run_vkcnn(bench, keys, batch, fmt, tiles, work, iterations, neuron="relu"):
             r = json.loads(line)
         except json.JSONDecodeError:
             continue
-        results.setdefault(r.get("tile", tiles[0]), {})[int(r["name"][1:])] = r
+        key = "pieces" if "pieces" in r else r.get("tile", tiles[0])
+        results.setdefault(key, {})[int(r["name"][1:])] = r
     return results
 
 
@@ -145,13 +149,16 @@ def write_table(out, tag, rows, tiles):
              "(median ms x occurrences). ratio = cuDNN ms / vkcnn ms (> 1: vkcnn "
              "faster). TFLOP/s counts 2 x MACs.", "",
              "| shape | uses | GFLOP | vkcnn ms | TFLOP/s | config | cuDNN ms | TFLOP/s "
-             "| ratio | best forced | ratio |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| ratio | best forced | ratio | pieces side by side |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     tot_vk = tot_th = tot_best = 0.0
     per_net = {}
 
     def f(v, fmt_="{:.4f}"):
         return fmt_.format(v) if v else "-"
+
+    def side_by_side(r):  # where the layer limit splits the batch: its pieces as a Graph runs them
+        return f"{r['pieces']} x: {r['pieces_ms']:.4f}" if r.get("pieces_ms") else "-"
     for r in rows:
         vkms, thms, best = r["vk"], r["torch"], r["vk_best"]
         tot_vk += (vkms or 0) * r["count"]
@@ -170,9 +177,16 @@ def write_table(out, tag, rows, tiles):
             f"| {r['desc']} | {r['count']} | {r['gflop']:.3f} | {f(vkms)} | "
             f"{f(tf, '{:.1f}')} | {r['cfg_' + tiles[0]].split(' (')[-1].rstrip(')')} | "
             f"{f(thms)} | {f(tt, '{:.1f}')} | {f(ratio, '{:.2f}')} | "
-            f"{r['best_tile'] or '-'} {f(best)} | {f(bratio, '{:.2f}')} |")
+            f"{r['best_tile'] or '-'} {f(best)} | {f(bratio, '{:.2f}')} | "
+            f"{side_by_side(r)} |")
+    tot_side = sum((r.get("pieces_ms") or r["vk"] or 0) * r["count"] for r in rows)
     lines += ["", f"Sum over all uses: vkcnn {tot_vk:.3f} ms, best forced {tot_best:.3f} "
-              f"ms, cuDNN {tot_th:.3f} ms.", "",
+              f"ms, cuDNN {tot_th:.3f} ms."]
+    if any(r.get("pieces_ms") for r in rows):
+        lines += ["", "vkcnn ms is the sum of a split batch's dispatches one after another "
+                  "(timestamps); a Graph runs the pieces side by side (last column, wall time): "
+                  f"with those, the sum is {tot_side:.3f} ms."]
+    lines += ["",
               "Per network (its convolutions' time x uses; cuDNN timed per call, so at batch 1 "
               "its launch cost is in every call):", "",
               "| network | vkcnn ms | cuDNN ms | ratio |", "|---|---|---|---|"]
@@ -197,6 +211,9 @@ def main():
     ap.add_argument("--tiles", default="auto")
     ap.add_argument("--iterations", type=int, default=20)
     ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--pieces", action="store_true",
+                    help="where the layer limit splits the batch, also time its pieces side by "
+                         "side as a Graph runs them (vkcnn-bench-conv --pieces)")
     ap.add_argument("--neuron", default="relu", choices=["relu", "none", "relu6", "silu"],
                     help="vkcnn's fused neuron (PyTorch's side always applies ReLU: with another, "
                          "pass --no-torch)")
@@ -219,7 +236,7 @@ def main():
             tag = f"{fmt}_b{batch}"
             fmt_tiles = tiles
             vk = run_vkcnn(args.bench, keys, batch, fmt, fmt_tiles, args.out, args.iterations,
-                           args.neuron)
+                           args.neuron, args.pieces)
             th = {} if args.no_torch else run_torch(keys, batch, fmt, args.iterations)
             rows = []
             for i, key in enumerate(keys):
@@ -235,6 +252,9 @@ def main():
                 row["vk"] = row.get(f"vk_{fmt_tiles[0]}")
                 row["vk_best"], row["best_tile"] = min(best) if best else (None, None)
                 row["torch"] = th.get(i, {}).get("ms")
+                split = vk.get("pieces", {}).get(i)
+                if split:
+                    row["pieces"], row["pieces_ms"] = split["pieces"], split["concurrent_ms"]
                 rows.append(row)
             everything["runs"][tag] = rows
             summary.append(write_table(args.out, tag, rows, fmt_tiles))
