@@ -172,8 +172,8 @@ int benchConvolutions(const std::string& path, ChannelFormat format, int iterati
         // The batch in `dispatches` pieces as a Graph runs them: each piece its own images, no
         // barrier between pieces ("concurrent"), against every piece into one destination, each
         // waiting for the one before ("serial"). Wall time of a reusable command buffer of
-        // `rounds` such rounds, no timestamps (they would serialise the pieces too).
-        unsetenv("VKCNN_CONVOLUTION_TILE");
+        // `rounds` such rounds, no timestamps (they would serialise the pieces too). Once per
+        // configuration of --tiles.
         std::vector<Image> sources, destinations;
         for (uint32_t i = 0; i < dispatches; ++i) {
           sources.emplace_back(context,
@@ -183,33 +183,40 @@ int benchConvolutions(const std::string& path, ChannelFormat format, int iterati
           destinations.emplace_back(
               context, ImageDescriptor{ow, oh, s.k, chunk, format, ImageUsage::all, "y"});
         }
-        double ms[2] = {0, 0};
-        for (int concurrent = 0; concurrent < 2; ++concurrent) {
-          const int rounds = 20;
-          CommandBufferOptions options;
-          options.reusable = true;
-          CommandBuffer cb(context, "pieces", options);
-          for (int r = 0; r < rounds; ++r)
-            for (uint32_t i = 0; i < dispatches; ++i)
-              conv.encode(cb, sources[i], destinations[concurrent ? i : 0]);
-          std::vector<double> runs;
-          for (int repeat = 0; repeat < 9; ++repeat) {
-            const auto start = std::chrono::steady_clock::now();
-            cb.commit();
-            cb.waitUntilCompleted();
-            runs.push_back(
-                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                    .count() /
-                rounds);
+        for (const std::string& tile : tiles) {
+          if (tile == "auto")
+            unsetenv("VKCNN_CONVOLUTION_TILE");
+          else
+            setenv("VKCNN_CONVOLUTION_TILE", tile.c_str(), 1);
+          double ms[2] = {0, 0};
+          for (int concurrent = 0; concurrent < 2; ++concurrent) {
+            const int rounds = 20;
+            CommandBufferOptions options;
+            options.reusable = true;
+            CommandBuffer cb(context, "pieces", options);
+            for (int r = 0; r < rounds; ++r)
+              for (uint32_t i = 0; i < dispatches; ++i)
+                conv.encode(cb, sources[i], destinations[concurrent ? i : 0]);
+            std::vector<double> runs;
+            for (int repeat = 0; repeat < 9; ++repeat) {
+              const auto start = std::chrono::steady_clock::now();
+              cb.commit();
+              cb.waitUntilCompleted();
+              runs.push_back(std::chrono::duration<double, std::milli>(
+                                 std::chrono::steady_clock::now() - start)
+                                 .count() /
+                             rounds);
+            }
+            runs.erase(runs.begin(), runs.begin() + 2);  // the first submissions warm up
+            ms[concurrent] = median(runs);
           }
-          runs.erase(runs.begin(), runs.begin() + 2);  // the first submissions warm up
-          ms[concurrent] = median(runs);
+          std::printf(
+              "{\"name\": \"%s\", \"pieces\": %u, \"pieces_tile\": \"%s\", "
+              "\"images_per_piece\": %u, \"serial_ms\": %.6f, \"concurrent_ms\": %.6f}\n",
+              s.name.c_str(), dispatches, tile.c_str(), chunk, ms[0], ms[1]);
+          std::fflush(stdout);
         }
-        std::printf(
-            "{\"name\": \"%s\", \"pieces\": %u, \"images_per_piece\": %u, \"serial_ms\": "
-            "%.6f, \"concurrent_ms\": %.6f}\n",
-            s.name.c_str(), dispatches, chunk, ms[0], ms[1]);
-        std::fflush(stdout);
+        unsetenv("VKCNN_CONVOLUTION_TILE");
       }
     } catch (const std::exception& e) {
       std::printf("{\"name\": \"%s\", \"error\": \"%s\"}\n", s.name.c_str(), e.what());

@@ -98,7 +98,9 @@ def run_vkcnn(bench, keys, batch, fmt, tiles, work, iterations, neuron="relu", p
             r = json.loads(line)
         except json.JSONDecodeError:
             continue
-        key = "pieces" if "pieces" in r else r.get("tile", tiles[0])
+        key = r.get("tile", tiles[0])
+        if "pieces" in r:  # the first configuration's pieces side by side go in the table
+            key = "pieces" if r.get("pieces_tile", tiles[0]) == tiles[0] else "pieces " + r["pieces_tile"]
         results.setdefault(key, {})[int(r["name"][1:])] = r
     return results
 
