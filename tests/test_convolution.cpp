@@ -55,7 +55,8 @@ struct Case {
   // channel of a larger image (extra channels on both sides) when residualChannelOffset > 0.
   bool residual = false;
   uint32_t residualChannelOffset = 0;
-  double toleranceScale = 1;  // times tolerance(format), for paths that round more (Winograd)
+  double toleranceScale = 1;      // times tolerance(format), for paths that round more (Winograd)
+  uint32_t imagesSideBySide = 0;  // Convolution::imagesSideBySide
 };
 
 std::vector<float> randomWeights(const ConvolutionDescriptor& d, uint32_t seed) {
@@ -179,7 +180,8 @@ void runWith(K& kernel, const Case& c, const Tensor& x, const std::vector<float>
 }
 
 // Builds the kernel from random weights and checks one encode against the reference.
-void run(const Case& c) {
+// Checks one case against the reference; returns the configuration the convolution ran.
+std::string run(const Case& c) {
   const ConvolutionDescriptor& d = c.descriptor;
   const ChannelFormat sourceFormat = c.separateSourceFormat ? c.sourceFormat : c.format;
   const double lo = sourceFormat == ChannelFormat::unorm8 ? 0 : -1;
@@ -192,11 +194,13 @@ void run(const Case& c) {
   if (c.fullyConnected) {
     FullyConnected kernel(context(), d, w, bias);
     runWith(kernel, c, x, w, bias);
-  } else {
-    Convolution kernel(context(), d, w, bias);
-    kernel.padding = c.padding;
-    runWith(kernel, c, x, w, bias);
+    return {};
   }
+  Convolution kernel(context(), d, w, bias);
+  kernel.padding = c.padding;
+  kernel.imagesSideBySide = c.imagesSideBySide;
+  runWith(kernel, c, x, w, bias);
+  return kernel.configuration();
 }
 
 std::string describe(const Case& c) {
@@ -396,6 +400,33 @@ TEST_CASE("convolution: every matrix-unit configuration, forced") {
     }
   }
   unsetenv("VKCNN_CONVOLUTION_TILE");
+}
+
+TEST_CASE("convolution: pieces of a batch side by side choose for all of them, same results") {
+  // A Graph encodes the pieces of a batch the layer limit splits with no barrier between them and
+  // sets imagesSideBySide to the whole batch: the cost model then counts every piece's tiles.
+  // 1x1 512 -> 256 on 4 images of 7x7 alone has too few tiles for the matrix-unit tiles (a
+  // split-k shader); beside 7 more such pieces it fills the device with them. Either way the
+  // result is the convolution's. Without matrix units (lavapipe) both run the portable shader.
+  const bool matrixUnits = context().capabilities().matrixUnits;
+  Case c;
+  c.descriptor = ConvolutionDescriptor::make(1, 1, 512, 256, NeuronDescriptor::relu());
+  c.width = c.height = 7;
+  c.sourceImages = 4;
+  c.format = matrixUnits ? ChannelFormat::float16 : ChannelFormat::float32;
+  c.seed = 41;
+  const std::string alone = run(c);
+  c.imagesSideBySide = 32;
+  const std::string sideBySide = run(c);
+  c.imagesSideBySide = 4;  // no more than its own images: the same as alone
+  const std::string ownImages = run(c);
+  CAPTURE(alone);
+  CAPTURE(sideBySide);
+  CHECK(ownImages == alone);
+  if (matrixUnits && context().capabilities().subgroupSize == 32) {
+    CHECK(alone.rfind("matrix_", 0) == 0);
+    CHECK(sideBySide.rfind("matrix_", 0) != 0);
+  }
 }
 
 TEST_CASE("convolution: every portable GEMM tile, forced") {

@@ -104,6 +104,12 @@ class VKCNN_API Convolution : public UnaryKernel {
 
   // Where the window sits (MPSCNNKernel.padding); mpsDefault centres it on the offset position.
   Padding padding;
+  // Images of one batch whose encodes run side by side with each encode of this kernel: a batch
+  // the 2048-layer limit splits into pieces, each piece encoded with no barrier between them (as
+  // a Graph does). The configuration is then chosen for all of them sharing the device rather
+  // than for one piece alone (a 7x7 layer's piece of 4 images leaves most multiprocessors idle
+  // by itself). 0, or no more than an encode's own images: that encode alone.
+  uint32_t imagesSideBySide = 0;
 
   const ConvolutionDescriptor& descriptor() const;
 

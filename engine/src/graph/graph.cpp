@@ -2112,6 +2112,10 @@ void Graph::encodeBatch(CommandBuffer& commandBuffer, const std::vector<std::vec
         continue;
       }
       const std::vector<uint32_t> bounds = segmentsOf(n);
+      // A batch in pieces: no barrier between them, so a convolution chooses its configuration
+      // for all of them sharing the device (bench/NOTES.md, 2026-11-27).
+      if (auto* convolution = dynamic_cast<Convolution*>(n.unary.get()))
+        convolution->imagesSideBySide = bounds.size() > 2 ? total : 0;
       for (size_t k = 0; k + 1 < bounds.size(); ++k) {
         const uint32_t first = bounds[k], count = bounds[k + 1] - bounds[k];
         uint32_t offset = 0;

@@ -367,9 +367,18 @@ std::string forcedTile() {
 // tile's time per stage (convolution_tiles.h, fitted to the H100). Layers with too few outputs
 // for that (late layers at batch 1) go to the split-k shaders of convolution_matrix.glsl, which
 // divide the reduction inside the workgroup, by a latency model of their own.
+// Encodes of the same layer running side by side with this one, itself included
+// (Convolution::imagesSideBySide): their workgroups share the device with this encode's.
+uint64_t piecesSideBySide(const KernelEncoding& e) {
+  return e.imageCount && e.imagesSideBySide > e.imageCount
+             ? (uint64_t(e.imagesSideBySide) + e.imageCount - 1) / e.imageCount
+             : 1;
+}
+
 GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, bool matrixUnits,
                       bool tiledAllowed, uint32_t multiprocessors, const std::string& forced) {
   const uint64_t rows = uint64_t(e.clipWidth) * e.clipHeight * e.imageCount;
+  const uint64_t pieces = piecesSideBySide(e);
   const uint64_t slices = (e.destinationChannels + 3) / 4;
   if (matrixUnits) {
     for (const MatrixTile& t : kMatrixTiles)
@@ -380,8 +389,10 @@ GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, b
     const uint64_t sms = multiprocessors ? multiprocessors : 132;
     const uint64_t k =
         uint64_t(d.kernelWidth) * d.kernelHeight * ((d.inputFeatureChannels + 3) / 4) * 4;
+    // Every piece side by side brings as many tiles (bench/NOTES.md, 2026-11-27).
     auto tilesOf = [&](uint64_t tileRows, uint64_t tileColumns) {
-      return (rows + tileRows - 1) / tileRows * ((slices * 4 + tileColumns - 1) / tileColumns);
+      return (rows + tileRows - 1) / tileRows * ((slices * 4 + tileColumns - 1) / tileColumns) *
+             pieces;
     };
     // Measured: below about 0.6 of a 32 x 64 tile per multiprocessor the split-k shaders win.
     if (tiledAllowed && forced != "legacy" && 5 * tilesOf(32, 64) >= 3 * sms) {
@@ -414,7 +425,7 @@ GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, b
     double bestCost = 0;
     for (const Option& o : options) {
       const uint64_t tiles =
-          (rows + o.pixels - 1) / o.pixels * ((slices + o.slices - 1) / o.slices);
+          (rows + o.pixels - 1) / o.pixels * ((slices + o.slices - 1) / o.slices) * pieces;
       const uint64_t waves = (tiles + sms * o.perMultiprocessor - 1) / (sms * o.perMultiprocessor);
       const double cost = double(waves * ((chunks + o.split - 1) / o.split));
       if (o.shader == best || cost < 0.75 * bestCost) best = o.shader, bestCost = cost;
@@ -459,7 +470,8 @@ const MatrixTile* groupedTile(const KernelEncoding& e, const ConvolutionDescript
   double bestCost = 0;
   for (const MatrixTile& t : kMatrixTiles) {
     if (!t.nanosecondsPerStage || columns % t.columns()) continue;
-    const uint64_t tiles = (rows + t.rows() - 1) / t.rows() * (columns / t.columns()) * d.groups;
+    const uint64_t tiles =
+        (rows + t.rows() - 1) / t.rows() * (columns / t.columns()) * d.groups * piecesSideBySide(e);
     const uint64_t perWave = sms * t.residentPerMultiprocessor;
     const double cost = double((tiles + perWave - 1) / perWave) *
                         double((k + t.depth() - 1) / t.depth()) * t.nanosecondsPerStage;
@@ -819,6 +831,7 @@ void Convolution::encodeKernel(detail::KernelEncoding& e) {
   const bool mps = padding.mode == Padding::Mode::mpsDefault;
   const int64_t left = mps ? int64_t(d.dilatedKernelWidth() >> 1) : int64_t(padding.left);
   const int64_t top = mps ? int64_t(d.dilatedKernelHeight() >> 1) : int64_t(padding.top);
+  e.imagesSideBySide = imagesSideBySide;
   detail::encodeConvolution(e, *state_, state_->shader, left, top, &configuration_, &tuningKey_);
 }
 

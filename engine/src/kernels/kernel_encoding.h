@@ -33,6 +33,8 @@ struct KernelEncoding {
   uint32_t destinationChannelOffset = 0, destinationChannels = 0;
   // Added before the neuron (Convolution::encodeWithResidual); checked to match the destination.
   const Image* residual = nullptr;
+  // Convolution::imagesSideBySide: images of the batch encoded side by side with this one.
+  uint32_t imagesSideBySide = 0;
 
   // "kernel 'label'" for messages.
   std::string what() const;
