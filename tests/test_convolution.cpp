@@ -1449,6 +1449,12 @@ TEST_CASE(
   ConvolutionTuning::set(context(), key, "gemm_small");
   runWith(kernel, c, x, w, bias);  // still right against the CPU reference
   CHECK(kernel.configuration() == "gemm_small");
+  // Pieces side by side (imagesSideBySide) are the cost model's: the tuner times a piece alone.
+  kernel.imagesSideBySide = 6;
+  runWith(kernel, c, x, w, bias);
+  CHECK(kernel.configuration() == "gemm_large");
+  CHECK(kernel.tuningKey().empty());
+  kernel.imagesSideBySide = 0;
   ConvolutionTuning::set(context(), key, "no_such_tile");  // not applicable: the cost model
   runWith(kernel, c, x, w, bias);
   CHECK(kernel.configuration() == "gemm_large");

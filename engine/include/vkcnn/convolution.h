@@ -108,7 +108,9 @@ class VKCNN_API Convolution : public UnaryKernel {
   // the 2048-layer limit splits into pieces, each piece encoded with no barrier between them (as
   // a Graph does). The configuration is then chosen for all of them sharing the device rather
   // than for one piece alone (a 7x7 layer's piece of 4 images leaves most multiprocessors idle
-  // by itself). 0, or no more than an encode's own images: that encode alone.
+  // by itself), by the cost model: tuning entries (vkcnn/convolution_tuning.h), timed for one
+  // encode alone, do not apply to such encodes. 0, or no more than an encode's own images: that
+  // encode alone.
   uint32_t imagesSideBySide = 0;
 
   const ConvolutionDescriptor& descriptor() const;

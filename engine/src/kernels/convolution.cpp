@@ -695,8 +695,11 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
   // cost model (convolution_tuning.h).
   std::string forced = configurationOverride ? *configurationOverride : forcedTile();
   TuningPick pick;
-  const std::string key =
-      groupedTiled || gemm ? tuningKey(e, d, variant, tiledAllowed, matrixUnits) : std::string();
+  // Not for a batch's pieces side by side: the tuner times a piece alone, which is not how they
+  // run, and picks what wins alone (bench/NOTES.md, 2026-11-27); the cost model counts them.
+  const std::string key = (groupedTiled || gemm) && piecesSideBySide(e) == 1
+                              ? tuningKey(e, d, variant, tiledAllowed, matrixUnits)
+                              : std::string();
   if (forced.empty() && !key.empty()) {
     auto candidates = [&] {
       return candidatesOf(e, d, groupedTiled, matrixUnits, tiledAllowed, caps.multiprocessorCount);
