@@ -169,7 +169,7 @@ def write_table(out, tag, rows, tiles):
         for entry in r["nets"].split(","):
             net, uses = entry.split(":")
             n = per_net.setdefault(net, [0.0, 0.0])
-            n[0] += (vkms or 0) * int(uses)
+            n[0] += (r.get("pieces_ms") or vkms or 0) * int(uses)  # as a Graph runs it
             n[1] += (thms or 0) * int(uses)
         tf = r["gflop"] / vkms if vkms else None
         tt = r["gflop"] / thms if thms else None
@@ -189,8 +189,9 @@ def write_table(out, tag, rows, tiles):
                   "(timestamps); a Graph runs the pieces side by side (last column, wall time): "
                   f"with those, the sum is {tot_side:.3f} ms."]
     lines += ["",
-              "Per network (its convolutions' time x uses; cuDNN timed per call, so at batch 1 "
-              "its launch cost is in every call):", "",
+              "Per network (its convolutions' time x uses, a split batch's pieces side by side "
+              "where measured; cuDNN timed per call, so at batch 1 its launch cost is in every "
+              "call):", "",
               "| network | vkcnn ms | cuDNN ms | ratio |", "|---|---|---|---|"]
     for net, (v, t) in sorted(per_net.items(), key=lambda x: -x[1][0]):
         lines.append(f"| {net} | {v:.3f} | {t:.3f} | {f(t / v if v and t else None, '{:.2f}')} |")
