@@ -362,11 +362,6 @@ std::string forcedTile() {
   return v ? std::string(v) : std::string();
 }
 
-// The large tiles of convolution_tiled where the layer has enough of them to fill the device,
-// the one a cost model says is fastest: waves of resident workgroups times stages times the
-// tile's time per stage (convolution_tiles.h, fitted to the H100). Layers with too few outputs
-// for that (late layers at batch 1) go to the split-k shaders of convolution_matrix.glsl, which
-// divide the reduction inside the workgroup, by a latency model of their own.
 // Encodes of the same layer running side by side with this one, itself included
 // (Convolution::imagesSideBySide): their workgroups share the device with this encode's.
 uint64_t piecesSideBySide(const KernelEncoding& e) {
@@ -375,6 +370,11 @@ uint64_t piecesSideBySide(const KernelEncoding& e) {
              : 1;
 }
 
+// The large tiles of convolution_tiled where the layer has enough of them to fill the device,
+// the one a cost model says is fastest: waves of resident workgroups times stages times the
+// tile's time per stage (convolution_tiles.h, fitted to the H100). Layers with too few outputs
+// for that (late layers at batch 1) go to the split-k shaders of convolution_matrix.glsl, which
+// divide the reduction inside the workgroup, by a latency model of their own.
 GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, bool matrixUnits,
                       bool tiledAllowed, uint32_t multiprocessors, const std::string& forced) {
   const uint64_t rows = uint64_t(e.clipWidth) * e.clipHeight * e.imageCount;
@@ -458,6 +458,7 @@ GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, b
 const MatrixTile* groupedTile(const KernelEncoding& e, const ConvolutionDescriptor& d,
                               uint32_t multiprocessors, const std::string& forced) {
   const uint64_t rows = uint64_t(e.clipWidth) * e.clipHeight * e.imageCount;
+  const uint64_t pieces = piecesSideBySide(e);
   const uint64_t outPerGroup = d.outputFeatureChannels / d.groups;
   const uint64_t columns = (outPerGroup + VKCNN_MATRIX_GROUP_COLUMN_ALIGN - 1) /
                            VKCNN_MATRIX_GROUP_COLUMN_ALIGN * VKCNN_MATRIX_GROUP_COLUMN_ALIGN;
@@ -471,7 +472,7 @@ const MatrixTile* groupedTile(const KernelEncoding& e, const ConvolutionDescript
   for (const MatrixTile& t : kMatrixTiles) {
     if (!t.nanosecondsPerStage || columns % t.columns()) continue;
     const uint64_t tiles =
-        (rows + t.rows() - 1) / t.rows() * (columns / t.columns()) * d.groups * piecesSideBySide(e);
+        (rows + t.rows() - 1) / t.rows() * (columns / t.columns()) * d.groups * pieces;
     const uint64_t perWave = sms * t.residentPerMultiprocessor;
     const double cost = double((tiles + perWave - 1) / perWave) *
                         double((k + t.depth() - 1) / t.depth()) * t.nanosecondsPerStage;
