@@ -2,7 +2,8 @@
 // scripts/bench/conv_shapes.py on the GPU machine), and the GEMM ceiling.
 //
 //   vkcnn-bench-conv conv SHAPES --fp16|--fp32 [--iterations N] [--tiles auto,NAME,...]
-//                             [--neuron relu|none|relu6|silu] [--pieces]
+//                             [--neuron relu|none|relu6|silu] [--pieces] [--residual]
+//                             [--warmup SECONDS]
 //     SHAPES: one convolution a line, "name n c h w k kh kw sh sw ph pw dh dw groups"
 //     (PyTorch's conv2d geometry, symmetric padding). Prints one JSON object a line: the median
 //     and minimum GPU time of the convolution (the sum of its dispatches when the batch needs
@@ -12,6 +13,11 @@
 //     --neuron: the fused neuron (ReLU unless said), to see what the epilogue costs.
 //     --pieces: where the layer limit splits the batch, also the wall time of its pieces run
 //     one after another against side by side, as a Graph runs them (no timestamps).
+//     --residual: a residual added before the neuron (a bottleneck block's last convolution).
+//     --warmup: each configuration runs at least this long (default 0: one round of 4 encodes)
+//     right before its timed round, its pipeline built beforehand, so that the GPU does not idle
+//     in between (at 0.1 s no shape moved by more than 2% on the H100: bench/NOTES.md,
+//     2026-11-27, session 17).
 //   vkcnn-bench-conv gemm SPIRV M N K [--iterations N] [--modes 0,1,2,3]
 //                             [--gemm-tiles WMxWN/FMxFN/KSTEPS;...] [--warmup SECONDS]
 //     Times bench/gemm_ceiling.comp (its SPIR-V file) on every tile of convolution_tiles.h (or
@@ -70,7 +76,7 @@ double median(std::vector<double> v) {
 
 int benchConvolutions(const std::string& path, ChannelFormat format, int iterations,
                       const std::vector<std::string>& tiles, const NeuronDescriptor& neuron,
-                      bool pieces) {
+                      bool pieces, bool withResidual, double warmupSeconds) {
   Context context;
   std::ifstream in(path);
   if (!in) {
@@ -110,6 +116,19 @@ int benchConvolutions(const std::string& path, ChannelFormat format, int iterati
       const std::vector<float> x = randomFloats(size_t(s.w) * s.h * s.c, 3, 1.0f);
       for (uint32_t i = 0; i < chunk; ++i)
         source.writeFloats(x, DataLayout::HeightxWidthxFeatureChannels, i);
+      Image residual;
+      if (withResidual) {
+        residual = Image(context, {ow, oh, s.k, chunk, format, ImageUsage::all, "residual"});
+        const std::vector<float> r = randomFloats(size_t(ow) * oh * s.k, 5, 1.0f);
+        for (uint32_t i = 0; i < chunk; ++i)
+          residual.writeFloats(r, DataLayout::HeightxWidthxFeatureChannels, i);
+      }
+      const auto encode = [&](CommandBuffer& cb, const Image& from, const Image& to) {
+        if (withResidual)
+          conv.encodeWithResidual(cb, from, residual, to);
+        else
+          conv.encode(cb, from, to);
+      };
       const double flops = 2.0 * s.n * ow * oh * s.k * s.kh * s.kw * (s.c / s.groups);
       // The GPU idles while the host prepares a shape and its clocks drop (seen on the H100: the
       // first configuration timed ran up to 5x slower than the same one timed after it): about
@@ -121,7 +140,7 @@ int benchConvolutions(const std::string& path, ChannelFormat format, int iterati
         CommandBufferOptions options;
         options.profile = true;
         CommandBuffer warm(context, "warm-up", options);
-        for (uint32_t i = 0; i < count; ++i) conv.encode(warm, source, destination);
+        for (uint32_t i = 0; i < count; ++i) encode(warm, source, destination);
         warm.commit();
         warm.waitUntilCompleted();
         perDispatch = warm.gpuMilliseconds() / count;
@@ -142,8 +161,23 @@ int benchConvolutions(const std::string& path, ChannelFormat format, int iterati
         options.profile = true;
         CommandBuffer cb(context, "bench", options);
         for (int r = 0; r < warmup + iterations; ++r)
-          for (uint32_t i = 0; i < dispatches; ++i) conv.encode(cb, source, destination);
+          for (uint32_t i = 0; i < dispatches; ++i) encode(cb, source, destination);
+        // Recorded (its pipeline built) before the warm-up, which runs the same configuration
+        // until the moment the timed round is submitted behind it.
+        CommandBufferOptions again;
+        again.reusable = true;
+        CommandBuffer warm(context, "warm-up", again);
+        for (int r = 0; r < 4; ++r)
+          for (uint32_t i = 0; i < dispatches; ++i) encode(warm, source, destination);
+        const auto warmStart = std::chrono::steady_clock::now();
+        do {
+          warm.commit();
+          warm.waitUntilCompleted();
+        } while (std::chrono::duration<double>(std::chrono::steady_clock::now() - warmStart)
+                     .count() < warmupSeconds);
+        warm.commit();
         cb.commit();
+        warm.waitUntilCompleted();
         cb.waitUntilCompleted();
         const std::vector<KernelTiming> timings = cb.kernelTimings();
         // An encode may record several dispatches (Winograd: two transforms around the GEMMs).
@@ -196,7 +230,7 @@ int benchConvolutions(const std::string& path, ChannelFormat format, int iterati
             CommandBuffer cb(context, "pieces", options);
             for (int r = 0; r < rounds; ++r)
               for (uint32_t i = 0; i < dispatches; ++i)
-                conv.encode(cb, sources[i], destinations[concurrent ? i : 0]);
+                encode(cb, sources[i], destinations[concurrent ? i : 0]);
             std::vector<double> runs;
             for (int repeat = 0; repeat < 9; ++repeat) {
               const auto start = std::chrono::steady_clock::now();
@@ -564,7 +598,8 @@ int main(int argc, char** argv) {
   NeuronDescriptor neuron = NeuronDescriptor::relu();
   std::vector<std::string> positional;
   std::vector<int> modes;
-  double warmupSeconds = 0.4;
+  double warmupSeconds = -1;  // 0.4 s for gemm, none for conv
+  bool residual = false;
   bool pieces = false;
   std::vector<detail::MatrixTile> gemmTiles;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -607,6 +642,8 @@ int main(int argc, char** argv) {
       }
     } else if (args[i] == "--pieces") {
       pieces = true;
+    } else if (args[i] == "--residual") {
+      residual = true;
     } else if (args[i] == "--fp16")
       format = ChannelFormat::float16;
     else if (args[i] == "--fp32")
@@ -617,19 +654,21 @@ int main(int argc, char** argv) {
   if (tiles.empty()) tiles.push_back("auto");
   try {
     if (positional.size() == 2 && positional[0] == "conv")
-      return benchConvolutions(positional[1], format, iterations, tiles, neuron, pieces);
+      return benchConvolutions(positional[1], format, iterations, tiles, neuron, pieces, residual,
+                               std::max(warmupSeconds, 0.0));
     if (positional.size() == 5 && positional[0] == "gemm")
       return benchGemm(positional[1], uint32_t(std::stoul(positional[2])),
                        uint32_t(std::stoul(positional[3])), uint32_t(std::stoul(positional[4])),
                        iterations, modes.empty() ? std::vector<int>{0} : modes, gemmTiles,
-                       warmupSeconds);
+                       warmupSeconds < 0 ? 0.4 : warmupSeconds);
   } catch (const std::exception& e) {
     std::cerr << "vkcnn-bench-conv: " << e.what() << "\n";
     return 1;
   }
   std::cerr
       << "usage: vkcnn-bench-conv conv SHAPES [--fp16|--fp32] [--iterations N] [--tiles auto,...]\n"
-         "                             [--neuron relu|none|relu6|silu] [--pieces]\n"
+         "                             [--neuron relu|none|relu6|silu] [--pieces] [--residual]\n"
+         "                             [--warmup SECONDS]\n"
          "       vkcnn-bench-conv gemm SPIRV M N K [--iterations N] [--modes 0,1,2,3]\n"
          "                             [--gemm-tiles WMxWN/FMxFN/KSTEPS;...] [--warmup SECONDS]\n";
   return 2;
