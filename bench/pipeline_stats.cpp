@@ -3,7 +3,7 @@
 // with VK_KHR_pipeline_executable_properties and every feature vkcnn enables, then builds every
 // embedded module (every ShaderId in every variant, from the generated shader table) with
 // VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR, convolution_tiled once per tile of
-// convolution_tiles.h, and prints one line per pipeline:
+// convolution_tiles.h with each of its epilogues, and prints one line per pipeline:
 //
 //   vkcnn-pipeline-stats [--max-local BYTES] [--variants f16,f32,u8]
 //                        [--gemm GEMM_SPIRV --gemm-configs WMxWN/FMxFN/KSTEPS/MODE;...]
@@ -427,10 +427,15 @@ int main(int argc, char** argv) {
         }
       }
       if (ShaderId(id) == ShaderId::convolution_tiled) {
+        // Each tile with each epilogue (EPILOGUE, id 7: as it goes, ahead, ahead with a
+        // residual).
+        static const char* const epilogues[] = {"", " ahead", " ahead residual"};
         for (const MatrixTile& t : kMatrixTiles)
-          build(m, std::string(m.name) + " " + t.name,
-                {int32_t(t.warpsM), int32_t(t.warpsN), int32_t(t.fragmentsM), int32_t(t.fragmentsN),
-                 int32_t(t.kSteps), int32_t(t.threads()), int32_t(t.prefetch)});
+          for (int32_t epilogue = 0; epilogue < 3; ++epilogue)
+            build(m, std::string(m.name) + " " + t.name + epilogues[epilogue],
+                  {int32_t(t.warpsM), int32_t(t.warpsN), int32_t(t.fragmentsM),
+                   int32_t(t.fragmentsN), int32_t(t.kSteps), int32_t(t.threads()),
+                   int32_t(t.prefetch), epilogue});
       } else {
         build(m, m.name, {});
       }

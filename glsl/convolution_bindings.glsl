@@ -41,12 +41,20 @@ vec4 residualOf(ivec2 p, int img, int t) {
 #endif
 }
 
+vec4 biasOf(ivec4 oc) { return vec4(bias[oc.x], bias[oc.y], bias[oc.z], bias[oc.w]); }
+
+// convolutionOutput with the residual texel and the bias already read (residual unused unless
+// pc.neuron.residual is set).
+vec4 convolutionOutputOf(ivec4 oc, vec4 sum, vec4 residual, vec4 biasValues) {
+  if (pc.neuron.residual != 0) sum += residual;
+  return applyNeuron4(pc.neuron, sum + biasValues, neuronSlopes(oc, pc.neuron.slopeCount));
+}
+
 // What destination layer t of image img holds at pixel p for the accumulated `sum` of output
 // channels `oc` (clamped into range by the caller): bias, the residual, then the fused neuron.
 vec4 convolutionOutput(ivec2 p, int img, int t, ivec4 oc, vec4 sum) {
-  if (pc.neuron.residual != 0) sum += residualOf(p, img, t);
-  return applyNeuron4(pc.neuron, sum + vec4(bias[oc.x], bias[oc.y], bias[oc.z], bias[oc.w]),
-                      neuronSlopes(oc, pc.neuron.slopeCount));
+  const vec4 residual = pc.neuron.residual != 0 ? residualOf(p, img, t) : vec4(0.0);
+  return convolutionOutputOf(oc, sum, residual, biasOf(oc));
 }
 
 #endif

@@ -39,6 +39,8 @@ layout(constant_id = 3) const int FRAG_N = 2;
 layout(constant_id = 4) const int K_STEPS = 2;
 layout(local_size_x_id = 5) in;  // 32 * WARPS_M * WARPS_N
 layout(constant_id = 6) const int PREFETCH = 1;  // chunks in flight in registers: 1 or 2
+// 0: the epilogue reads as it goes; 1: it reads ahead; 2: ahead, with a residual (below).
+layout(constant_id = 7) const int EPILOGUE = 0;
 
 // The host picks this shader only for destinations and sources that start at a layer.
 #define VKCNN_ALIGNED_DESTINATION
@@ -215,33 +217,101 @@ void main() {
   // the whole output path (residual, bias, a 20-way neuron switch per channel, the image store)
   // per fragment, ~25 KB of code each, 80-250 KB in all (pipeline statistics), streamed through
   // the instruction caches by every workgroup; as a loop the shader is 42-58 KB and short
-  // reductions run 15-25% faster (bench/NOTES.md, 2026-11-26). The accumulator is picked by
-  // constant indices (a fragment array indexed at run time would not stay in registers); the two
-  // lane pairs stay unrolled, so that their residual fetches are in flight together.
+  // reductions run 15-25% faster (bench/NOTES.md, 2026-11-26). Accumulators are picked by
+  // constant indices (an array indexed at run time would not stay in registers).
+  //
+  // EPILOGUE 1 and 2 first work out each lane's output pixels (no integer division left in the
+  // loop) and read the bias and, with 2, every residual texel, all in flight at once: read in
+  // the loop, each fragment waited for its own, one memory round trip after another with one
+  // workgroup per multiprocessor to cover them. On dispatches of several waves that takes 5-9%
+  // off the short reductions (1x1 64->256 @56² b32: 0.146 -> 0.136 ms; with a residual 0.215 ->
+  // 0.160). It costs code (+4-12 KB, and a residual epilogue is a pipeline of its own): at batch
+  // 1, where a dispatch is less than a wave, each pipeline's first dispatch in an inference took
+  // ~8-10 us longer, more than it saved, so the host picks 0 there (bench/NOTES.md, 2026-11-27,
+  // session 17).
   const int cBase = warp * 16 * C_ROW;
-  [[dont_unroll]] for (int f = 0; f < FRAG_M * FRAG_N; ++f) {
-    [[unroll]] for (int k = 0; k < FRAG_M * FRAG_N; ++k)
-      if (k == f)
-        coopMatStoreNV(acc[k / FRAG_N][k % FRAG_N], cS, uint(cBase), uint(C_ROW), false);
-    subgroupMemoryBarrierShared();
-    subgroupBarrier();
-    const int i = f / FRAG_N, j = f - i * FRAG_N;
+  if (EPILOGUE == 0) {
+    [[dont_unroll]] for (int f = 0; f < FRAG_M * FRAG_N; ++f) {
+      [[unroll]] for (int k = 0; k < FRAG_M * FRAG_N; ++k)
+        if (k == f)
+          coopMatStoreNV(acc[k / FRAG_N][k % FRAG_N], cS, uint(cBase), uint(C_ROW), false);
+      subgroupMemoryBarrierShared();
+      subgroupBarrier();
+      const int i = f / FRAG_N, j = f - i * FRAG_N;
+      // The two lane pairs stay unrolled, so that their residual fetches are in flight together.
+      [[unroll]] for (int h = 0; h < 2; ++h) {
+        const int e = lane + 32 * h, row = e % 16, q = e / 16;
+        const int m = m0 + (wm * FRAG_M + i) * 16 + row;
+        const int n = (n0 + (wn * FRAG_N + j) * 16) / 4 + q;  // this group's slice
+        if (m >= rowCount || n >= groupSlices) continue;
+        const int at = cBase + row * C_ROW + 4 * q;
+        const vec4 sum = vec4(cS[at], cS[at + 1], cS[at + 2], cS[at + 3]);
+        const int img = m / pixels, pixel = m - img * pixels;
+        const ivec2 p = ivec2(g.clipX + pixel % g.clipWidth, g.clipY + pixel / g.clipWidth);
+        // Lanes past the output channels compute a clamped channel; writeSlice drops them.
+        const int slice = firstSlice + n;
+        const ivec4 oc =
+            min(ivec4(4 * slice) + ivec4(0, 1, 2, 3), pc.destination.featureChannels - 1);
+        writeSlice(pc.destination, p, img, slice, convolutionOutput(p, img, slice, oc, sum));
+      }
+      subgroupBarrier();
+    }
+  } else {
+    // Per fragment row i and lane pair h: the output pixel and image (x -1 past the last row).
+    ivec3 positions[FRAG_M][2];
+    // Per fragment column j and lane pair h: the bias; per fragment and h: the residual texel.
+    vec4 biases[FRAG_N][2], residuals[FRAG_M * FRAG_N][2];
     [[unroll]] for (int h = 0; h < 2; ++h) {
       const int e = lane + 32 * h, row = e % 16, q = e / 16;
-      const int m = m0 + (wm * FRAG_M + i) * 16 + row;
-      const int n = (n0 + (wn * FRAG_N + j) * 16) / 4 + q;  // this group's slice
-      if (m >= rowCount || n >= groupSlices) continue;
-      const int at = cBase + row * C_ROW + 4 * q;
-      const vec4 sum = vec4(cS[at], cS[at + 1], cS[at + 2], cS[at + 3]);
-      const int img = m / pixels, pixel = m - img * pixels;
-      const ivec2 p = ivec2(g.clipX + pixel % g.clipWidth, g.clipY + pixel / g.clipWidth);
-      // Lanes past the output channels compute a clamped channel; writeSlice drops them.
-      const int slice = firstSlice + n;
-      const ivec4 oc =
-          min(ivec4(4 * slice) + ivec4(0, 1, 2, 3), pc.destination.featureChannels - 1);
-      writeSlice(pc.destination, p, img, slice, convolutionOutput(p, img, slice, oc, sum));
+      [[unroll]] for (int i = 0; i < FRAG_M; ++i) {
+        const int m = m0 + (wm * FRAG_M + i) * 16 + row;
+        const int img = m / pixels, pixel = m - img * pixels;
+        positions[i][h] = m < rowCount ? ivec3(g.clipX + pixel % g.clipWidth,
+                                               g.clipY + pixel / g.clipWidth, img)
+                                       : ivec3(-1);
+      }
+      [[unroll]] for (int j = 0; j < FRAG_N; ++j) {
+        const int slice = firstSlice + (n0 + (wn * FRAG_N + j) * 16) / 4 + q;
+        biases[j][h] = biasOf(min(ivec4(4 * slice) + ivec4(0, 1, 2, 3),
+                                  pc.destination.featureChannels - 1));
+      }
+      if (EPILOGUE == 2) {
+        [[unroll]] for (int k = 0; k < FRAG_M * FRAG_N; ++k) {
+          const ivec3 at = positions[k / FRAG_N][h];
+          const int n = (n0 + (wn * FRAG_N + k % FRAG_N) * 16) / 4 + q;
+          residuals[k][h] = vec4(0.0);
+          if (at.x >= 0 && n < groupSlices)
+            residuals[k][h] = residualOf(at.xy, at.z, firstSlice + n);
+        }
+      }
     }
-    subgroupBarrier();
+    [[dont_unroll]] for (int f = 0; f < FRAG_M * FRAG_N; ++f) {
+      ivec3 position[2];
+      vec4 biasValues[2], residual[2] = vec4[2](vec4(0.0), vec4(0.0));
+      [[unroll]] for (int k = 0; k < FRAG_M * FRAG_N; ++k)
+        if (k == f) {
+          coopMatStoreNV(acc[k / FRAG_N][k % FRAG_N], cS, uint(cBase), uint(C_ROW), false);
+          position = positions[k / FRAG_N];
+          biasValues = biases[k % FRAG_N];
+          if (EPILOGUE == 2) residual = residuals[k];
+        }
+      subgroupMemoryBarrierShared();
+      subgroupBarrier();
+      const int j = f % FRAG_N;
+      [[unroll]] for (int h = 0; h < 2; ++h) {
+        const int e = lane + 32 * h, row = e % 16, q = e / 16;
+        const int n = (n0 + (wn * FRAG_N + j) * 16) / 4 + q;  // this group's slice
+        if (position[h].x < 0 || n >= groupSlices) continue;
+        const int at = cBase + row * C_ROW + 4 * q;
+        const vec4 sum = vec4(cS[at], cS[at + 1], cS[at + 2], cS[at + 3]);
+        const int slice = firstSlice + n;
+        const ivec4 oc =
+            min(ivec4(4 * slice) + ivec4(0, 1, 2, 3), pc.destination.featureChannels - 1);
+        writeSlice(pc.destination, position[h].xy, position[h].z, slice,
+                   convolutionOutputOf(oc, sum, residual[h], biasValues[h]));
+      }
+      subgroupBarrier();
+    }
   }
 }
 #endif

@@ -4,7 +4,9 @@
 // of 16 x 16 outputs, and reduces K_STEPS 16-deep steps per shared-memory stage; the shaders keep
 // two stages, and convolution_tiled.comp fetches PREFETCH chunks ahead into registers. Constant
 // ids: 0 WARPS_M, 1 WARPS_N, 2 FRAG_M, 3 FRAG_N, 4 K_STEPS, 5 the workgroup size
-// (32 x WARPS_M x WARPS_N), 6 PREFETCH (the GEMM ceiling has no 6).
+// (32 x WARPS_M x WARPS_N), 6 PREFETCH, 7 EPILOGUE (0 reads as it goes, 1 reads ahead, 2 ahead
+// with a residual: the host's choice per dispatch, not a tile's; the GEMM ceiling has neither 6
+// nor 7).
 //
 // The float16 weight matrix of the matrix-unit shaders has its columns (output channels) padded
 // with zeros to a multiple of VKCNN_MATRIX_COLUMN_ALIGN, which every tile's width divides, and its

@@ -357,9 +357,10 @@ TEST_CASE("convolution: every GEMM tile shape") {
 
 TEST_CASE("convolution: every matrix-unit configuration, forced") {
   // VKCNN_CONVOLUTION_TILE forces what the selector (convolution.cpp, gemmShader) may pick on a
-  // GPU with matrix units: each tile of convolution_tiles.h (convolution_tiled.comp) and each
-  // split-k shader of convolution_matrix.glsl. Elsewhere (lavapipe) the variable changes nothing
-  // and these run once on the portable shaders; docs/testing.md names the GPU command. The shapes
+  // GPU with matrix units: each tile of convolution_tiles.h (convolution_tiled.comp), with each
+  // of its epilogues (VKCNN_CONVOLUTION_EPILOGUE), and each split-k shader of
+  // convolution_matrix.glsl. Elsewhere (lavapipe) the variables change nothing and these run
+  // once on the portable shaders; docs/testing.md names the GPU command. The shapes
   // cover partial row and column tiles (more than one of each), a reduction ending inside a
   // chunk, channels not a multiple of 4, stride, dilation, padding, several images and a residual.
   std::vector<std::string> configurations = {"matrix_large", "matrix_medium", "matrix_small",
@@ -394,10 +395,20 @@ TEST_CASE("convolution: every matrix-unit configuration, forced") {
     c.height = 10;
     c.format = ChannelFormat::float16;
     c.seed = 23;
-    for (const Case* x : {&a, &b, &c}) {
-      CAPTURE(describe(*x));
-      run(*x);
+    // The tiles' epilogue as these small layers get it (inline), then forced to read ahead, as
+    // layers of several waves get it (with a residual in a, without in b and c).
+    const bool tile = configuration.find("matrix_") != 0 && configuration != "legacy" &&
+                      configuration != "portable";
+    for (const char* epilogue : {"", "ahead"}) {
+      if (*epilogue && !tile) continue;
+      CAPTURE(epilogue);
+      setenv("VKCNN_CONVOLUTION_EPILOGUE", epilogue, 1);
+      for (const Case* x : {&a, &b, &c}) {
+        CAPTURE(describe(*x));
+        run(*x);
+      }
     }
+    unsetenv("VKCNN_CONVOLUTION_EPILOGUE");
   }
   unsetenv("VKCNN_CONVOLUTION_TILE");
 }

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <optional>
 
 #include "convolution_interface.h"
 #include "convolution_tiles.h"
@@ -360,6 +361,16 @@ const char* nameOf(const GemmChoice& c) {
 std::string forcedTile() {
   const char* v = std::getenv("VKCNN_CONVOLUTION_TILE");
   return v ? std::string(v) : std::string();
+}
+
+// The test hook VKCNN_CONVOLUTION_EPILOGUE forces convolution_tiled's epilogue: "ahead" (reads
+// the bias, the residual and the output pixels before its loop) or "inline" (as it goes).
+// Unset or anything else: by the layer's workgroups (encodeConvolution).
+std::optional<bool> forcedEpilogueAhead() {
+  const char* v = std::getenv("VKCNN_CONVOLUTION_EPILOGUE");
+  if (v && std::string(v) == "ahead") return true;
+  if (v && std::string(v) == "inline") return false;
+  return std::nullopt;
 }
 
 // Encodes of the same layer running side by side with this one, itself included
@@ -741,20 +752,33 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
                                                : what.substr(open + 2, what.size() - open - 3);
     if (shader == ShaderId::depthwise_convolution) *configuration = "depthwise";
   }
-  if (const MatrixTile* t = choice.tile)
+  // convolution_tiled's workgroups: row tiles, column tiles (grouped: a column of tiles per
+  // group's outputs), the groups along z. Its destinations start at a layer: the window's
+  // channels fill (channels + 3) / 4 layers.
+  uint32_t rowTiles = 0, columnTiles = 0;
+  if (const MatrixTile* t = choice.tile) {
+    const uint64_t rows = uint64_t(e.clipWidth) * e.clipHeight * e.imageCount;
+    const uint32_t columns = d.groups > 1 ? d.outputFeatureChannels / d.groups
+                                          : (e.destinationChannels + 3) / 4 * 4;
+    rowTiles = uint32_t((rows + t->rows() - 1) / t->rows());
+    columnTiles = (columns + t->columns() - 1) / t->columns();
+    // The epilogue that reads ahead (convolution_tiled.comp's EPILOGUE) where the layer's
+    // workgroups, its pieces side by side included, make several waves; below that (batch 1)
+    // its larger code costs more than it saves.
+    const uint64_t workgroups = uint64_t(rowTiles) * columnTiles * d.groups * piecesSideBySide(e);
+    const bool ahead =
+        forcedEpilogueAhead().value_or(workgroups >= 4ull * caps.multiprocessorCount);
+    const int32_t epilogue = ahead ? (e.residual ? 2 : 1) : 0;
     specialization = {int32_t(t->warpsM),     int32_t(t->warpsN), int32_t(t->fragmentsM),
                       int32_t(t->fragmentsN), int32_t(t->kSteps), int32_t(t->threads()),
-                      int32_t(t->prefetch)};
+                      int32_t(t->prefetch),   epilogue};
+  }
   DispatchRecorder r(e.commandBuffer, shader, variant, what, specialization);
   shader::ConvolutionPush push{};
   const uint32_t slices = bindConvolution(
       r, push, e, s, choice.tile || matrixUnits ? s.matrixWeights : s.weights, originX, originY);
-  if (const MatrixTile* t = choice.tile) {
-    const uint64_t rows = uint64_t(e.clipWidth) * e.clipHeight * e.imageCount;
-    // Grouped: a column of tiles per group's outputs, the groups along z.
-    const uint32_t columns = 4 * (d.groups > 1 ? d.outputFeatureChannels / d.groups / 4 : slices);
-    r.dispatchGroups(&push, sizeof push, uint32_t((rows + t->rows() - 1) / t->rows()),
-                     (columns + t->columns() - 1) / t->columns(), d.groups);
+  if (choice.tile) {
+    r.dispatchGroups(&push, sizeof push, rowTiles, columnTiles, d.groups);
     return;
   }
   if (gemm) {
