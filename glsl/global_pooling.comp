@@ -5,7 +5,6 @@
 // to 64 lanes per slice.
 #extension GL_GOOGLE_include_directive : require
 
-#define VKCNN_GLOBAL_POOLING_MAX_LANES 1024
 layout(local_size_x = 64, local_size_y = 1, local_size_z = 1) in;
 layout(local_size_x_id = 0) in;
 #define VKCNN_GLOBAL_POOLING_LANES int(gl_WorkGroupSize.x)
@@ -18,8 +17,11 @@ layout(push_constant) uniform Push { GlobalPoolingPush pc; };
 
 #include "image_io.glsl"
 
-shared vec4 sSum[VKCNN_GLOBAL_POOLING_MAX_LANES];
-shared vec4 sMax[VKCNN_GLOBAL_POOLING_MAX_LANES];
+// Sized by the workgroup, not by the largest one: 64 lanes (7x7 maps) take 2 KiB, not 32, so that
+// a multiprocessor holds 32 of their workgroups instead of 7 (a 7x7 average pool at batch 32 was
+// 27 us a dispatch, latency-bound; bench/NOTES.md, 2026-11-27, session 17).
+shared vec4 sSum[gl_WorkGroupSize.x];
+shared vec4 sMax[gl_WorkGroupSize.x];
 
 void main() {
   Geometry g = pc.geometry;
