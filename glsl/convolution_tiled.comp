@@ -13,7 +13,11 @@
 // rows of 16 bytes at a time) hit distinct banks. Each invocation fetches one texel slot of the
 // chunk for A_LOADS rows, so tap and slice are worked out once per chunk, and the rows' origins
 // once per dispatch; the source is bound starting at a layer (the host checks), so a texel is one
-// fetch. The epilogue goes through a small per-warp fragment in shared memory, fragment by
+// fetch. Consecutive invocations take consecutive rows of one slot: a warp's fetch reads
+// neighbouring pixels of one source layer, not 4 pixels of 8 layers (8 texels a slot, as
+// before, made the long 3x3 layers 10% slower and 1x1 ones up to 19%; their shared-memory
+// stores, 80 bytes apart, conflict 2-way now, which costs less; bench/NOTES.md, 2026-11-27,
+// session 17). The epilogue goes through a small per-warp fragment in shared memory, fragment by
 // fragment, so that no tile-sized float buffer competes with the stages for the 48 KiB.
 //
 // Grouped convolutions whose groups start at layers (channels per group a multiple of 4 on both
@@ -98,13 +102,13 @@ void main() {
   const int groupSlices = (cp.outputChannelsPerGroup + 3) / 4;
   const int firstSlice = group * groupSlices;
   const ivec2 size = textureSize(uSource, 0).xy;
-  const int slot = t % SLOTS;
+  const int slot = t / ROW_STEP;
 
   // The rows this invocation fetches: their window origin and first layer, once.
   ivec2 origin[A_LOADS];
   int layer[A_LOADS];
   [[unroll]] for (int l = 0; l < A_LOADS; ++l) {
-    const int m = m0 + t / SLOTS + l * ROW_STEP;
+    const int m = m0 + t % ROW_STEP + l * ROW_STEP;
     const int img = min(m, rowCount - 1) / pixels, pixel = min(m, rowCount - 1) - img * pixels;
     origin[l] = ivec2(pixel % g.clipWidth, pixel / g.clipWidth) * ivec2(cp.strideX, cp.strideY) +
                 ivec2(g.offsetX, g.offsetY);
@@ -153,7 +157,7 @@ void main() {
   {                                                                                                \
     [[unroll]] for (int l = 0; l < A_LOADS; ++l) {                                                 \
       const vec4 x = mix(vec4(0.0), xa##R[l], lanes##R);                                           \
-      aS[(stage) * A_STAGE + (t / SLOTS + l * ROW_STEP) * A_ROW + slot] =                          \
+      aS[(stage) * A_STAGE + (t % ROW_STEP + l * ROW_STEP) * A_ROW + slot] =                       \
           uvec2(packHalf2x16(x.xy), packHalf2x16(x.zw));                                           \
     }                                                                                              \
     [[unroll]] for (int l = 0; l < B_LOADS; ++l) {                                                 \
