@@ -14,10 +14,10 @@
 //     --pieces: where the layer limit splits the batch, also the wall time of its pieces run
 //     one after another against side by side, as a Graph runs them (no timestamps).
 //     --residual: a residual added before the neuron (a bottleneck block's last convolution).
-//     --warmup: each configuration runs at least this long (default 0: one round of 4 encodes)
-//     right before its timed round, its pipeline built beforehand, so that the GPU does not idle
-//     in between (at 0.1 s no shape moved by more than 2% on the H100: bench/NOTES.md,
-//     2026-11-27, session 17).
+//     --warmup: each configuration runs at least this long (0.1 s) right before its timed round,
+//     its pipeline built beforehand, so that the GPU's clocks have not dropped when it is timed.
+//     With three configurations a shape it hardly mattered (within 2%); with one, every shape
+//     timed up to 2.5x slow without it (bench/NOTES.md, 2026-11-27, session 17).
 //   vkcnn-bench-conv gemm SPIRV M N K [--iterations N] [--modes 0,1,2,3]
 //                             [--gemm-tiles WMxWN/FMxFN/KSTEPS;...] [--warmup SECONDS]
 //     Times bench/gemm_ceiling.comp (its SPIR-V file) on every tile of convolution_tiles.h (or
@@ -598,7 +598,7 @@ int main(int argc, char** argv) {
   NeuronDescriptor neuron = NeuronDescriptor::relu();
   std::vector<std::string> positional;
   std::vector<int> modes;
-  double warmupSeconds = -1;  // 0.4 s for gemm, none for conv
+  double warmupSeconds = -1;  // 0.4 s for gemm, 0.1 s for conv
   bool residual = false;
   bool pieces = false;
   std::vector<detail::MatrixTile> gemmTiles;
@@ -655,7 +655,7 @@ int main(int argc, char** argv) {
   try {
     if (positional.size() == 2 && positional[0] == "conv")
       return benchConvolutions(positional[1], format, iterations, tiles, neuron, pieces, residual,
-                               std::max(warmupSeconds, 0.0));
+                               warmupSeconds < 0 ? 0.1 : warmupSeconds);
     if (positional.size() == 5 && positional[0] == "gemm")
       return benchGemm(positional[1], uint32_t(std::stoul(positional[2])),
                        uint32_t(std::stoul(positional[3])), uint32_t(std::stoul(positional[4])),

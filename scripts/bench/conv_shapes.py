@@ -78,7 +78,8 @@ def describe(key):
     return s
 
 
-def run_vkcnn(bench, keys, batch, fmt, tiles, work, iterations, neuron="relu", pieces=False):
+def run_vkcnn(bench, keys, batch, fmt, tiles, work, iterations, neuron="relu", pieces=False,
+              warmup=None):
     """{tile: {shape index: result}} from one vkcnn-bench-conv run over every shape; with
     pieces, also {"pieces": {shape index: its pieces side by side}} where the batch is split."""
     path = os.path.join(work, f"shapes_b{batch}.txt")
@@ -86,7 +87,8 @@ def run_vkcnn(bench, keys, batch, fmt, tiles, work, iterations, neuron="relu", p
         for i, key in enumerate(keys):
             f.write(f"s{i} {batch} " + " ".join(str(v) for v in key) + "\n")
     cmd = [bench, "conv", path, f"--{fmt}", "--iterations", str(iterations),
-           "--tiles", ",".join(tiles), "--neuron", neuron] + (["--pieces"] if pieces else [])
+           "--tiles", ",".join(tiles), "--neuron", neuron] + (["--pieces"] if pieces else []) + \
+          (["--warmup", str(warmup)] if warmup is not None else [])
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:
         print(out.stderr[-2000:], file=sys.stderr)
@@ -217,6 +219,9 @@ def main():
     ap.add_argument("--pieces", action="store_true",
                     help="where the layer limit splits the batch, also time its pieces side by "
                          "side as a Graph runs them (vkcnn-bench-conv --pieces)")
+    ap.add_argument("--warmup", type=float,
+                    help="seconds each configuration runs before its timed round "
+                         "(vkcnn-bench-conv's default unless given)")
     ap.add_argument("--neuron", default="relu", choices=["relu", "none", "relu6", "silu"],
                     help="vkcnn's fused neuron (PyTorch's side always applies ReLU: with another, "
                          "pass --no-torch)")
@@ -239,7 +244,7 @@ def main():
             tag = f"{fmt}_b{batch}"
             fmt_tiles = tiles
             vk = run_vkcnn(args.bench, keys, batch, fmt, fmt_tiles, args.out, args.iterations,
-                           args.neuron, args.pieces)
+                           args.neuron, args.pieces, args.warmup)
             th = {} if args.no_torch else run_torch(keys, batch, fmt, args.iterations)
             rows = []
             for i, key in enumerate(keys):
