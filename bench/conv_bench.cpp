@@ -12,7 +12,8 @@
 //     VKCNN_CONVOLUTION_TILE forces (convolution.cpp; tile names in convolution_tiles.h).
 //     --neuron: the fused neuron (ReLU unless said), to see what the epilogue costs.
 //     --pieces: where the layer limit splits the batch, also the wall time of its pieces run
-//     one after another against side by side, as a Graph runs them (no timestamps).
+//     one after another against side by side, as a Graph runs them (no timestamps; side by side
+//     with Convolution::imagesSideBySide set to the batch, as the Graph sets it).
 //     --residual: a residual added before the neuron (a bottleneck block's last convolution).
 //     --warmup: each configuration runs at least this long (0.1 s) right before its timed round,
 //     its pipeline built beforehand, so that the GPU's clocks have not dropped when it is timed.
@@ -228,9 +229,12 @@ int benchConvolutions(const std::string& path, ChannelFormat format, int iterati
             CommandBufferOptions options;
             options.reusable = true;
             CommandBuffer cb(context, "pieces", options);
+            // Side by side the configuration is chosen for every piece at once, as a Graph does.
+            conv.imagesSideBySide = concurrent ? s.n : 0;
             for (int r = 0; r < rounds; ++r)
               for (uint32_t i = 0; i < dispatches; ++i)
                 encode(cb, sources[i], destinations[concurrent ? i : 0]);
+            conv.imagesSideBySide = 0;
             std::vector<double> runs;
             for (int repeat = 0; repeat < 9; ++repeat) {
               const auto start = std::chrono::steady_clock::now();
