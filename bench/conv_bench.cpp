@@ -174,8 +174,9 @@ int benchConvolutions(const std::string& path, ChannelFormat format, int iterati
         do {
           warm.commit();
           warm.waitUntilCompleted();
-        } while (std::chrono::duration<double>(std::chrono::steady_clock::now() - warmStart)
-                     .count() < warmupSeconds);
+        } while (
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - warmStart).count() <
+            warmupSeconds);
         warm.commit();
         cb.commit();
         warm.waitUntilCompleted();

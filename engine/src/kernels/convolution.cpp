@@ -758,8 +758,8 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
   uint32_t rowTiles = 0, columnTiles = 0;
   if (const MatrixTile* t = choice.tile) {
     const uint64_t rows = uint64_t(e.clipWidth) * e.clipHeight * e.imageCount;
-    const uint32_t columns = d.groups > 1 ? d.outputFeatureChannels / d.groups
-                                          : (e.destinationChannels + 3) / 4 * 4;
+    const uint32_t columns =
+        d.groups > 1 ? d.outputFeatureChannels / d.groups : (e.destinationChannels + 3) / 4 * 4;
     rowTiles = uint32_t((rows + t->rows() - 1) / t->rows());
     columnTiles = (columns + t->columns() - 1) / t->columns();
     // The epilogue that reads ahead (convolution_tiled.comp's EPILOGUE) where the layer's
@@ -769,9 +769,9 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
     const bool ahead =
         forcedEpilogueAhead().value_or(workgroups >= 4ull * caps.multiprocessorCount);
     const int32_t epilogue = ahead ? (e.residual ? 2 : 1) : 0;
-    specialization = {int32_t(t->warpsM),     int32_t(t->warpsN), int32_t(t->fragmentsM),
-                      int32_t(t->fragmentsN), int32_t(t->kSteps), int32_t(t->threads()),
-                      int32_t(t->prefetch),   epilogue};
+    specialization = {
+        int32_t(t->warpsM), int32_t(t->warpsN),    int32_t(t->fragmentsM), int32_t(t->fragmentsN),
+        int32_t(t->kSteps), int32_t(t->threads()), int32_t(t->prefetch),   epilogue};
   }
   DispatchRecorder r(e.commandBuffer, shader, variant, what, specialization);
   shader::ConvolutionPush push{};
