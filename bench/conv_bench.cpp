@@ -131,22 +131,7 @@ int benchConvolutions(const std::string& path, ChannelFormat format, int iterati
           conv.encode(cb, from, to);
       };
       const double flops = 2.0 * s.n * ow * oh * s.k * s.kh * s.kw * (s.c / s.groups);
-      // The GPU idles while the host prepares a shape and its clocks drop (seen on the H100: the
-      // first configuration timed ran up to 5x slower than the same one timed after it): about
-      // 30 ms of this convolution first brings them back up.
-      unsetenv("VKCNN_CONVOLUTION_TILE");
-      for (double perDispatch = 0, round = 0; round < 2; ++round) {
-        const uint32_t count =
-            round == 0 ? 5 : uint32_t(std::clamp(30.0 / std::max(perDispatch, 1e-3), 5.0, 500.0));
-        CommandBufferOptions options;
-        options.profile = true;
-        CommandBuffer warm(context, "warm-up", options);
-        for (uint32_t i = 0; i < count; ++i) encode(warm, source, destination);
-        warm.commit();
-        warm.waitUntilCompleted();
-        perDispatch = warm.gpuMilliseconds() / count;
-      }
-      // Clocks may still be rising after the warm-up (seen on the H100 for the largest shapes):
+      // Clocks may still be rising after a warm-up (seen on the H100 for the largest shapes):
       // the first configuration is timed again after the others and reported at its faster.
       std::vector<std::string> order = tiles;
       order.push_back(tiles.front());

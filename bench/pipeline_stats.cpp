@@ -431,11 +431,11 @@ int main(int argc, char** argv) {
         // residual).
         static const char* const epilogues[] = {"", " ahead", " ahead residual"};
         for (const MatrixTile& t : kMatrixTiles)
-          for (int32_t epilogue = 0; epilogue < 3; ++epilogue)
-            build(
-                m, std::string(m.name) + " " + t.name + epilogues[epilogue],
-                {int32_t(t.warpsM), int32_t(t.warpsN), int32_t(t.fragmentsM), int32_t(t.fragmentsN),
-                 int32_t(t.kSteps), int32_t(t.threads()), int32_t(t.prefetch), epilogue});
+          for (int32_t epilogue = 0; epilogue < 3; ++epilogue) {
+            const auto constants = t.specialization(epilogue);
+            build(m, std::string(m.name) + " " + t.name + epilogues[epilogue],
+                  {constants.begin(), constants.end()});
+          }
       } else {
         build(m, m.name, {});
       }

@@ -22,6 +22,7 @@
 #define VKCNN_MATRIX_GROUP_COLUMN_ALIGN 16
 
 #ifdef __cplusplus
+#include <array>
 #include <cstdint>
 
 namespace vkcnn::detail {
@@ -43,6 +44,12 @@ struct MatrixTile {
   constexpr uint32_t columns() const { return warpsN * fragmentsN * 16; }
   constexpr uint32_t threads() const { return 32 * warpsM * warpsN; }
   constexpr uint32_t depth() const { return 16 * kSteps; }
+  // convolution_tiled.comp's specialization constants (ids 0-7 above) for this tile with
+  // `epilogue` (0 as it goes, 1 ahead, 2 ahead with a residual).
+  constexpr std::array<int32_t, 8> specialization(int32_t epilogue) const {
+    return {int32_t(warpsM), int32_t(warpsN),    int32_t(fragmentsM), int32_t(fragmentsN),
+            int32_t(kSteps), int32_t(threads()), int32_t(prefetch),   epilogue};
+  }
   // Shared memory of convolution_tiled.comp: two stages of A (rows x depth float16, rows padded
   // by 16 bytes) and B (depth x columns, padded likewise), and a 16 x 20 float fragment per warp.
   constexpr uint32_t sharedBytes() const {

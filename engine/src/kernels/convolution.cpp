@@ -769,9 +769,8 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
     const bool ahead =
         forcedEpilogueAhead().value_or(workgroups >= 4ull * caps.multiprocessorCount);
     const int32_t epilogue = ahead ? (e.residual ? 2 : 1) : 0;
-    specialization = {
-        int32_t(t->warpsM), int32_t(t->warpsN),    int32_t(t->fragmentsM), int32_t(t->fragmentsN),
-        int32_t(t->kSteps), int32_t(t->threads()), int32_t(t->prefetch),   epilogue};
+    const auto constants = t->specialization(epilogue);
+    specialization.assign(constants.begin(), constants.end());
   }
   DispatchRecorder r(e.commandBuffer, shader, variant, what, specialization);
   shader::ConvolutionPush push{};
