@@ -8,6 +8,7 @@
 
 #include "memory/parameter_arena.h"
 #include "memory/temporary_pool.h"
+#include "memory/workspace.h"
 #include "vkcnn/command_buffer.h"
 #include "vkcnn/context.h"
 
@@ -82,6 +83,7 @@ class CommandBufferImpl : public std::enable_shared_from_this<CommandBufferImpl>
   bool wrapped = false;
   TemporaryPool temporaries;
   ParameterArena parameters;  // tensor kernels' shapes and strides
+  Workspace workspace;        // scratch of dispatches (split reductions' partial sums)
   EncodingStatistics statistics;
 
  private:
