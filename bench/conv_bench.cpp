@@ -451,7 +451,7 @@ int benchGemm(const std::string& spirvPath, uint32_t M, uint32_t N, uint32_t K, 
   for (const auto& [tile, mode] : runs) {
     const uint32_t tileM = tile.warpsM * tile.fragmentsM * 16,
                    tileN = tile.warpsN * tile.fragmentsN * 16;
-    // The ceiling has no register prefetch of its own (convolution_tiled.comp's PREFETCH).
+    // The ceiling has no register prefetch of its own (convolution_tiled.glsl's PREFETCH).
     // Nor a guard for weight rows narrower than its workgroup (the 128x16 tile).
     if (tile.prefetch != 1 || M % tileM || N % tileN || K % (16 * tile.kSteps) ||
         (tile.kSteps * 16 * tileN / 8) % tile.threads() ||

@@ -1,7 +1,7 @@
 #version 450
 // The GEMM ceiling of issue #11: C = A x B from storage buffers on the matrix units
 // (GL_NV_cooperative_matrix, float16 operands, float32 accumulation), tiled like the convolution
-// (glsl/convolution_tiled.comp): WARPS_M x WARPS_N warps of FRAG_M x FRAG_N fragments of 16 x 16,
+// (glsl/convolution_tiled.glsl): WARPS_M x WARPS_N warps of FRAG_M x FRAG_N fragments of 16 x 16,
 // K_STEPS 16-deep steps per stage, two shared-memory stages filled one chunk ahead through
 // registers, rows padded by 16 bytes so that fragment loads do not conflict. What it reaches
 // against the convolution on the same tiles separates the matrix pipeline from im2col through

@@ -2,7 +2,7 @@
 // compute pipeline the library can make (issue #11, bench/NOTES.md). Creates its own Vulkan device
 // with VK_KHR_pipeline_executable_properties and every feature vkcnn enables, then builds every
 // embedded module (every ShaderId in every variant, from the generated shader table) with
-// VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR, convolution_tiled once per tile of
+// VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR, convolution_tiled (and _split) once per tile of
 // convolution_tiles.h with each of its epilogues, and prints one line per pipeline:
 //
 //   vkcnn-pipeline-stats [--max-local BYTES] [--variants f16,f32,u8]
@@ -426,7 +426,13 @@ int main(int argc, char** argv) {
           continue;
         }
       }
-      if (ShaderId(id) == ShaderId::convolution_tiled) {
+      if (ShaderId(id) == ShaderId::convolution_tiled_split) {
+        // Each tile as the selector uses it split (the epilogue as it goes).
+        for (const MatrixTile& t : kMatrixTiles) {
+          const auto constants = t.specialization(0);
+          build(m, std::string(m.name) + " " + t.name, {constants.begin(), constants.end()});
+        }
+      } else if (ShaderId(id) == ShaderId::convolution_tiled) {
         // Each tile with each epilogue (EPILOGUE, id 7: as it goes, ahead, ahead with a
         // residual).
         static const char* const epilogues[] = {"", " ahead", " ahead residual"};

@@ -1,4 +1,3 @@
-#version 450
 // Dense convolution as an implicit GEMM on the matrix units (GL_NV_cooperative_matrix, float16
 // operands, float32 accumulation) in large tiles: the layers with enough output pixels to give
 // every multiprocessor a tile (convolution.cpp picks; convolution_matrix.glsl takes the rest, with
@@ -20,13 +19,25 @@
 // session 17). The epilogue goes through a small per-warp fragment in shared memory, fragment by
 // fragment, so that no tile-sized float buffer competes with the stages for the 48 KiB.
 //
+// Built twice: convolution_tiled.comp, and convolution_tiled_split.comp (VKCNN_SPLIT_REDUCTION)
+// for dense layers with too few tiles to fill the device (late layers at batch 1), which split
+// the reduction over the dispatch's z: workgroup z of Z reduces chunks [z C / Z, (z + 1) C / Z)
+// and stores its float32 sums in `partials`; the last of a tile's Z workgroups to finish (a
+// counter per tile, which it puts back to zero for the next run) adds the Z partial tiles in
+// order z = 0, 1, ... and writes the output: the same sums whichever workgroup finishes last. No
+// second dispatch: at batch 1 a dispatch and its barrier cost more than most layers' reductions.
+// A module of its own, so that the other layers' pipelines bind no scratch buffers: with them
+// bound (host-visible counters), every batch-32 network ran 5-20% slower (bench/NOTES.md,
+// 2026-11-28, session 18).
+//
 // Grouped convolutions whose groups start at layers (channels per group a multiple of 4 on both
 // sides) run as one GEMM per group, the group being the dispatch's z: its source layers start at
 // group x input slices per group, its weights are a matrix of their own (columns padded to
 // VKCNN_MATRIX_GROUP_COLUMN_ALIGN, so narrow tiles do not compute 128 columns of zeros), and its
 // outputs start at group x output slices per group.
-#extension GL_GOOGLE_include_directive : require
-// vkcnn-build: reflect-separately (SPIRV-Cross cannot parse cooperative matrices)
+#ifndef VKCNN_CONVOLUTION_TILED_GLSL
+#define VKCNN_CONVOLUTION_TILED_GLSL
+
 #ifndef VKCNN_REFLECTION
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
@@ -45,6 +56,11 @@ layout(local_size_x_id = 5) in;  // 32 * WARPS_M * WARPS_N
 layout(constant_id = 6) const int PREFETCH = 1;  // chunks in flight in registers: 1 or 2
 // 0: the epilogue reads as it goes; 1: it reads ahead; 2: ahead, with a residual (below).
 layout(constant_id = 7) const int EPILOGUE = 0;
+#ifdef VKCNN_SPLIT_REDUCTION
+const bool SPLIT = true;
+#else
+const bool SPLIT = false;
+#endif
 
 // The host picks this shader only for destinations and sources that start at a layer.
 #define VKCNN_ALIGNED_DESTINATION
@@ -70,14 +86,26 @@ const int C_ROW = 20;  // floats per row of a warp's epilogue fragment (padded)
 shared uvec2 aS[2 * A_STAGE];
 shared uvec4 bS[2 * B_STAGE];
 shared float cS[WARPS_M * WARPS_N * 16 * C_ROW];
+#ifdef VKCNN_SPLIT_REDUCTION
+// Each workgroup's TILE_M x TILE_N float sums, row-major, at (tile * Z + z) * TILE_M * TILE_N;
+// and a counter per tile, zero before and after each dispatch.
+layout(set = 0, binding = 6, std430) coherent buffer Partials { float partials[]; };
+layout(set = 0, binding = 7, std430) coherent buffer Counters { uint counters[]; };
+shared uint lastArrival;
+#endif
 
 #ifdef VKCNN_REFLECTION
 void main() {
   imageStore(uDestination, ivec3(0),
              texelFetch(uSource, ivec3(0), 0) + texelFetch(uResidual, ivec3(0), 0) +
-                 float(weights[0].x) + bias[0] + slopes[0] + float(pc.geometry.clipX));
+                 float(weights[0].x) + bias[0] + slopes[0] + float(pc.geometry.clipX)
+#ifdef VKCNN_SPLIT_REDUCTION
+                 + partials[0] + float(counters[0])
+#endif
+  );
 }
 #else
+
 void main() {
   Geometry g = pc.geometry;
   ConvolutionParams cp = pc.convolution;
@@ -90,11 +118,15 @@ void main() {
   const int n0 = int(gl_WorkGroupID.y) * TILE_N;
   const int S = (cp.inputChannelsPerGroup + 3) / 4;
   const int slots = cp.kernelWidth * cp.kernelHeight * S;
-  const int chunks = (slots + SLOTS - 1) / SLOTS;
+  const int allChunks = (slots + SLOTS - 1) / SLOTS;
   const int rowsOfWeights = (slots * 4 + VKCNN_MATRIX_ROW_ALIGN - 1) / VKCNN_MATRIX_ROW_ALIGN *
                             VKCNN_MATRIX_ROW_ALIGN;
-  const int group = int(gl_WorkGroupID.z);
   const bool grouped = cp.outputChannelsPerGroup != pc.destination.featureChannels;
+  // z: a grouped layer's group, or a dense layer's share of the reduction (above).
+  const int group = grouped ? int(gl_WorkGroupID.z) : 0;
+  const int splits = SPLIT && !grouped ? int(gl_NumWorkGroups.z) : 1;
+  const int split = SPLIT && !grouped ? int(gl_WorkGroupID.z) : 0;
+  const int firstChunk = split * allChunks / splits, endChunk = (split + 1) * allChunks / splits;
   const int align = grouped ? VKCNN_MATRIX_GROUP_COLUMN_ALIGN : VKCNN_MATRIX_COLUMN_ALIGN;
   const int columns = (cp.outputChannelsPerGroup + align - 1) / align * align;
   // This group's weight matrix (in uvec4) and its first output slice.
@@ -184,19 +216,20 @@ void main() {
     }                                                                                              \
   }
 
-  // Past the last chunk FETCH fetches nothing and STORE stores zeros nobody reads: no branch, so
-  // nothing stands between the fetch and the matrix steps.
+  // Past the last chunk FETCH fetches nothing and STORE stores zeros nobody reads (past a split's
+  // last, the next split's chunk, unread too): no branch, so nothing stands between the fetch and
+  // the matrix steps.
   if (PREFETCH == 2) {
-    FETCH(0, 0)
+    FETCH(0, firstChunk)
     STORE(0, 0)
-    FETCH(1, 1)
+    FETCH(1, firstChunk + 1)
     barrier();
-    for (int chunk = 0; chunk < chunks; chunk += 2) {
+    for (int chunk = firstChunk; chunk < endChunk; chunk += 2) {
       FETCH(0, chunk + 2)
       COMPUTE(0)
       STORE(1, 1)
       barrier();
-      if (chunk + 1 < chunks) {
+      if (chunk + 1 < endChunk) {
         FETCH(1, chunk + 3)
         COMPUTE(1)
         STORE(0, 0)
@@ -204,17 +237,56 @@ void main() {
       }
     }
   } else {
-    FETCH(0, 0)
+    FETCH(0, firstChunk)
     STORE(0, 0)
     barrier();
-    for (int chunk = 0; chunk < chunks; ++chunk) {
-      const int stage = chunk & 1;
+    for (int chunk = firstChunk; chunk < endChunk; ++chunk) {
+      const int stage = (chunk - firstChunk) & 1;
       FETCH(0, chunk + 1)
       COMPUTE(stage)
       STORE(0, stage ^ 1)
       barrier();
     }
   }
+
+  // The split reduction: this workgroup's partial tile out; the last one of the tile (coherent
+  // buffers, a device-wide barrier before the counter and after it) loads them all back as
+  // fragments, every fragment of a partial at once, and adds them in order. (Read texel by texel
+  // in the epilogue, one after another, they cost 5-10 us: bench/NOTES.md, session 18.)
+#ifdef VKCNN_SPLIT_REDUCTION
+  if (splits > 1) {
+    const int partialTile = int(gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x);
+    const int warpTile = (wm * FRAG_M * 16) * TILE_N + wn * FRAG_N * 16;
+    int at = (partialTile * splits + split) * TILE_M * TILE_N + warpTile;
+    [[unroll]] for (int i = 0; i < FRAG_M; ++i)
+      [[unroll]] for (int j = 0; j < FRAG_N; ++j)
+        coopMatStoreNV(acc[i][j], partials, uint(at + i * 16 * TILE_N + j * 16), uint(TILE_N),
+                       false);
+    memoryBarrierBuffer();
+    barrier();
+    if (t == 0) lastArrival = atomicAdd(counters[partialTile], 1u) == uint(splits - 1) ? 1u : 0u;
+    barrier();
+    if (lastArrival == 0u) return;
+    memoryBarrierBuffer();
+    if (t == 0) counters[partialTile] = 0u;
+    at = partialTile * splits * TILE_M * TILE_N + warpTile;
+    [[unroll]] for (int i = 0; i < FRAG_M; ++i)
+      [[unroll]] for (int j = 0; j < FRAG_N; ++j)
+        coopMatLoadNV(acc[i][j], partials, uint(at + i * 16 * TILE_N + j * 16), uint(TILE_N),
+                      false);
+    for (int z = 1; z < splits; ++z) {
+      at += TILE_M * TILE_N;
+      [[unroll]] for (int i = 0; i < FRAG_M; ++i)
+        [[unroll]] for (int j = 0; j < FRAG_N; ++j) {
+          fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> partial;
+          coopMatLoadNV(partial, partials, uint(at + i * 16 * TILE_N + j * 16), uint(TILE_N),
+                        false);
+          // Element by element: glslang 12's optimizer (-Os) crashes on a matrix addition.
+          for (int e = 0; e < partial.length(); ++e) acc[i][j][e] += partial[e];
+        }
+    }
+  }
+#endif
 
   // Epilogue, one fragment at a time through this warp's 16 x 16 floats: each lane takes two
   // (pixel, slice) pairs of it. The loop over fragments stays a loop: unrolled, it held a copy of
@@ -319,3 +391,5 @@ void main() {
   }
 }
 #endif
+
+#endif  // VKCNN_CONVOLUTION_TILED_GLSL

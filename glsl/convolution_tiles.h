@@ -1,8 +1,8 @@
-// The tiles of the matrix-unit convolution (convolution_tiled.comp) and of the GEMM ceiling
+// The tiles of the matrix-unit convolution (convolution_tiled.glsl) and of the GEMM ceiling
 // (bench/gemm_ceiling.comp): the one table both shaders' specialization constants come from. A
 // tile is WARPS_M x WARPS_N warps (32 invocations each), each holding FRAG_M x FRAG_N fragments
 // of 16 x 16 outputs, and reduces K_STEPS 16-deep steps per shared-memory stage; the shaders keep
-// two stages, and convolution_tiled.comp fetches PREFETCH chunks ahead into registers. Constant
+// two stages, and convolution_tiled.glsl fetches PREFETCH chunks ahead into registers. Constant
 // ids: 0 WARPS_M, 1 WARPS_N, 2 FRAG_M, 3 FRAG_N, 4 K_STEPS, 5 the workgroup size
 // (32 x WARPS_M x WARPS_N), 6 PREFETCH, 7 EPILOGUE (0 reads as it goes, 1 reads ahead, 2 ahead
 // with a residual: the host's choice per dispatch, not a tile's; the GEMM ceiling has neither 6
@@ -44,13 +44,13 @@ struct MatrixTile {
   constexpr uint32_t columns() const { return warpsN * fragmentsN * 16; }
   constexpr uint32_t threads() const { return 32 * warpsM * warpsN; }
   constexpr uint32_t depth() const { return 16 * kSteps; }
-  // convolution_tiled.comp's specialization constants (ids 0-7 above) for this tile with
+  // convolution_tiled.glsl's specialization constants (ids 0-7 above) for this tile with
   // `epilogue` (0 as it goes, 1 ahead, 2 ahead with a residual).
   constexpr std::array<int32_t, 8> specialization(int32_t epilogue) const {
     return {int32_t(warpsM), int32_t(warpsN),    int32_t(fragmentsM), int32_t(fragmentsN),
             int32_t(kSteps), int32_t(threads()), int32_t(prefetch),   epilogue};
   }
-  // Shared memory of convolution_tiled.comp: two stages of A (rows x depth float16, rows padded
+  // Shared memory of convolution_tiled.glsl: two stages of A (rows x depth float16, rows padded
   // by 16 bytes) and B (depth x columns, padded likewise), and a 16 x 20 float fragment per warp.
   constexpr uint32_t sharedBytes() const {
     return 2 * (rows() * (kSteps * 32 + 16) + kSteps * 16 * (columns() * 2 + 16)) +

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -357,15 +358,20 @@ TEST_CASE("convolution: every GEMM tile shape") {
 
 TEST_CASE("convolution: every matrix-unit configuration, forced") {
   // VKCNN_CONVOLUTION_TILE forces what the selector (convolution.cpp, gemmShader) may pick on a
-  // GPU with matrix units: each tile of convolution_tiles.h (convolution_tiled.comp), with each
+  // GPU with matrix units: each tile of convolution_tiles.h (convolution_tiled.glsl), with each
   // of its epilogues (VKCNN_CONVOLUTION_EPILOGUE), and each split-k shader of
   // convolution_matrix.glsl. Elsewhere (lavapipe) the variables change nothing and these run
   // once on the portable shaders; docs/testing.md names the GPU command. The shapes
   // cover partial row and column tiles (more than one of each), a reduction ending inside a
   // chunk, channels not a multiple of 4, stride, dilation, padding, several images and a residual.
+  // Each tile also with its reduction split over 2 and 3 workgroups ("<tile>s2": a split of
+  // uneven shares), and one over more workgroups (16) than case a has chunks (5).
   std::vector<std::string> configurations = {"matrix_large", "matrix_medium", "matrix_small",
                                              "legacy"};
-  for (const detail::MatrixTile& tile : detail::kMatrixTiles) configurations.push_back(tile.name);
+  for (const detail::MatrixTile& tile : detail::kMatrixTiles)
+    for (const char* splits : {"", "s2", "s3"})
+      configurations.push_back(tile.name + std::string(splits));
+  configurations.push_back("64x64s16");
   // Without matrix units every configuration is the same portable shader: once is enough (fp16
   // is slow on lavapipe).
   if (!context().capabilities().matrixUnits) configurations = {"portable"};
@@ -413,11 +419,50 @@ TEST_CASE("convolution: every matrix-unit configuration, forced") {
   unsetenv("VKCNN_CONVOLUTION_TILE");
 }
 
+TEST_CASE("convolution: a reduction split over workgroups gives the same bits every run") {
+  // The last workgroup of a tile adds the partial sums in a fixed order, whichever finishes last:
+  // five runs of a long reduction (3x3 128 -> 64, 36 chunks) split 4 and 5 ways give identical
+  // bytes, and match the reference. Without matrix units the forced tile is not used (the portable
+  // shader, deterministic anyway).
+  Case c;
+  c.descriptor = ConvolutionDescriptor::make(3, 3, 128, 64, NeuronDescriptor::relu());
+  c.padding = Padding::explicitPadding(1, 1, 1, 1);
+  c.width = 11;
+  c.height = 9;
+  c.sourceImages = 2;
+  c.format = ChannelFormat::float16;
+  const ConvolutionDescriptor& d = c.descriptor;
+  const Tensor x = roundedTo(randomTensor(2, 128, 9, 11, 51, -1, 1), ChannelFormat::float16);
+  const std::vector<float> w = randomWeights(d, 52), bias = randomFloats(64, 53);
+  const Tensor expected = reference(c, x, w, bias, 11, 9, 2, 64);
+  for (const char* configuration : {"64x64s4", "32x64s5"}) {
+    CAPTURE(configuration);
+    setenv("VKCNN_CONVOLUTION_TILE", configuration, 1);
+    Convolution kernel(context(), d, w, bias);
+    kernel.padding = c.padding;
+    Image source = makeImage(x, ChannelFormat::float16, "x");
+    std::vector<std::vector<double>> runs;
+    for (int run = 0; run < 5; ++run) {
+      Image destination =
+          makePoisoned(context(), {11, 9, 64, 2, ChannelFormat::float16, ImageUsage::all, "y"});
+      runOnce([&](CommandBuffer& cb) { kernel.encode(cb, source, destination); });
+      const Tensor y = download(destination);
+      if (run == 0) compare(y, expected, tolerance(ChannelFormat::float16));
+      runs.push_back(y.data);
+      CHECK(runs.back() == runs.front());
+    }
+    if (context().capabilities().matrixUnits && context().capabilities().subgroupSize == 32)
+      CHECK(kernel.configuration() == configuration);
+  }
+  unsetenv("VKCNN_CONVOLUTION_TILE");
+}
+
 TEST_CASE("convolution: pieces of a batch side by side choose for all of them, same results") {
   // A Graph encodes the pieces of a batch the layer limit splits with no barrier between them and
   // sets imagesSideBySide to the whole batch: the cost model then counts every piece's tiles.
   // 1x1 512 -> 256 on 4 images of 7x7 alone has too few tiles for the matrix-unit tiles (a
-  // split-k shader); beside 7 more such pieces it fills the device with them. Either way the
+  // split-k shader, or a tile whose reduction is split over workgroups); beside 7 more such
+  // pieces it fills the device with them. Either way the
   // result is the convolution's. Without matrix units (lavapipe) both run the portable shader.
   const bool matrixUnits = context().capabilities().matrixUnits;
   Case c;
@@ -434,9 +479,14 @@ TEST_CASE("convolution: pieces of a batch side by side choose for all of them, s
   CAPTURE(alone);
   CAPTURE(sideBySide);
   CHECK(ownImages == alone);
+  // Few tiles: a split-k shader or a tile with its reduction split over workgroups ("32x64s2").
+  auto fewTiles = [](const std::string& c) {
+    return c.rfind("matrix_", 0) == 0 ||
+           (c.size() > 2 && c[c.size() - 2] == 's' && std::isdigit(c.back()));
+  };
   if (matrixUnits && context().capabilities().subgroupSize == 32) {
-    CHECK(alone.rfind("matrix_", 0) == 0);
-    CHECK(sideBySide.rfind("matrix_", 0) != 0);
+    CHECK(fewTiles(alone));
+    CHECK(!fewTiles(sideBySide));
   }
 }
 
@@ -518,7 +568,7 @@ TEST_CASE("convolution: every portable GEMM tile, forced") {
 
 TEST_CASE("convolution: grouped convolutions on the matrix units, every tile forced") {
   // Groups whose channels start at layers on both sides (a multiple of 4 per group) run on
-  // convolution_tiled.comp, one GEMM per group along the dispatch's z, on GPUs with matrix units
+  // convolution_tiled.glsl, one GEMM per group along the dispatch's z, on GPUs with matrix units
   // (float16); VKCNN_CONVOLUTION_TILE forces each tile whose width divides a group's padded width
   // (others fall back to the selector) and "legacy" the direct shader. Elsewhere (lavapipe) every
   // configuration is the direct shader: run once. Shapes: ResNeXt's 8 and RegNet's 16 channels

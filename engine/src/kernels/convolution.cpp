@@ -180,7 +180,7 @@ void checkWeightCounts(const ConvolutionDescriptor& d, size_t weights, size_t bi
 }
 
 // Dense convolutions, and grouped ones whose groups start at layers on both sides (channels per
-// group a multiple of 4), run on the matrix units where there are some (convolution_tiled.comp
+// group a multiple of 4), run on the matrix units where there are some (convolution_tiled.glsl
 // takes the grouped ones, a GEMM per group); other grouped ones on the direct shader.
 // Groups of 4 channels stay on the direct shader: the 16-column tiles ran them 2-3x slower
 // (3/4 of each fragment is padding; NOTES.md, run 6).
@@ -333,10 +333,30 @@ void checkSourceChannels(const KernelEncoding& e, const ConvolutionDescriptor& d
 struct GemmChoice {
   ShaderId shader;
   const MatrixTile* tile = nullptr;
+  // Dense layers: workgroups that share each tile's reduction (the dispatch's z), named
+  // "<tile>s<splits>"; more than one runs convolution_tiled_split (convolution_tiled.glsl).
+  uint32_t splits = 1;
 };
 
-const char* nameOf(const GemmChoice& c) {
-  if (c.tile) return c.tile->name;
+constexpr uint32_t kMaxSplits = 16;
+
+// `name` is `tile`'s name, or it followed by "s" and a split count from 2 to kMaxSplits: the
+// split count (1 for the plain name), else 0.
+uint32_t splitsNamed(const std::string& name, const MatrixTile& tile) {
+  const size_t n = std::strlen(tile.name);
+  if (name.compare(0, n, tile.name) != 0) return 0;
+  if (name.size() == n) return 1;
+  if (name[n] != 's' || name.size() > n + 3) return 0;
+  uint32_t splits = 0;
+  for (size_t i = n + 1; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return 0;
+    splits = splits * 10 + uint32_t(name[i] - '0');
+  }
+  return splits >= 2 && splits <= kMaxSplits ? splits : 0;
+}
+
+std::string nameOf(const GemmChoice& c) {
+  if (c.tile) return c.splits > 1 ? c.tile->name + ("s" + std::to_string(c.splits)) : c.tile->name;
   switch (c.shader) {
     case ShaderId::convolution_matrix_large:
       return "matrix_large";
@@ -393,7 +413,9 @@ GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, b
   const uint64_t slices = (e.destinationChannels + 3) / 4;
   if (matrixUnits) {
     for (const MatrixTile& t : kMatrixTiles)
-      if (tiledAllowed && forced == t.name) return {ShaderId::convolution_tiled, &t};
+      if (const uint32_t splits = splitsNamed(forced, t); tiledAllowed && splits)
+        return {splits > 1 ? ShaderId::convolution_tiled_split : ShaderId::convolution_tiled, &t,
+                splits};
     if (forced == "matrix_large") return {ShaderId::convolution_matrix_large};
     if (forced == "matrix_medium") return {ShaderId::convolution_matrix_medium};
     if (forced == "matrix_small") return {ShaderId::convolution_matrix_small};
@@ -418,6 +440,23 @@ GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, b
       }
       return {ShaderId::convolution_tiled, best};
     }
+    // Long reductions over few tiles: 32 x 64 tiles with the reduction split over workgroups
+    // (convolution_tiled_split), about two workgroups per multiprocessor and at least 8 chunks
+    // per split, where the split-k shaders below keep a few warps per multiprocessor busy on
+    // every chunk in turn (batch 1: 3x3 512->512 @14² 0.069 -> 0.032 ms). Measured on every
+    // batch-1 shape (bench/NOTES.md, 2026-11-28, session 18): it wins from 16 tiles and 1024
+    // tile-chunks on, loses below (fewer output tiles than that: 1x1 576->96 @14², 0.011 ->
+    // 0.015 ms; the fully connected layers). Only for a layer alone: beside the other pieces of a
+    // split batch, densenet121's 3x3 128->32 @7² at batch 32 took it and the network lost 9%.
+    const uint64_t fewTiles = tilesOf(32, 64), chunks = (k + 31) / 32;
+    if (tiledAllowed && forced != "legacy" && pieces == 1 && fewTiles >= 16 &&
+        fewTiles * chunks >= 1024) {
+      const uint64_t splits = std::min<uint64_t>({8, 2 * sms / fewTiles, chunks / 8});
+      if (splits >= 2)
+        for (const MatrixTile& t : kMatrixTiles)
+          if (std::strcmp(t.name, "32x64") == 0)
+            return {ShaderId::convolution_tiled_split, &t, uint32_t(splits)};
+    }
     // Tiles (pixels x slices, ways the reduction is split, workgroups a multiprocessor holds) and
     // a latency model: batch-1 layers are bound by how many rounds of 32-deep chunks each
     // workgroup runs one after another, waves of workgroups times chunks per split. Smaller tiles
@@ -429,9 +468,6 @@ GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, b
     const Option options[] = {{ShaderId::convolution_matrix_large, 64, 16, 1, 3},
                               {ShaderId::convolution_matrix_medium, 32, 8, 4, 3},
                               {ShaderId::convolution_matrix_small, 16, 8, 8, 2}};
-    const uint64_t chunks =
-        (uint64_t(d.kernelWidth) * d.kernelHeight * ((d.inputFeatureChannels + 3) / 4) * 4 + 31) /
-        32;
     ShaderId best = options[0].shader;
     double bestCost = 0;
     for (const Option& o : options) {
@@ -740,7 +776,7 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
     choice = gemmShader(e, d, matrixUnits, tiledAllowed, caps.multiprocessorCount, forced);
     shader = choice.shader;
     // The profile and the benchmark read the configuration off the dispatch's label.
-    what += std::string(" (") + nameOf(choice) + ")";
+    what += " (" + nameOf(choice) + ")";
   } else if (shader == ShaderId::convolution) {
     what += d.groups > 1 ? " (grouped direct)" : " (direct)";
   }
@@ -748,8 +784,8 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
   if (pick.candidate >= 0) noteTrial(*e.commandBuffer.context, what, key, pick.candidate);
   if (configuration) {
     const size_t open = what.rfind(" (");
-    *configuration = open == std::string::npos ? std::string(nameOf(choice))
-                                               : what.substr(open + 2, what.size() - open - 3);
+    *configuration =
+        open == std::string::npos ? nameOf(choice) : what.substr(open + 2, what.size() - open - 3);
     if (shader == ShaderId::depthwise_convolution) *configuration = "depthwise";
   }
   // convolution_tiled's workgroups: row tiles, column tiles (grouped: a column of tiles per
@@ -762,7 +798,7 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
         d.groups > 1 ? d.outputFeatureChannels / d.groups : (e.destinationChannels + 3) / 4 * 4;
     rowTiles = uint32_t((rows + t->rows() - 1) / t->rows());
     columnTiles = (columns + t->columns() - 1) / t->columns();
-    // The epilogue that reads ahead (convolution_tiled.comp's EPILOGUE) where the layer's
+    // The epilogue that reads ahead (convolution_tiled.glsl's EPILOGUE) where the layer's
     // workgroups, its pieces side by side included, make several waves; below that (batch 1)
     // its larger code costs more than it saves.
     const uint64_t workgroups = uint64_t(rowTiles) * columnTiles * d.groups * piecesSideBySide(e);
@@ -777,6 +813,21 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
   const uint32_t slices = bindConvolution(
       r, push, e, s, choice.tile || matrixUnits ? s.matrixWeights : s.weights, originX, originY);
   if (choice.tile) {
+    if (shader == ShaderId::convolution_tiled_split) {
+      // The partial tiles and a counter per tile (zero, and zero again after each run) in the
+      // command buffer's workspace (convolution_tiled.glsl).
+      const uint64_t tiles = uint64_t(rowTiles) * columnTiles;
+      const VkDeviceSize bytes =
+          tiles * choice.splits * choice.tile->rows() * choice.tile->columns() * sizeof(float);
+      Workspace::Range partials = e.commandBuffer.workspace.take(e.commandBuffer, bytes);
+      r.bindStorageBuffer(6, partials.buffer, partials.offset, bytes, true,
+                          std::move(partials.owner));
+      Workspace::Range counters = e.commandBuffer.workspace.takeZeroed(e.commandBuffer, tiles * 4);
+      r.bindStorageBuffer(7, counters.buffer, counters.offset, tiles * 4, true,
+                          std::move(counters.owner));
+      r.dispatchGroups(&push, sizeof push, rowTiles, columnTiles, choice.splits);
+      return;
+    }
     r.dispatchGroups(&push, sizeof push, rowTiles, columnTiles, d.groups);
     return;
   }
