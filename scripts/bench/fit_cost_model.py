@@ -34,10 +34,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 RES = os.path.join(ROOT, "bench", "results")
 # (file, columns to take; the first is the per-shape anchor joined with earlier runs)
 RUNS = [
-    # The epilogue of convolution_tiled.comp became a loop (2026-11-26): every tile's time changed,
+    # The epilogue of convolution_tiled became a loop (2026-11-26): every tile's time changed,
     # so the tiled columns of the runs before (2026-11-24-h100-conv*/) no longer describe the
-    # shader. This run forced every dense tile and the split-k shaders on every shape (H200).
-    ("2026-11-26-h200-epilogue/refit/conv_shapes.json", None),
+    # shader; 2026-11-26-h200-epilogue/refit/ forced every dense tile and the split-k shaders on
+    # every shape (H200), and the constants come from it. Every tile forced again after the im2col fetch remap and the read-ahead epilogue (session 17)
+    # changed the tiles' times (H200, 2026-11-28, session 18). The constants in convolution_tiles.h
+    # are still the 2026-11-26 fit: this run's refit was not measured on networks (NOTES.md).
+    ("2026-11-28-h200-splitk/refit/conv_shapes.json", None),
 ]
 SPLITK = "legacy"  # run 4's legacy column at layers below the tile threshold: the split-k choice
 

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Session 18, run 5: S = as committed: convolution_tiled_split a module of its own (the other
+# tiled pipelines bind nothing new), partial sums and counters in the command buffer's
+# device-local workspace (counters zero-filled once), the rule refined on run 3's shapes (from 16
+# tiles and 1024 tile-chunks). Tests under validation; code size; networks A S S A at b1 and b32.
+# Carried: .device-build (S), .gl, .dev-ab (A = main).
+set -uo pipefail
+root=$(pwd); D=$root/.device-build; t0=$(date +%s)
+R=/tmp/r5; mkdir -p $R
+for f in .gl/*.deb; do case "$f" in *validationlayers*) ;; *) dpkg -x $f / ;; esac; done; ldconfig
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $R/device.txt; cat $R/device.txt
+lib() { case $1 in S) echo $D/lib;; *) echo $root/.dev-ab/$1/lib:$D/lib;; esac; }
+mkdir -p /tmp/vl && dpkg -x .gl/vulkan-validationlayers_*.deb /tmp/vl
+(export VK_LAYER_PATH=/tmp/vl/usr/share/vulkan/explicit_layer.d VKCNN_VALIDATION=1
+ export LD_LIBRARY_PATH=/tmp/vl/usr/lib/x86_64-linux-gnu:$D/lib
+ timeout 120 $D/bin/test_convolution -tc="*matrix-unit configuration*,*split over workgroups*,*pieces of a batch*,*residual added before*,*sampled sweep*" > $R/test_convolution.txt 2>&1
+ echo "test_convolution rc=$? $(( $(date +%s) - t0 )) s: $(tail -3 $R/test_convolution.txt | head -2 | tr '\n' ' ')"
+ timeout 90 $D/bin/test_graph > $R/test_graph.txt 2>&1
+ echo "test_graph rc=$? $(( $(date +%s) - t0 )) s: $(tail -3 $R/test_graph.txt | head -2 | tr '\n' ' ')")
+grep -B3 -A12 'ERROR\|FAILED' $R/test_convolution.txt | head -40
+LD_LIBRARY_PATH=$D/lib timeout 60 $D/bin/vkcnn-pipeline-stats --variants f16 > $R/stats.txt 2>&1; echo "stats rc=$?"
+grep "tiled_f16 32x64 \|tiled_split_f16 32x64" $R/stats.txt | cut -c1-140
+work=/tmp/ab; mkdir -p $work/models
+nets=resnet50,resnet18,resnext50_32x4d,densenet121,vgg16
+PYTHONUNBUFFERED=1 timeout 170 python3 scripts/bench/pytorch_side.py $work/models --networks $nets --runs 5 --warmup 2 > $R/pytorch.log 2>&1 || tail -5 $R/pytorch.log
+echo "pytorch $(( $(date +%s) - t0 )) s"
+run() {  # lib net batch round
+  LD_LIBRARY_PATH=$(lib $1) VKCNN_PIPELINE_CACHE_DIR=/tmp/cache-$1 timeout 60 $D/bin/vkcnn bench $work/models/$2.onnx \
+    --fp16 --batch $3 --iterations 40 --input $work/models/${2}_b$3_input.npy \
+    --reference $work/models/${2}_b$3_output.npy --json $R/${1}_${2}_b$3_$4.json > $R/${1}_${2}_b$3_$4.txt 2>&1 || echo "FAILED $1 $2 $3"
+}
+for net in ${nets//,/ }; do run A $net 1 1; run S $net 1 1; run S $net 1 2; run A $net 1 2; done
+echo "nets b1 $(( $(date +%s) - t0 )) s"
+for net in resnet50 resnet18 densenet121; do run A $net 32 1; run S $net 32 1; run S $net 32 2; run A $net 32 2; done
+echo "nets b32 $(( $(date +%s) - t0 )) s"
+LD_LIBRARY_PATH=$(lib S) timeout 30 $D/bin/vkcnn profile $work/models/resnet50.onnx --fp16 --iterations 20 > $R/profile_S_resnet50_b1.txt 2>&1
+LD_LIBRARY_PATH=$(lib S) timeout 30 $D/bin/vkcnn profile $work/models/densenet121.onnx --fp16 --iterations 20 > $R/profile_S_densenet121_b1.txt 2>&1
+LD_LIBRARY_PATH=$(lib A) timeout 30 $D/bin/vkcnn profile $work/models/densenet121.onnx --fp16 --iterations 20 > $R/profile_A_densenet121_b1.txt 2>&1
+python3 - $R <<'PY'
+import json, sys, glob, collections
+o = sys.argv[1]; t = collections.defaultdict(list)
+for f in sorted(glob.glob(o + "/*_b*_*.json")):
+    j = json.load(open(f)); lib, rest = f.split("/")[-1].split("_", 1); key = rest.rsplit("_", 1)[0]
+    t[key].append((lib, j["resident_median_ms"], j.get("relative_l2")))
+for k, v in t.items(): print(k, " ".join(f"{l}={m:.4f}(L2 {e:.2g})" for l, m, e in v))
+PY
+cd /tmp && tar czf $OUT/r5.tgz r5; ls -la $OUT
