@@ -17,6 +17,7 @@
 namespace vkcnn::detail {
 
 class CommandBufferImpl;
+class DeviceBuffer;
 
 class Workspace {
  public:
@@ -36,10 +37,9 @@ class Workspace {
   }
 
  private:
-  struct Chunk;
   struct Chunks {
     Range take(CommandBufferImpl& commandBuffer, VkDeviceSize size, bool zero);
-    std::vector<std::shared_ptr<Chunk>> chunks;
+    std::vector<std::shared_ptr<DeviceBuffer>> chunks;
     size_t current = 0;     // the chunk ranges are taken from
     VkDeviceSize used = 0;  // bytes of it taken
     uint64_t barriers = 0;  // the CommandBuffer's barrier count at the last take
