@@ -32,6 +32,16 @@ VKCNN_STRUCT(ConvolutionPush) {
   ConvolutionParams convolution;
 };
 
+// fully_connected_batched.glsl over Tensors (FC_TENSORS): the source [imageCount][taps]
+// [sourceChannels] and the destination [imageCount][destinationChannels], contiguous from elements
+// sourceFirst and destinationFirst of their bound ranges; `slices` destination slices of 4
+// channels.
+VKCNN_STRUCT(FullyConnectedTensorPush) {
+  int_t sourceFirst, sourceChannels, destinationFirst, destinationChannels;
+  int_t imageCount, slices, taps, unused;
+  NeuronParams neuron;
+};
+
 #ifdef __cplusplus
 static_assert(sizeof(ConvolutionPush) == 128, "lavapipe allows 128 bytes of push constants");
 }  // namespace vkcnn::detail::shader

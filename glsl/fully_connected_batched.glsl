@@ -12,6 +12,10 @@
 // The host picks this shader only for a 1x1 destination region starting at a layer; weights are
 // convolution.glsl's mat4 blocks [outputSlice][k], as float32 or (FC_HALF_WEIGHTS) float16: half
 // the bytes to stream for float16 networks.
+//
+// FC_TENSORS: source and destination are Tensors in storage buffers of the variant's element type,
+// [images][taps][channels] and [images][channels] (FullyConnected::encodeBatch: a batch held in
+// several Images, one dispatch over all of them, so the weights are streamed once per batch).
 #ifndef VKCNN_FULLY_CONNECTED_BATCHED_GLSL
 #define VKCNN_FULLY_CONNECTED_BATCHED_GLSL
 #extension GL_EXT_control_flow_attributes : require
@@ -29,7 +33,24 @@ layout(constant_id = 0) const int K_ROWS = 1;
 #ifdef FC_HALF_WEIGHTS
 #define VKCNN_WEIGHT_TYPE uvec4  // 8 halves: two columns of a block
 #endif
+#ifdef FC_TENSORS
+#define VKCNN_TENSOR_PUSH
+#include "tensor.glsl"
+#include "convolution_interface.h"
+#ifndef VKCNN_WEIGHT_TYPE
+#define VKCNN_WEIGHT_TYPE vec4
+#endif
+layout(set = 0, binding = 0, std430) readonly buffer Source { TENSOR_T source[]; };
+layout(set = 0, binding = 1, std430) writeonly buffer Destination { TENSOR_T destination[]; };
+layout(set = 0, binding = 2, std430) readonly buffer Weights { VKCNN_WEIGHT_TYPE weights[]; };
+layout(set = 0, binding = 3, std430) readonly buffer Bias { float bias[]; };
+layout(set = 0, binding = 4, std430) readonly buffer Slopes { float slopes[]; };
+#define VKCNN_NEURON_SLOPES
+layout(push_constant) uniform Push { FullyConnectedTensorPush pc; };
+#include "neuron.glsl"
+#else
 #include "convolution_bindings.glsl"
+#endif
 
 // Weight block b: column c holds input channel 4s + c for the slice's 4 output channels.
 mat4 weightBlock(int b) {
@@ -46,6 +67,27 @@ mat4 weightBlock(int b) {
 
 shared vec4 partials[256 * FC_ROUND];
 
+#ifdef FC_TENSORS
+// Input channels [4s, 4s + 4) of tap `tap` of image img; zero past the source's channels.
+vec4 sourceSlice(int img, int tap, int s) {
+  const int channels = pc.sourceChannels;
+  const int at = pc.sourceFirst + (img * pc.taps + tap) * channels + 4 * s;
+  vec4 x = vec4(0.0);
+  [[unroll]] for (int c = 0; c < 4; ++c) if (4 * s + c < channels) x[c] = float(source[at + c]);
+  return x;
+}
+
+// The result of destination slice `slice` of image img: bias, the neuron, stored channels only.
+void storeSlice(int img, int slice, vec4 sum) {
+  const int channels = pc.destinationChannels;
+  const ivec4 oc = min(ivec4(4 * slice) + ivec4(0, 1, 2, 3), channels - 1);
+  const vec4 b = vec4(bias[oc.x], bias[oc.y], bias[oc.z], bias[oc.w]);
+  const vec4 v = applyNeuron4(pc.neuron, sum + b, neuronSlopes(oc, pc.neuron.slopeCount));
+  const int at = pc.destinationFirst + img * channels + 4 * slice;
+  [[unroll]] for (int c = 0; c < 4; ++c) if (4 * slice + c < channels) destination[at + c] =
+      TENSOR_T(toStorage(v[c]));
+}
+#else
 // Input channels [4s, 4s + 4) of the window at pixel p of image img; zero past the window's
 // channels. `aligned`: the window starts at a layer (channelShift 0).
 vec4 sourceSlice(ivec2 p, int img, int s, bool aligned) {
@@ -67,39 +109,58 @@ vec4 sourceSlice(ivec2 p, int img, int s, bool aligned) {
                     : vec4(lo.w, hi.xyz);
   return mix(vec4(0.0), x, lessThan(ivec4(4 * s) + ivec4(0, 1, 2, 3), ivec4(channels)));
 }
+// The result of destination slice `slice` of image img at the clip origin (convolutionOutput).
+void storeSlice(int img, int slice, vec4 sum) {
+  const ivec2 p = ivec2(pc.geometry.clipX, pc.geometry.clipY);
+  const int oc0 = firstChannelOfSlice(pc.destination, slice);
+  const ivec4 oc = clamp(ivec4(oc0) + ivec4(0, 1, 2, 3), 0, pc.destination.featureChannels - 1);
+  writeSlice(pc.destination, p, img, slice, convolutionOutput(p, img, slice, oc, sum));
+}
+#endif
 
 void main() {
-  const Geometry g = pc.geometry;
-  const ConvolutionParams cp = pc.convolution;
   const int lid = int(gl_LocalInvocationID.x);
   const int row = lid >> 5, lane = lid & 31;
   const int slicesPerGroup = 8 / K_ROWS;
   const int t0 = int(gl_WorkGroupID.y) * slicesPerGroup;
   const int t = t0 + row / K_ROWS;
   const int img0 = int(gl_WorkGroupID.x) * FC_IMAGES;
-  const int n = min(FC_IMAGES, g.imageCount - img0);
+#ifdef FC_TENSORS
+  const int imageCount = pc.imageCount, slices = pc.slices;
+  const int S = (pc.sourceChannels + 3) / 4;
+  const int K = pc.taps * S;
+#else
+  const Geometry g = pc.geometry;
+  const ConvolutionParams cp = pc.convolution;
+  const int imageCount = g.imageCount, slices = g.slices;
   const int S = (cp.inputChannelsPerGroup + 3) / 4;
   const int K = cp.kernelWidth * cp.kernelHeight * S;
   const ivec2 size = textureSize(uSource, 0).xy;
   const ivec2 origin = ivec2(g.offsetX, g.offsetY);
   const bool aligned = pc.source.channelShift == 0;
+#endif
+  const int n = min(FC_IMAGES, imageCount - img0);
 
   vec4 acc[FC_IMAGES];
   [[unroll]] for (int i = 0; i < FC_IMAGES; ++i) acc[i] = vec4(0.0);
-  if (t < g.slices) {
+  if (t < slices) {
     for (int k = (row % K_ROWS) * 32 + lane; k < K; k += 32 * K_ROWS) {
       const int tap = k / S, s = k - tap * S;
+#ifdef FC_TENSORS
+      const mat4 W = weightBlock(t * K + k);
+      [[unroll]] for (int i = 0; i < FC_IMAGES; ++i) if (i < n) acc[i] +=
+          W * sourceSlice(img0 + i, tap, s);
+#else
       const ivec2 p = origin + ivec2(tap % cp.kernelWidth, tap / cp.kernelWidth);
       if (any(lessThan(p, ivec2(0))) || any(greaterThanEqual(p, size))) continue;
       const mat4 W = weightBlock(t * K + k);
       [[unroll]] for (int i = 0; i < FC_IMAGES; ++i) if (i < n) acc[i] +=
           W * sourceSlice(p, img0 + i, s, aligned);
+#endif
     }
   }
 
   // Slice j of the group sums the partials of invocations [j * 32 * K_ROWS, +32 * K_ROWS).
-  const ivec2 p = ivec2(g.clipX, g.clipY);
-  const int outputChannels = pc.destination.featureChannels;
   [[unroll]] for (int r = 0; r < FC_IMAGES / FC_ROUND; ++r) {
     if (r * FC_ROUND >= n) break;  // n is the workgroup's: the barriers stay uniform
     [[unroll]] for (int q = 0; q < FC_ROUND; ++q) partials[lid * FC_ROUND + q] =
@@ -108,14 +169,11 @@ void main() {
     if (lid < slicesPerGroup * FC_ROUND) {
       const int j = lid / FC_ROUND, q = lid % FC_ROUND, i = r * FC_ROUND + q;
       const int slice = t0 + j;
-      if (i < n && slice < g.slices) {
+      if (i < n && slice < slices) {
         vec4 sum = vec4(0.0);
         const int first = j * 32 * K_ROWS;
         for (int m = 0; m < 32 * K_ROWS; ++m) sum += partials[(first + m) * FC_ROUND + q];
-        const int oc0 = firstChannelOfSlice(pc.destination, slice);
-        const ivec4 oc = clamp(ivec4(oc0) + ivec4(0, 1, 2, 3), 0, outputChannels - 1);
-        writeSlice(pc.destination, p, img0 + i, slice,
-                   convolutionOutput(p, img0 + i, slice, oc, sum));
+        storeSlice(img0 + i, slice, sum);
       }
     }
     barrier();

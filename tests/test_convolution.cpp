@@ -1086,6 +1086,96 @@ TEST_CASE("fully connected: the batched shader, forced, over swept shapes and ba
   unsetenv("VKCNN_FULLY_CONNECTED");
 }
 
+TEST_CASE("fully connected: encodeBatch over a batch held in several Images") {
+  // FullyConnected::encodeBatch gathers the pieces' windows into one Tensor, runs
+  // fully_connected_tensor once over the whole batch and scatters the results into each
+  // destination: 2P + 1 dispatches for P pieces. A layer it does not take (grouped weights) encodes
+  // each pair: P dispatches. Every destination is poisoned and compared with the reference of its
+  // own piece. Pieces of 9 images and more take two workgroups along the batch (FC_IMAGES 8).
+  struct Shape {
+    uint32_t w, h, in, out, groups;
+  };
+  const Shape shapes[] = {{1, 1, 13, 10, 1}, {3, 2, 5, 17, 1}, {2, 2, 17, 9, 1},
+                          {4, 3, 32, 64, 1}, {7, 7, 8, 16, 1}, {3, 2, 10, 6, 2}};
+  const std::vector<uint32_t> splits[] = {{2, 3}, {1, 1, 1, 4}, {9, 1}};
+  uint32_t seed = 2300, index = 0;
+  for (const Shape& s : shapes)
+    for (const std::vector<uint32_t>& split : splits) {
+      ++index;
+      Case c;
+      c.seed = seed;
+      seed += 10;
+      c.fullyConnected = true;
+      const NeuronType neurons[] = {NeuronType::none, NeuronType::relu, NeuronType::sigmoid,
+                                    NeuronType::prelu};
+      c.descriptor = ConvolutionDescriptor::make(s.w, s.h, s.in, s.out,
+                                                 sampleNeuron(neurons[index % 4], s.out));
+      c.descriptor.groups = s.groups;
+      if (index % 5 == 1)
+        c.descriptor.setBatchNormalizationParametersForInference(
+            randomFloats(s.out, seed, -0.5f, 0.5f), randomFloats(s.out, seed + 1, 0.5f, 2.f),
+            randomFloats(s.out, seed + 2, 0.5f, 1.5f), randomFloats(s.out, seed + 3, -0.5f, 0.5f),
+            1e-3f);
+      c.withBias = index % 3 != 0;
+      c.width = s.w;
+      c.height = s.h;
+      // Windows: at a layer, one channel in, or after 4 channels; destinations at any channel.
+      c.extraSourceChannels = index % 3 == 0 ? 0 : 5;
+      c.sourceChannelOffset = index % 3 == 1 ? 1 : index % 3 == 2 ? 4 : 0;
+      c.destinationChannelOffset = index % 2 ? 3 : 0;
+      c.extraDestinationChannels = index % 3;
+      // float16 on the small shapes only (lavapipe is slow there); one float16 network whose
+      // weights are float32 only (fully_connected_tensor in the float16 variant).
+      c.format = s.in * s.out <= 200 && index % 2 ? ChannelFormat::float16 : ChannelFormat::float32;
+      if (index == 3) {
+        c.format = ChannelFormat::float16;
+        c.descriptor.destinationFormat = ChannelFormat::float32;
+      }
+      const ConvolutionDescriptor& d = c.descriptor;
+      const std::vector<float> w = randomWeights(d, c.seed + 1);
+      const std::vector<float> bias =
+          c.withBias ? randomFloats(d.outputFeatureChannels, c.seed + 2) : std::vector<float>{};
+      FullyConnected kernel(context(), d, w, bias);
+      applyGeometry(kernel, c);
+      const uint32_t dstC = c.destinationChannelOffset + s.out + c.extraDestinationChannels;
+      std::vector<Tensor> xs;
+      std::vector<Image> sources, destinations;
+      for (size_t k = 0; k < split.size(); ++k) {
+        xs.push_back(roundedTo(randomTensor(split[k], s.in + c.extraSourceChannels, s.h, s.w,
+                                            c.seed + 5 + uint32_t(k), -1, 1),
+                               c.format));
+        sources.push_back(makeImage(xs.back(), c.format, "x" + std::to_string(k)));
+        destinations.push_back(makePoisoned(
+            context(), {1, 1, dstC, split[k], c.format, ImageUsage::all, "y" + std::to_string(k)}));
+      }
+      EncodingStatistics statistics;
+      runOnce([&](CommandBuffer& cb) {
+        kernel.encodeBatch(cb, sources, destinations);
+        statistics = cb.encodingStatistics();
+      });
+      CAPTURE(index);
+      INFO(describe(c));
+      const uint32_t pieces = uint32_t(split.size());
+      CHECK(statistics.dispatches == (s.groups == 1 ? 2 * pieces + 1 : pieces));
+      for (size_t k = 0; k < split.size(); ++k) {
+        Case piece = c;
+        piece.sourceImages = split[k];
+        CAPTURE(k);
+        compare(download(destinations[k]), reference(piece, xs[k], w, bias, 1, 1, split[k], dstC),
+                tolerance(c.format));
+      }
+    }
+  // Sources and destinations must pair up.
+  FullyConnected kernel(context(), ConvolutionDescriptor::make(1, 1, 4, 4), randomFloats(16, 2399),
+                        {});
+  Image x(context(), {1, 1, 4, 2, ChannelFormat::float32});
+  Image y(context(), {1, 1, 4, 2, ChannelFormat::float32});
+  CommandBuffer cb(context());
+  VKCNN_CHECK_ERROR(kernel.encodeBatch(cb, {x, x}, {y}), ErrorCode::invalidArgument,
+                    "as many destination Images as sources");
+  VKCNN_CHECK_ERROR(kernel.encodeBatch(cb, {}, {}), ErrorCode::invalidArgument, "at least one");
+}
+
 TEST_CASE("convolution: a float32 destinationFormat makes no float16 copies of the weights") {
   // Fully connected layers keep a float16 copy for fully_connected_batched_half.comp (and every
   // dense layer one for the matrix units where there are some): a float32 network never reads

@@ -2,6 +2,7 @@
 // encode; results equal a CPU reference and the same graph unoptimised, with fewer kernels.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include "test_support.h"
 #include "vkcnn/graph.h"
@@ -577,6 +578,69 @@ TEST_CASE("graph: only images too wide for the batch are split along it") {
     CHECK(chunks.encodingStatistics().barriers == one.encodingStatistics().barriers);
     if (perImage < batch)
       CHECK(chunks.encodingStatistics().dispatches > one.encodingStatistics().dispatches);
+  }
+}
+
+TEST_CASE("graph: fully connected layers over a batch in pieces read their weights once") {
+  // x (2x2x6) -> fc 4096 + relu = wide -> fc 2048 + relu = wide2 -> fc 10 = y, a batch of 5. wide
+  // takes 1024 layers per image (pieces of 2, 2, 1), wide2 512 (4, 1), so each layer runs over
+  // several pieces: FullyConnected::encodeBatch gathers them into one Tensor, runs one dispatch
+  // and scatters the results (P pieces: 2P + 1 dispatches). Forced to the per-piece path
+  // (VKCNN_FULLY_CONNECTED=pieces), the same results.
+  const uint32_t batch = 5;
+  const std::vector<float> w1 = randomFloats(4096 * 24, 60, -0.4f, 0.4f),
+                           b1 = randomFloats(4096, 61);
+  const std::vector<float> w2 = randomFloats(2048 * 4096, 62, -0.03f, 0.03f);
+  const std::vector<float> b2 = randomFloats(2048, 63);
+  const std::vector<float> w3 = randomFloats(10 * 2048, 64, -0.05f, 0.05f);
+  const Tensor x = randomTensor(batch, 6, 2, 2, 65);
+  // y[i][o] = b[o] + sum over the window of w[o][ky][kx][c] x[i][c][ky][kx], then relu or not.
+  auto fc = [](const Tensor& in, uint32_t out, const std::vector<float>& w,
+               const std::vector<float>& b, bool relu) {
+    Tensor y(in.n, out, 1, 1);
+    for (uint32_t i = 0; i < in.n; ++i)
+      for (uint32_t o = 0; o < out; ++o) {
+        double acc = b.empty() ? 0 : b[o];
+        size_t k = size_t(o) * in.h * in.w * in.c;
+        for (uint32_t ky = 0; ky < in.h; ++ky)
+          for (uint32_t kx = 0; kx < in.w; ++kx)
+            for (uint32_t c = 0; c < in.c; ++c) acc += w[k++] * in.at(i, c, ky, kx);
+        y.at(i, o, 0, 0) = relu ? std::max(acc, 0.0) : acc;
+      }
+    return y;
+  };
+  const bool pieces = Image::maxNumberOfImages(context(), 4096) == 2 &&
+                      Image::maxNumberOfImages(context(), 2048) == 4;
+  for (ChannelFormat format : {ChannelFormat::float32, ChannelFormat::float16}) {
+    CAPTURE(std::string(toString(format)));
+    Graph g(context(), GraphOptions{format});
+    GraphTensor in = g.input("x", {2, 2, 6});
+    GraphTensor wide = g.fullyConnected(
+        in, ConvolutionDescriptor::make(2, 2, 6, 4096, NeuronDescriptor::relu()), w1, b1, "fc1");
+    GraphTensor wide2 = g.fullyConnected(
+        wide, ConvolutionDescriptor::make(1, 1, 4096, 2048, NeuronDescriptor::relu()), w2, b2,
+        "fc2");
+    g.output(g.fullyConnected(wide2, ConvolutionDescriptor::make(1, 1, 2048, 10), w3, {}, "fc3"),
+             "y");
+    g.compile();
+    REQUIRE(g.maxNumberOfImages() >= batch);
+    const Tensor xr = roundedTo(x, format);
+    const Tensor reference =
+        fc(fc(fc(xr, 4096, w1, b1, true), 2048, w2, b2, true), 10, w3, {}, false);
+    const double tol = format == ChannelFormat::float32 ? 1e-5 : 4e-3;
+    for (const char* mode : {"", "pieces"}) {
+      CAPTURE(std::string(mode));
+      if (*mode) setenv("VKCNN_FULLY_CONNECTED", mode, 1);
+      CommandBuffer cb(context());
+      Image y = makePoisoned(context(), {1, 1, 10, batch, format});
+      g.encode(cb, {makeImage(x, format, "x")}, {y});
+      cb.commit();
+      cb.waitUntilCompleted();
+      unsetenv("VKCNN_FULLY_CONNECTED");
+      CHECK(relativeL2(download(y), reference) <= tol);
+      // fc1 and fc2 over 3 segments, fc3 over 2: 7 + 7 + 5 batched, 3 + 3 + 2 per piece.
+      if (pieces) CHECK(cb.encodingStatistics().dispatches == (*mode ? 8u : 19u));
+    }
   }
 }
 

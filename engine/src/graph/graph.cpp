@@ -2116,6 +2116,20 @@ void Graph::encodeBatch(CommandBuffer& commandBuffer, const std::vector<std::vec
       // for all of them sharing the device (bench/NOTES.md, 2026-11-27).
       if (auto* convolution = dynamic_cast<Convolution*>(n.unary.get()))
         convolution->imagesSideBySide = bounds.size() > 2 ? total : 0;
+      // A fully connected layer over several pieces reads its weights once for all of them.
+      auto* fullyConnected = dynamic_cast<FullyConnected*>(n.unary.get());
+      if (fullyConnected && bounds.size() > 2 && n.inputs.size() == 1) {
+        uint32_t offset = 0;
+        const uint32_t root = s.rootOf(n.output, &offset);
+        std::vector<Image> sources, destinations;
+        for (size_t k = 0; k + 1 < bounds.size(); ++k) {
+          sources.push_back(view(n.inputs[0], bounds[k], bounds[k + 1] - bounds[k]));
+          destinations.push_back(view(root, bounds[k], bounds[k + 1] - bounds[k]));
+        }
+        fullyConnected->destinationFeatureChannelOffset = offset;
+        fullyConnected->encodeBatch(commandBuffer, sources, destinations);
+        continue;
+      }
       for (size_t k = 0; k + 1 < bounds.size(); ++k) {
         const uint32_t first = bounds[k], count = bounds[k + 1] - bounds[k];
         uint32_t offset = 0;

@@ -15,8 +15,10 @@
 #include "kernels/convolution_tuning.h"
 #include "vkcnn/command_buffer.h"
 #include "vkcnn/convolution_tuning.h"
+#include "vkcnn/tensor_ops.h"
 #include "kernels/kernel_encoding.h"
 #include "kernels/neuron_params.h"
+#include "kernels/tensor_encoding.h"
 #include "kernels/weights.h"
 #include "kernels/winograd.h"
 #include "memory/half.h"
@@ -978,7 +980,8 @@ namespace {
 // "batched8" force fully_connected_batched with that many rows per slice, "legacy" the
 // convolution path; unset (or "batched"), the batched shader wherever it applies except for small
 // float16 layers of one image on the matrix units, where matrix_small was as fast (H100, vgg16's
-// and resnet50's classifiers, bench/NOTES.md 2026-11-25).
+// and resnet50's classifiers, bench/NOTES.md 2026-11-25). "pieces": encodeBatch encodes each pair
+// (as before it read a batch in pieces at once), the choice per pair unforced.
 std::string forcedFullyConnected() {
   const char* v = std::getenv("VKCNN_FULLY_CONNECTED");
   return v ? std::string(v) : std::string();
@@ -994,26 +997,33 @@ bool batchedApplies(const detail::KernelEncoding& e, const ConvolutionDescriptor
     return false;
   // Measured at batch 1: float32 0.44 -> 0.15 ms (vgg16 fc6), 0.042 -> 0.019 (resnet50's fc); in
   // float16, see kLargeFullyConnected.
-  return !forced.empty() || e.imageCount > 1 ||
+  return (!forced.empty() && forced != "pieces") || e.imageCount > 1 ||
          detail::variantFor(e.destination) != detail::ShaderVariant::f16 || !s.matrixWeights ||
          d.weightCount() >= detail::kLargeFullyConnected;
 }
 
-void encodeBatched(detail::KernelEncoding& e, const detail::ConvolutionState& s) {
-  using namespace detail;
-  const int32_t originX = shaderCoordinate(e.offsetX, "window origin x", e);
-  const int32_t originY = shaderCoordinate(e.offsetY, "window origin y", e);
-  // Rows of 32 invocations per slice (fully_connected_batched.comp): the fewest that give every
-  // multiprocessor a workgroup; more split the reduction finer but add partial sums.
-  const uint32_t known = e.commandBuffer.context->capabilities().multiprocessorCount;
+// Rows of 32 invocations per slice (fully_connected_batched.glsl): the fewest that give every
+// multiprocessor a workgroup; more split the reduction finer but add partial sums.
+int32_t rowsPerSlice(const detail::CommandBufferImpl& cb, uint32_t slices, uint32_t imageGroups) {
+  const uint32_t known = cb.context->capabilities().multiprocessorCount;
   const uint32_t sms = known ? known : 132;
-  const uint32_t slices = (e.destinationChannels + 3) / 4;
-  const uint32_t imageGroups = (e.imageCount + 7) / 8;  // FC_IMAGES
   int32_t rows = 1;
   while (rows < 8 && (slices + 8 / rows - 1) / (8 / rows) * imageGroups < sms) rows *= 2;
   const std::string forced = forcedFullyConnected();
   for (int32_t n : {1, 2, 4, 8})
     if (forced == "batched" + std::to_string(n)) rows = n;
+  return rows;
+}
+
+constexpr uint32_t kImagesPerWorkgroup = 8;  // FC_IMAGES
+
+void encodeBatched(detail::KernelEncoding& e, const detail::ConvolutionState& s) {
+  using namespace detail;
+  const int32_t originX = shaderCoordinate(e.offsetX, "window origin x", e);
+  const int32_t originY = shaderCoordinate(e.offsetY, "window origin y", e);
+  const uint32_t slices = (e.destinationChannels + 3) / 4;
+  const uint32_t imageGroups = (e.imageCount + kImagesPerWorkgroup - 1) / kImagesPerWorkgroup;
+  const int32_t rows = rowsPerSlice(e.commandBuffer, slices, imageGroups);
   const std::vector<int32_t> specialization{rows};
   const ShaderVariant variant = variantFor(e.destination);
   const bool half = variant == ShaderVariant::f16 && s.halfWeights;
@@ -1027,7 +1037,122 @@ void encodeBatched(detail::KernelEncoding& e, const detail::ConvolutionState& s)
       bindConvolution(r, push, e, s, half ? s.halfWeights : s.weights, originX, originY);
   r.dispatchGroups(&push, sizeof push, imageGroups, (bound + 8 / rows - 1) / (8 / rows), 1);
 }
+
+// fully_connected_tensor(_half).comp: `source` [N][taps][C] to `destination` [N][outC], Tensors
+// of the variant's element type.
+void encodeOnTensors(detail::CommandBufferImpl& cb, const detail::ConvolutionState& s,
+                     const std::string& what, const Tensor& source, const Tensor& destination) {
+  using namespace detail;
+  const ConvolutionDescriptor& d = s.descriptor;
+  const uint32_t images = source.shape()[0];
+  const uint32_t slices = (d.outputFeatureChannels + 3) / 4;
+  const uint32_t imageGroups = (images + kImagesPerWorkgroup - 1) / kImagesPerWorkgroup;
+  const int32_t rows = rowsPerSlice(cb, slices, imageGroups);
+  const std::vector<int32_t> specialization{rows};
+  const ShaderVariant variant = variantFor(source.dataType());
+  const bool half = variant == ShaderVariant::f16 && s.halfWeights;
+  DispatchRecorder r(
+      cb, half ? ShaderId::fully_connected_tensor_half : ShaderId::fully_connected_tensor, variant,
+      what + " (batch of " + std::to_string(images) + " on tensors" + (half ? " half" : "") + " r" +
+          std::to_string(rows) + ")",
+      specialization);
+  shader::FullyConnectedTensorPush push{};
+  push.sourceFirst = bindTensor(r, cb, 0, source, false);
+  push.destinationFirst = bindTensor(r, cb, 1, destination, true);
+  r.bindBuffer(2, half ? s.halfWeights : s.weights);
+  r.bindBuffer(3, s.bias);
+  r.bindBuffer(4, s.slopes);
+  push.sourceChannels = int32_t(d.inputFeatureChannels);
+  push.destinationChannels = int32_t(d.outputFeatureChannels);
+  push.imageCount = int32_t(images);
+  push.slices = int32_t(slices);
+  push.taps = int32_t(d.kernelWidth * d.kernelHeight);
+  push.neuron = neuronParams(d.neuron);
+  r.dispatchGroups(&push, sizeof push, imageGroups, (slices + 8 / rows - 1) / (8 / rows), 1);
+  markWritten(destination);
+  consumeRead(source);
+}
 }  // namespace
+
+bool FullyConnected::batchOnTensors(const std::vector<Image>& sources,
+                                    const std::vector<Image>& destinations) const {
+  const ConvolutionDescriptor& d = state_->descriptor;
+  const ClipRect whole{};
+  if (sources.size() < 2 || d.groups != 1 ||
+      state_->shader == detail::ShaderId::depthwise_convolution ||
+      forcedFullyConnected() == "legacy" || forcedFullyConnected() == "pieces" || offset.x != 0 ||
+      offset.y != 0 || offset.z != 0 || clipRect.x != 0 || clipRect.y != 0 || clipRect.z != 0 ||
+      clipRect.width != whole.width || clipRect.height != whole.height ||
+      clipRect.depth != whole.depth || sourceFeatureChannelMaxCount < d.inputFeatureChannels)
+    return false;
+  const ChannelFormat format =
+      destinations[0].valid() ? destinations[0].channelFormat() : ChannelFormat::unorm8;
+  if (format != ChannelFormat::float16 && format != ChannelFormat::float32) return false;
+  // Anything else (a misfit the per-pair encode reports) takes encode().
+  for (size_t k = 0; k < sources.size(); ++k) {
+    const Image& source = sources[k];
+    const Image& destination = destinations[k];
+    if (!source.valid() || !destination.valid() || destination.channelFormat() != format ||
+        source.width() != d.kernelWidth || source.height() != d.kernelHeight ||
+        uint64_t(sourceFeatureChannelOffset) + d.inputFeatureChannels > source.featureChannels() ||
+        destination.width() != 1 || destination.height() != 1 ||
+        uint64_t(destinationFeatureChannelOffset) + d.outputFeatureChannels >
+            destination.featureChannels() ||
+        source.numberOfImages() != destination.numberOfImages())
+      return false;
+  }
+  return true;
+}
+
+void FullyConnected::encodeBatch(CommandBuffer& commandBuffer, const std::vector<Image>& sources,
+                                 const std::vector<Image>& destinations) {
+  const std::string what = "FullyConnected '" + label + "'";
+  if (sources.size() != destinations.size() || sources.empty())
+    throw Error(ErrorCode::invalidArgument,
+                what + ": encodeBatch takes as many destination Images as sources, at least one (" +
+                    std::to_string(sources.size()) + " sources, " +
+                    std::to_string(destinations.size()) + " destinations)");
+  if (!batchOnTensors(sources, destinations)) {
+    for (size_t k = 0; k < sources.size(); ++k) encode(commandBuffer, sources[k], destinations[k]);
+    return;
+  }
+  const ConvolutionDescriptor& d = state_->descriptor;
+  detail::CommandBufferImpl& cb = *commandBuffer.impl();
+  cb.requireEncoding(what);
+  uint32_t total = 0;
+  for (const Image& source : sources) total += source.numberOfImages();
+  const TensorDataType type = destinations[0].channelFormat() == ChannelFormat::float16
+                                  ? TensorDataType::float16
+                                  : TensorDataType::float32;
+  // The sources' windows as [N][H][W][C]: the order of the weights' taps and channels.
+  TemporaryTensor gathered(
+      commandBuffer,
+      {{total, d.kernelHeight, d.kernelWidth, d.inputFeatureChannels}, type, label + " (sources)"});
+  gathered.setReadCount(1);
+  ImageToTensor gather(context(), TensorLayout::NHWC);
+  gather.label = label + " (gather)";
+  gather.sourceFeatureChannelOffset = sourceFeatureChannelOffset;
+  gather.featureChannels = d.inputFeatureChannels;
+  uint32_t first = 0;
+  for (const Image& source : sources) {
+    const uint32_t n = source.numberOfImages();
+    gather.encode(commandBuffer, source, gathered.slice(0, first, first + n));
+    first += n;
+  }
+  TemporaryTensor results(commandBuffer,
+                          {{total, 1, 1, d.outputFeatureChannels}, type, label + " (results)"});
+  results.setReadCount(uint32_t(destinations.size()));
+  encodeOnTensors(cb, *state_, "kernel '" + label + "'", gathered, results);
+  TensorToImage scatter(context(), TensorLayout::NHWC);
+  scatter.label = label + " (scatter)";
+  scatter.destinationFeatureChannelOffset = destinationFeatureChannelOffset;
+  first = 0;
+  for (const Image& destination : destinations) {
+    const uint32_t n = destination.numberOfImages();
+    scatter.encode(commandBuffer, results.slice(0, first, first + n), destination);
+    first += n;
+  }
+}
 
 void FullyConnected::encodeKernel(detail::KernelEncoding& e) {
   if (batchedApplies(e, state_->descriptor, *state_)) return encodeBatched(e, *state_);
