@@ -31,8 +31,8 @@ struct MatrixTile {
   const char* name;  // what VKCNN_CONVOLUTION_TILE and the profile call it
   uint32_t warpsM, warpsN, fragmentsM, fragmentsN, kSteps;
   // The selector's cost model (convolution.cpp), fitted by scripts/bench/fit_cost_model.py
-  // --selection to every tile forced on every shape after the epilogue became a loop
-  // (bench/results/2026-11-26-h200-epilogue/refit/; bench/NOTES.md, 2026-11-26):
+  // --selection to every tile forced on every shape after the epilogue read-ahead and the im2col
+  // fetch along pixels (bench/results/2026-11-28-h200-splitk/refit/; bench/NOTES.md, session 19):
   // workgroups a multiprocessor runs at once (the fit prefers 1 for every tile: time grows with
   // the tile count even below a full wave), and the time of one round of them through one stage,
   // in nanoseconds.
@@ -62,24 +62,24 @@ struct MatrixTile {
 // too and lost on every shape (NOTES.md); they are not kept. A tile whose nanosecondsPerStage is
 // 0 is not in the cost model: only VKCNN_CONVOLUTION_TILE or a tuning entry (vkcnn tune) picks
 // it. 64x64p2 and the 128-row narrow tiles, which lost to their neighbours before, were not timed
-// again for the 2026-11-26 refit.
+// again for the refits.
 inline constexpr MatrixTile kMatrixTiles[] = {
-    {"128x128", 2, 4, 4, 2, 2, 1, 3075},
-    {"64x64", 2, 2, 2, 2, 2, 1, 1045},
-    {"64x64k64", 2, 2, 2, 2, 4, 1, 3237},
-    {"32x64", 1, 2, 2, 2, 2, 1, 895},
-    {"128x64w8", 4, 2, 2, 2, 2, 1, 2158},
-    {"64x128w8", 2, 4, 2, 2, 2, 1, 2045},
-    {"128x128p2", 2, 4, 4, 2, 2, 1, 3159, 2},
+    {"128x128", 2, 4, 4, 2, 2, 1, 1810},
+    {"64x64", 2, 2, 2, 2, 2, 1, 699},
+    {"64x64k64", 2, 2, 2, 2, 4, 1, 2345},
+    {"32x64", 1, 2, 2, 2, 2, 1, 672},
+    {"128x64w8", 4, 2, 2, 2, 2, 1, 1563},
+    {"64x128w8", 2, 4, 2, 2, 2, 1, 1466},
+    {"128x128p2", 2, 4, 4, 2, 2, 1, 2413, 2},
     {"64x64p2", 2, 2, 2, 2, 2, 1, 0, 2},
-    {"64x128w8p2", 2, 4, 2, 2, 2, 1, 1930, 2},
+    {"64x128w8p2", 2, 4, 2, 2, 2, 1, 1537, 2},
     // Narrow tiles, made for grouped convolutions (8 to 32 output channels per group); the
     // selector considers them for dense layers too (few output channels: a 64-wide tile would
     // compute padding).
     {"128x16", 4, 1, 2, 1, 2, 1, 0},
     {"128x32", 4, 1, 2, 2, 2, 1, 0},
-    {"64x16", 2, 1, 2, 1, 2, 2, 1022},
-    {"64x32", 2, 1, 2, 2, 2, 1, 1072},
+    {"64x16", 2, 1, 2, 1, 2, 2, 985},
+    {"64x32", 2, 1, 2, 2, 2, 1, 814},
 };
 
 static_assert(VKCNN_MATRIX_COLUMN_ALIGN % 128 == 0 && VKCNN_MATRIX_ROW_ALIGN % 64 == 0);
