@@ -34,8 +34,8 @@ VKCNN_STRUCT(ConvolutionPush) {
 
 // fully_connected_batched.glsl over Tensors (FC_TENSORS): the source [imageCount][taps]
 // [sourceChannels] and the destination [imageCount][destinationChannels], contiguous from elements
-// sourceFirst and destinationFirst of their bound ranges; `slices` destination slices of 4
-// channels.
+// sourceFirst and destinationFirst of their bound ranges (sourceFirst and sourceChannels multiples
+// of 4); `slices` destination slices of 4 channels.
 VKCNN_STRUCT(FullyConnectedTensorPush) {
   int_t sourceFirst, sourceChannels, destinationFirst, destinationChannels;
   int_t imageCount, slices, taps, unused;

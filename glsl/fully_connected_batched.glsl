@@ -40,7 +40,15 @@ layout(constant_id = 0) const int K_ROWS = 1;
 #ifndef VKCNN_WEIGHT_TYPE
 #define VKCNN_WEIGHT_TYPE vec4
 #endif
-layout(set = 0, binding = 0, std430) readonly buffer Source { TENSOR_T source[]; };
+#ifdef VKCNN_TENSOR_HALF
+#define TENSOR_T4 f16vec4
+#else
+#define TENSOR_T4 vec4
+#endif
+// Whole slices of 4 channels (the host takes this path for channel counts that are multiples of 4
+// only): one vector load per image and step, where element loads and their bounds checks made the
+// loop 10x slower than its multiply-adds (bench/NOTES.md, session 19).
+layout(set = 0, binding = 0, std430) readonly buffer Source { TENSOR_T4 source[]; };
 layout(set = 0, binding = 1, std430) writeonly buffer Destination { TENSOR_T destination[]; };
 layout(set = 0, binding = 2, std430) readonly buffer Weights { VKCNN_WEIGHT_TYPE weights[]; };
 layout(set = 0, binding = 3, std430) readonly buffer Bias { float bias[]; };
@@ -68,13 +76,10 @@ mat4 weightBlock(int b) {
 shared vec4 partials[256 * FC_ROUND];
 
 #ifdef FC_TENSORS
-// Input channels [4s, 4s + 4) of tap `tap` of image img; zero past the source's channels.
+// Input channels [4s, 4s + 4) of tap `tap` of image img (sourceFirst and sourceChannels are
+// multiples of 4).
 vec4 sourceSlice(int img, int tap, int s) {
-  const int channels = pc.sourceChannels;
-  const int at = pc.sourceFirst + (img * pc.taps + tap) * channels + 4 * s;
-  vec4 x = vec4(0.0);
-  [[unroll]] for (int c = 0; c < 4; ++c) if (4 * s + c < channels) x[c] = float(source[at + c]);
-  return x;
+  return vec4(source[(pc.sourceFirst + (img * pc.taps + tap) * pc.sourceChannels) / 4 + s]);
 }
 
 // The result of destination slice `slice` of image img: bias, the neuron, stored channels only.
@@ -84,8 +89,10 @@ void storeSlice(int img, int slice, vec4 sum) {
   const vec4 b = vec4(bias[oc.x], bias[oc.y], bias[oc.z], bias[oc.w]);
   const vec4 v = applyNeuron4(pc.neuron, sum + b, neuronSlopes(oc, pc.neuron.slopeCount));
   const int at = pc.destinationFirst + img * channels + 4 * slice;
-  [[unroll]] for (int c = 0; c < 4; ++c) if (4 * slice + c < channels) destination[at + c] =
-      TENSOR_T(toStorage(v[c]));
+  destination[at] = TENSOR_T(toStorage(v.x));
+  if (4 * slice + 1 < channels) destination[at + 1] = TENSOR_T(toStorage(v.y));
+  if (4 * slice + 2 < channels) destination[at + 2] = TENSOR_T(toStorage(v.z));
+  if (4 * slice + 3 < channels) destination[at + 3] = TENSOR_T(toStorage(v.w));
 }
 #else
 // Input channels [4s, 4s + 4) of the window at pixel p of image img; zero past the window's

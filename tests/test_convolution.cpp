@@ -1089,14 +1089,15 @@ TEST_CASE("fully connected: the batched shader, forced, over swept shapes and ba
 TEST_CASE("fully connected: encodeBatch over a batch held in several Images") {
   // FullyConnected::encodeBatch gathers the pieces' windows into one Tensor, runs
   // fully_connected_tensor once over the whole batch and scatters the results into each
-  // destination: 2P + 1 dispatches for P pieces. A layer it does not take (grouped weights) encodes
-  // each pair: P dispatches. Every destination is poisoned and compared with the reference of its
-  // own piece. Pieces of 9 images and more take two workgroups along the batch (FC_IMAGES 8).
+  // destination: 2P + 1 dispatches for P pieces. A layer it does not take (grouped weights, input
+  // channels not a multiple of 4) encodes each pair: P dispatches. Every destination is poisoned
+  // and compared with the reference of its own piece. Pieces of 9 images and more take two
+  // workgroups along the batch (FC_IMAGES 8).
   struct Shape {
     uint32_t w, h, in, out, groups;
   };
-  const Shape shapes[] = {{1, 1, 13, 10, 1}, {3, 2, 5, 17, 1}, {2, 2, 17, 9, 1},
-                          {4, 3, 32, 64, 1}, {7, 7, 8, 16, 1}, {3, 2, 10, 6, 2}};
+  const Shape shapes[] = {{1, 1, 12, 10, 1}, {3, 2, 8, 17, 1}, {2, 2, 16, 9, 1}, {4, 3, 32, 64, 1},
+                          {7, 7, 8, 16, 1},  {2, 2, 13, 9, 1}, {3, 2, 10, 6, 2}};
   const std::vector<uint32_t> splits[] = {{2, 3}, {1, 1, 1, 4}, {9, 1}};
   uint32_t seed = 2300, index = 0;
   for (const Shape& s : shapes)
@@ -1156,7 +1157,8 @@ TEST_CASE("fully connected: encodeBatch over a batch held in several Images") {
       CAPTURE(index);
       INFO(describe(c));
       const uint32_t pieces = uint32_t(split.size());
-      CHECK(statistics.dispatches == (s.groups == 1 ? 2 * pieces + 1 : pieces));
+      const bool onTensors = s.groups == 1 && s.in % 4 == 0;
+      CHECK(statistics.dispatches == (onTensors ? 2 * pieces + 1 : pieces));
       for (size_t k = 0; k < split.size(); ++k) {
         Case piece = c;
         piece.sourceImages = split[k];

@@ -172,11 +172,11 @@ class VKCNN_API FullyConnected : public UnaryKernel {
 
   // One batch held in several Images (MPS's encodeBatch over an MPSImageBatch): the images of
   // sources[k] to those of destinations[k], each pair as encode() takes it. Where the layer allows
-  // (dense weights; offset, clipRect and a 1x1 destination as by default; float16 or float32
-  // images), the sources are gathered into one Tensor and the weights are read once for the whole
-  // batch instead of once per pair: a Graph holds a wide value's batch in pieces that fit 2048
-  // array layers (vgg16's 4096-channel classifier at batch 32: 16 pieces of 2 images).
-  // Otherwise, or for one pair, encode() per pair.
+  // (dense weights, input channels a multiple of 4; offset, clipRect and a 1x1 destination as by
+  // default; float16 or float32 images), the sources are gathered into one Tensor and the weights
+  // are read once for the whole batch instead of once per pair: a Graph holds a wide value's batch
+  // in pieces that fit 2048 array layers (vgg16's 4096-channel classifier at batch 32: 16 pieces of
+  // 2 images). Otherwise, or for one pair, encode() per pair.
   void encodeBatch(CommandBuffer& commandBuffer, const std::vector<Image>& sources,
                    const std::vector<Image>& destinations);
 

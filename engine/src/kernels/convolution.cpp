@@ -1003,12 +1003,17 @@ bool batchedApplies(const detail::KernelEncoding& e, const ConvolutionDescriptor
 }
 
 // Rows of 32 invocations per slice (fully_connected_batched.glsl): the fewest that give every
-// multiprocessor a workgroup; more split the reduction finer but add partial sums.
-int32_t rowsPerSlice(const detail::CommandBufferImpl& cb, uint32_t slices, uint32_t imageGroups) {
+// multiprocessor a workgroup, then more while an invocation would take more than 16 steps of the
+// reduction (`steps`: weight blocks per slice): its loop waits on one weight load after another, so
+// shorter loops in more workgroups go faster (H200, vgg16's classifier, bench/NOTES.md session 19:
+// fc6 at batch 32 1.34 ms with 1 row, 0.66 with 8; fc7 best at 16 steps).
+int32_t rowsPerSlice(const detail::CommandBufferImpl& cb, uint32_t slices, uint32_t imageGroups,
+                     uint32_t steps) {
   const uint32_t known = cb.context->capabilities().multiprocessorCount;
   const uint32_t sms = known ? known : 132;
   int32_t rows = 1;
   while (rows < 8 && (slices + 8 / rows - 1) / (8 / rows) * imageGroups < sms) rows *= 2;
+  while (rows < 8 && steps > 16u * 32u * uint32_t(rows)) rows *= 2;
   const std::string forced = forcedFullyConnected();
   for (int32_t n : {1, 2, 4, 8})
     if (forced == "batched" + std::to_string(n)) rows = n;
@@ -1023,7 +1028,10 @@ void encodeBatched(detail::KernelEncoding& e, const detail::ConvolutionState& s)
   const int32_t originY = shaderCoordinate(e.offsetY, "window origin y", e);
   const uint32_t slices = (e.destinationChannels + 3) / 4;
   const uint32_t imageGroups = (e.imageCount + kImagesPerWorkgroup - 1) / kImagesPerWorkgroup;
-  const int32_t rows = rowsPerSlice(e.commandBuffer, slices, imageGroups);
+  const ConvolutionDescriptor& d = s.descriptor;
+  const uint32_t steps =
+      d.kernelWidth * d.kernelHeight * ((d.inputFeatureChannels / d.groups + 3) / 4);
+  const int32_t rows = rowsPerSlice(e.commandBuffer, slices, imageGroups, steps);
   const std::vector<int32_t> specialization{rows};
   const ShaderVariant variant = variantFor(e.destination);
   const bool half = variant == ShaderVariant::f16 && s.halfWeights;
@@ -1047,7 +1055,8 @@ void encodeOnTensors(detail::CommandBufferImpl& cb, const detail::ConvolutionSta
   const uint32_t images = source.shape()[0];
   const uint32_t slices = (d.outputFeatureChannels + 3) / 4;
   const uint32_t imageGroups = (images + kImagesPerWorkgroup - 1) / kImagesPerWorkgroup;
-  const int32_t rows = rowsPerSlice(cb, slices, imageGroups);
+  const int32_t rows = rowsPerSlice(cb, slices, imageGroups,
+                                    d.kernelWidth * d.kernelHeight * (d.inputFeatureChannels / 4));
   const std::vector<int32_t> specialization{rows};
   const ShaderVariant variant = variantFor(source.dataType());
   const bool half = variant == ShaderVariant::f16 && s.halfWeights;
@@ -1058,6 +1067,11 @@ void encodeOnTensors(detail::CommandBufferImpl& cb, const detail::ConvolutionSta
       specialization);
   shader::FullyConnectedTensorPush push{};
   push.sourceFirst = bindTensor(r, cb, 0, source, false);
+  // The shader loads whole slices: a fresh temporary starts at its bound range's start.
+  if (push.sourceFirst % 4)
+    throw Error(ErrorCode::unsupported, what + ": the gathered sources start at element " +
+                                            std::to_string(push.sourceFirst) +
+                                            " of their binding, not at a slice of 4");
   push.destinationFirst = bindTensor(r, cb, 1, destination, true);
   r.bindBuffer(2, half ? s.halfWeights : s.weights);
   r.bindBuffer(3, s.bias);
@@ -1078,7 +1092,8 @@ bool FullyConnected::batchOnTensors(const std::vector<Image>& sources,
                                     const std::vector<Image>& destinations) const {
   const ConvolutionDescriptor& d = state_->descriptor;
   const ClipRect whole{};
-  if (sources.size() < 2 || d.groups != 1 ||
+  // The tensor shader loads whole slices of 4 input channels.
+  if (sources.size() < 2 || d.groups != 1 || d.inputFeatureChannels % 4 != 0 ||
       state_->shader == detail::ShaderId::depthwise_convolution ||
       forcedFullyConnected() == "legacy" || forcedFullyConnected() == "pieces" || offset.x != 0 ||
       offset.y != 0 || offset.z != 0 || clipRect.x != 0 || clipRect.y != 0 || clipRect.z != 0 ||
