@@ -37,9 +37,10 @@ RUNS = [
     # The epilogue of convolution_tiled became a loop (2026-11-26): every tile's time changed,
     # so the tiled columns of the runs before (2026-11-24-h100-conv*/) no longer describe the
     # shader; 2026-11-26-h200-epilogue/refit/ forced every dense tile and the split-k shaders on
-    # every shape (H200), and the constants come from it. Every tile forced again after the im2col fetch remap and the read-ahead epilogue (session 17)
-    # changed the tiles' times (H200, 2026-11-28, session 18). The constants in convolution_tiles.h
-    # are still the 2026-11-26 fit: this run's refit was not measured on networks (NOTES.md).
+    # every shape (H200). Every tile forced again after the im2col fetch remap and the read-ahead
+    # epilogue (session 17) changed the tiles' times (H200, 2026-11-28, session 18); the constants
+    # in convolution_tiles.h are this run's --selection fit (session 19, measured on networks in
+    # bench/results/2026-11-27-h200-fc-batch/). Its shapes' pieces were timed each alone.
     ("2026-11-28-h200-splitk/refit/conv_shapes.json", None),
 ]
 SPLITK = "legacy"  # run 4's legacy column at layers below the tile threshold: the split-k choice
