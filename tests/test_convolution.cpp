@@ -219,6 +219,14 @@ std::string describe(const Case& c) {
   return s;
 }
 
+// Random inference statistics for every output channel, drawn from seeds seed..seed + 3.
+void sampleBatchNormalization(ConvolutionDescriptor& d, uint32_t seed) {
+  const uint32_t out = d.outputFeatureChannels;
+  d.setBatchNormalizationParametersForInference(
+      randomFloats(out, seed, -0.5f, 0.5f), randomFloats(out, seed + 1, 0.5f, 2.f),
+      randomFloats(out, seed + 2, 0.5f, 1.5f), randomFloats(out, seed + 3, -0.5f, 0.5f), 1e-3f);
+}
+
 const uint32_t kChannels[] = {1, 3, 4, 5, 8, 13, 16, 17, 32};
 
 }  // namespace
@@ -1055,11 +1063,7 @@ TEST_CASE("fully connected: the batched shader, forced, over swept shapes and ba
         const NeuronType neurons[] = {NeuronType::none, NeuronType::relu, NeuronType::sigmoid};
         c.descriptor = ConvolutionDescriptor::make(s.w, s.h, s.in, s.out,
                                                    NeuronDescriptor::of(neurons[index % 3]));
-        if (index % 4 == 1)
-          c.descriptor.setBatchNormalizationParametersForInference(
-              randomFloats(s.out, seed, -0.5f, 0.5f), randomFloats(s.out, seed + 1, 0.5f, 2.f),
-              randomFloats(s.out, seed + 2, 0.5f, 1.5f), randomFloats(s.out, seed + 3, -0.5f, 0.5f),
-              1e-3f);
+        if (index % 4 == 1) sampleBatchNormalization(c.descriptor, seed);
         c.withBias = index % 5 != 0;
         c.width = s.w;
         c.height = s.h;
@@ -1112,11 +1116,7 @@ TEST_CASE("fully connected: encodeBatch over a batch held in several Images") {
       c.descriptor = ConvolutionDescriptor::make(s.w, s.h, s.in, s.out,
                                                  sampleNeuron(neurons[index % 4], s.out));
       c.descriptor.groups = s.groups;
-      if (index % 5 == 1)
-        c.descriptor.setBatchNormalizationParametersForInference(
-            randomFloats(s.out, seed, -0.5f, 0.5f), randomFloats(s.out, seed + 1, 0.5f, 2.f),
-            randomFloats(s.out, seed + 2, 0.5f, 1.5f), randomFloats(s.out, seed + 3, -0.5f, 0.5f),
-            1e-3f);
+      if (index % 5 == 1) sampleBatchNormalization(c.descriptor, seed);
       c.withBias = index % 3 != 0;
       c.width = s.w;
       c.height = s.h;
