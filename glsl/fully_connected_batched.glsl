@@ -1,7 +1,7 @@
 // Fully connected layers over a batch (MPSCNNFullyConnected, numberOfImages > 1): a workgroup owns
 // 8 / K_ROWS destination slices for up to FC_IMAGES images and streams each slice's weights once
-// for all of them. FC_IMAGES is small because a graph runs a batch in chunks that fit 2048 array
-// layers per image: a 4096-channel output is 1024 layers, so vgg16 sees 2 images per dispatch.
+// for all of them; more images take more workgroups along x (their weights come from L2), each
+// keeping FC_IMAGES accumulators in registers.
 //
 // The 256 invocations form 8 rows of 32; K_ROWS consecutive rows share a slice and split its
 // reduction k = tap * S + s (S input slices per tap), invocation i of them taking k = i, i + 32 *
@@ -45,9 +45,9 @@ layout(constant_id = 0) const int K_ROWS = 1;
 #else
 #define TENSOR_T4 vec4
 #endif
-// Whole slices of 4 channels (the host takes this path for channel counts that are multiples of 4
-// only): one vector load per image and step, where element loads and their bounds checks made the
-// loop 10x slower than its multiply-adds (bench/NOTES.md, session 19).
+// Whole slices of 4 channels, one vector load per image and step (the host takes this path for
+// channel counts that are multiples of 4 only). Element loads with bounds checks ran as fast
+// (bench/NOTES.md, session 19); this is the simpler shader.
 layout(set = 0, binding = 0, std430) readonly buffer Source { TENSOR_T4 source[]; };
 layout(set = 0, binding = 1, std430) writeonly buffer Destination { TENSOR_T destination[]; };
 layout(set = 0, binding = 2, std430) readonly buffer Weights { VKCNN_WEIGHT_TYPE weights[]; };

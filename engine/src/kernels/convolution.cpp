@@ -1022,16 +1022,19 @@ int32_t rowsPerSlice(const detail::CommandBufferImpl& cb, uint32_t slices, uint3
 
 constexpr uint32_t kImagesPerWorkgroup = 8;  // FC_IMAGES
 
+// The reduction's steps per destination slice: one weight block of 4 input channels per tap each.
+uint32_t stepsPerSlice(const ConvolutionDescriptor& d) {
+  return d.kernelWidth * d.kernelHeight * ((d.inputFeatureChannels / d.groups + 3) / 4);
+}
+
 void encodeBatched(detail::KernelEncoding& e, const detail::ConvolutionState& s) {
   using namespace detail;
   const int32_t originX = shaderCoordinate(e.offsetX, "window origin x", e);
   const int32_t originY = shaderCoordinate(e.offsetY, "window origin y", e);
   const uint32_t slices = (e.destinationChannels + 3) / 4;
   const uint32_t imageGroups = (e.imageCount + kImagesPerWorkgroup - 1) / kImagesPerWorkgroup;
-  const ConvolutionDescriptor& d = s.descriptor;
-  const uint32_t steps =
-      d.kernelWidth * d.kernelHeight * ((d.inputFeatureChannels / d.groups + 3) / 4);
-  const int32_t rows = rowsPerSlice(e.commandBuffer, slices, imageGroups, steps);
+  const int32_t rows =
+      rowsPerSlice(e.commandBuffer, slices, imageGroups, stepsPerSlice(s.descriptor));
   const std::vector<int32_t> specialization{rows};
   const ShaderVariant variant = variantFor(e.destination);
   const bool half = variant == ShaderVariant::f16 && s.halfWeights;
@@ -1055,8 +1058,7 @@ void encodeOnTensors(detail::CommandBufferImpl& cb, const detail::ConvolutionSta
   const uint32_t images = source.shape()[0];
   const uint32_t slices = (d.outputFeatureChannels + 3) / 4;
   const uint32_t imageGroups = (images + kImagesPerWorkgroup - 1) / kImagesPerWorkgroup;
-  const int32_t rows = rowsPerSlice(cb, slices, imageGroups,
-                                    d.kernelWidth * d.kernelHeight * (d.inputFeatureChannels / 4));
+  const int32_t rows = rowsPerSlice(cb, slices, imageGroups, stepsPerSlice(d));
   const std::vector<int32_t> specialization{rows};
   const ShaderVariant variant = variantFor(source.dataType());
   const bool half = variant == ShaderVariant::f16 && s.halfWeights;
@@ -1092,16 +1094,16 @@ bool FullyConnected::batchOnTensors(const std::vector<Image>& sources,
                                     const std::vector<Image>& destinations) const {
   const ConvolutionDescriptor& d = state_->descriptor;
   const ClipRect whole{};
+  const std::string forced = forcedFullyConnected();
   // The tensor shader loads whole slices of 4 input channels.
   if (sources.size() < 2 || d.groups != 1 || d.inputFeatureChannels % 4 != 0 ||
-      state_->shader == detail::ShaderId::depthwise_convolution ||
-      forcedFullyConnected() == "legacy" || forcedFullyConnected() == "pieces" || offset.x != 0 ||
-      offset.y != 0 || offset.z != 0 || clipRect.x != 0 || clipRect.y != 0 || clipRect.z != 0 ||
+      state_->shader == detail::ShaderId::depthwise_convolution || forced == "legacy" ||
+      forced == "pieces" || !destinations[0].valid() || offset.x != 0 || offset.y != 0 ||
+      offset.z != 0 || clipRect.x != 0 || clipRect.y != 0 || clipRect.z != 0 ||
       clipRect.width != whole.width || clipRect.height != whole.height ||
       clipRect.depth != whole.depth || sourceFeatureChannelMaxCount < d.inputFeatureChannels)
     return false;
-  const ChannelFormat format =
-      destinations[0].valid() ? destinations[0].channelFormat() : ChannelFormat::unorm8;
+  const ChannelFormat format = destinations[0].channelFormat();
   if (format != ChannelFormat::float16 && format != ChannelFormat::float32) return false;
   // Anything else (a misfit the per-pair encode reports) takes encode().
   for (size_t k = 0; k < sources.size(); ++k) {
