@@ -3,7 +3,7 @@
 //
 //   vkcnn-bench-conv conv SHAPES --fp16|--fp32 [--iterations N] [--tiles auto,NAME,...]
 //                             [--neuron relu|none|relu6|silu] [--pieces] [--residual]
-//                             [--warmup SECONDS]
+//                             [--warmup SECONDS] [--cold]
 //     SHAPES: one convolution a line, "name n c h w k kh kw sh sw ph pw dh dw groups"
 //     (PyTorch's conv2d geometry, symmetric padding). Prints one JSON object a line: the median
 //     and minimum GPU time of the convolution (the sum of its dispatches when the batch needs
@@ -19,6 +19,8 @@
 //     its pipeline built beforehand, so that the GPU's clocks have not dropped when it is timed.
 //     With three configurations a shape it hardly mattered (within 2%); with one, every shape
 //     timed up to 2.5x slow without it (bench/NOTES.md, 2026-11-27, session 17).
+//     --cold: a 256 MiB fill before each timed encode, so that its weights and source come from
+//     DRAM as inside a network (CacheFlush below).
 //   vkcnn-bench-conv gemm SPIRV M N K [--iterations N] [--modes 0,1,2,3]
 //                             [--gemm-tiles WMxWN/FMxFN/KSTEPS;...] [--warmup SECONDS]
 //     Times bench/gemm_ceiling.comp (its SPIR-V file) on every tile of convolution_tiles.h (or
@@ -40,6 +42,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -75,10 +78,55 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
+// The loader vkcnn opened (volk), opened again for its entry point: the benchmark records a few
+// commands of its own.
+PFN_vkGetInstanceProcAddr instanceProcAddr() {
+  void* loader = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!loader) throw std::runtime_error("cannot open libvulkan.so.1");
+  return reinterpret_cast<PFN_vkGetInstanceProcAddr>(dlsym(loader, "vkGetInstanceProcAddr"));
+}
+
+// --cold: the weights and the source come from DRAM, as inside a network. In vgg16 at batch 1
+// fc6's 205 MB evict L2 every inference, and its 3x3 512->512 @28² layers took 122 us each there
+// against 89 alone with L2 warm (bench/NOTES.md, 2026-11-27, session 20). A 256 MiB fill before
+// each timed encode, between full barriers so that it overlaps nothing timed.
+class CacheFlush {
+ public:
+  static constexpr VkDeviceSize kBytes = VkDeviceSize(256) << 20;
+  explicit CacheFlush(const Context& context) : buffer_(context, size_t(kBytes), "cache flush") {
+    auto gipa = instanceProcAddr();
+    auto gdpa = reinterpret_cast<PFN_vkGetDeviceProcAddr>(
+        gipa(context.vkInstance(), "vkGetDeviceProcAddr"));
+    fill_ = reinterpret_cast<PFN_vkCmdFillBuffer>(gdpa(context.vkDevice(), "vkCmdFillBuffer"));
+    barrier_ = reinterpret_cast<PFN_vkCmdPipelineBarrier>(
+        gdpa(context.vkDevice(), "vkCmdPipelineBarrier"));
+    if (!fill_ || !barrier_) throw std::runtime_error("no vkCmdFillBuffer / vkCmdPipelineBarrier");
+  }
+  void record(CommandBuffer& cb) {
+    const VkCommandBuffer c = cb.vkCommandBuffer();
+    VkMemoryBarrier all{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    all.srcAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
+    all.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
+    barrier_(c, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &all,
+             0, nullptr, 0, nullptr);
+    fill_(c, buffer_.vkBuffer(), buffer_.vkOffset(), kBytes, ++value_);
+    barrier_(c, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &all,
+             0, nullptr, 0, nullptr);
+  }
+
+ private:
+  Buffer buffer_;
+  PFN_vkCmdFillBuffer fill_ = nullptr;
+  PFN_vkCmdPipelineBarrier barrier_ = nullptr;
+  uint32_t value_ = 0;
+};
+
 int benchConvolutions(const std::string& path, ChannelFormat format, int iterations,
                       const std::vector<std::string>& tiles, const NeuronDescriptor& neuron,
-                      bool pieces, bool withResidual, double warmupSeconds) {
+                      bool pieces, bool withResidual, double warmupSeconds, bool cold) {
   Context context;
+  std::optional<CacheFlush> flush;
+  if (cold) flush.emplace(context);
   std::ifstream in(path);
   if (!in) {
     std::cerr << "cannot read " << path << "\n";
@@ -146,8 +194,10 @@ int benchConvolutions(const std::string& path, ChannelFormat format, int iterati
         CommandBufferOptions options;
         options.profile = true;
         CommandBuffer cb(context, "bench", options);
-        for (int r = 0; r < warmup + iterations; ++r)
+        for (int r = 0; r < warmup + iterations; ++r) {
+          if (flush) flush->record(cb);
           for (uint32_t i = 0; i < dispatches; ++i) encode(cb, source, destination);
+        }
         // Recorded (its pipeline built) before the warm-up, which runs the same configuration
         // until the moment the timed round is submitted behind it.
         CommandBufferOptions again;
@@ -325,11 +375,7 @@ int benchGemm(const std::string& spirvPath, uint32_t M, uint32_t N, uint32_t K, 
   }
   VkInstance instance = context.vkInstance();
   VkDevice device = context.vkDevice();
-  // The loader vkcnn opened (volk), opened again for its entry point.
-  void* loader = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!loader) throw std::runtime_error("cannot open libvulkan.so.1");
-  auto vkGetInstanceProcAddr =
-      reinterpret_cast<PFN_vkGetInstanceProcAddr>(dlsym(loader, "vkGetInstanceProcAddr"));
+  auto vkGetInstanceProcAddr = instanceProcAddr();
   auto gdpa = reinterpret_cast<PFN_vkGetDeviceProcAddr>(
       vkGetInstanceProcAddr(instance, "vkGetDeviceProcAddr"));
   Vk vk;
@@ -591,6 +637,7 @@ int main(int argc, char** argv) {
   double warmupSeconds = -1;  // 0.4 s for gemm, 0.1 s for conv
   bool residual = false;
   bool pieces = false;
+  bool cold = false;
   std::vector<detail::MatrixTile> gemmTiles;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--iterations" && i + 1 < args.size())
@@ -634,6 +681,8 @@ int main(int argc, char** argv) {
       pieces = true;
     } else if (args[i] == "--residual") {
       residual = true;
+    } else if (args[i] == "--cold") {
+      cold = true;
     } else if (args[i] == "--fp16")
       format = ChannelFormat::float16;
     else if (args[i] == "--fp32")
@@ -645,7 +694,7 @@ int main(int argc, char** argv) {
   try {
     if (positional.size() == 2 && positional[0] == "conv")
       return benchConvolutions(positional[1], format, iterations, tiles, neuron, pieces, residual,
-                               warmupSeconds < 0 ? 0.1 : warmupSeconds);
+                               warmupSeconds < 0 ? 0.1 : warmupSeconds, cold);
     if (positional.size() == 5 && positional[0] == "gemm")
       return benchGemm(positional[1], uint32_t(std::stoul(positional[2])),
                        uint32_t(std::stoul(positional[3])), uint32_t(std::stoul(positional[4])),
@@ -658,7 +707,7 @@ int main(int argc, char** argv) {
   std::cerr
       << "usage: vkcnn-bench-conv conv SHAPES [--fp16|--fp32] [--iterations N] [--tiles auto,...]\n"
          "                             [--neuron relu|none|relu6|silu] [--pieces] [--residual]\n"
-         "                             [--warmup SECONDS]\n"
+         "                             [--warmup SECONDS] [--cold]\n"
          "       vkcnn-bench-conv gemm SPIRV M N K [--iterations N] [--modes 0,1,2,3]\n"
          "                             [--gemm-tiles WMxWN/FMxFN/KSTEPS;...] [--warmup SECONDS]\n";
   return 2;

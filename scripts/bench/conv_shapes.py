@@ -27,7 +27,7 @@ import subprocess
 import sys
 
 NETWORKS = ["resnet18", "resnet50", "vgg16", "mobilenet_v2", "efficientnet_b0",
-            "resnext50_32x4d", "regnet_y_800mf", "mobilenet_v3_large"]
+            "resnext50_32x4d", "regnet_y_800mf", "mobilenet_v3_large", "densenet121"]
 
 
 def enumerate_shapes(networks):
@@ -79,7 +79,7 @@ def describe(key):
 
 
 def run_vkcnn(bench, keys, batch, fmt, tiles, work, iterations, neuron="relu", pieces=False,
-              warmup=None):
+              warmup=None, cold=False):
     """{tile: {shape index: result}} from one vkcnn-bench-conv run over every shape; with
     pieces, also {"pieces": {shape index: its pieces side by side}} where the batch is split."""
     path = os.path.join(work, f"shapes_b{batch}.txt")
@@ -88,7 +88,7 @@ def run_vkcnn(bench, keys, batch, fmt, tiles, work, iterations, neuron="relu", p
             f.write(f"s{i} {batch} " + " ".join(str(v) for v in key) + "\n")
     cmd = [bench, "conv", path, f"--{fmt}", "--iterations", str(iterations),
            "--tiles", ",".join(tiles), "--neuron", neuron] + (["--pieces"] if pieces else []) + \
-          (["--warmup", str(warmup)] if warmup is not None else [])
+          (["--warmup", str(warmup)] if warmup is not None else []) + (["--cold"] if cold else [])
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:
         print(out.stderr[-2000:], file=sys.stderr)
@@ -222,6 +222,9 @@ def main():
     ap.add_argument("--warmup", type=float,
                     help="seconds each configuration runs before its timed round "
                          "(vkcnn-bench-conv's default unless given)")
+    ap.add_argument("--cold", action="store_true",
+                    help="weights and source from DRAM, as inside a network (vkcnn-bench-conv "
+                         "--cold); PyTorch's side stays warm")
     ap.add_argument("--neuron", default="relu", choices=["relu", "none", "relu6", "silu"],
                     help="vkcnn's fused neuron (PyTorch's side always applies ReLU: with another, "
                          "pass --no-torch)")
@@ -244,7 +247,7 @@ def main():
             tag = f"{fmt}_b{batch}"
             fmt_tiles = tiles
             vk = run_vkcnn(args.bench, keys, batch, fmt, fmt_tiles, args.out, args.iterations,
-                           args.neuron, args.pieces, args.warmup)
+                           args.neuron, args.pieces, args.warmup, args.cold)
             th = {} if args.no_torch else run_torch(keys, batch, fmt, args.iterations)
             rows = []
             for i, key in enumerate(keys):
