@@ -39,6 +39,12 @@ struct MatrixTile {
   uint32_t residentPerMultiprocessor;
   uint32_t nanosecondsPerStage;
   uint32_t prefetch = 1;  // chunks in flight in registers (1 or 2)
+  // The selector's latency model for layers with fewer tiles than about two waves (batch 1): one
+  // workgroup's time per 32-deep chunk, alone on its multiprocessor, with the weights coming from
+  // DRAM as they do inside a network. Fitted by scripts/bench/fit_cost_model.py --alone on every
+  // batch-1 shape of five networks with the caches flushed (bench/results/2026-11-27-h200-b1-
+  // splits/; bench/NOTES.md, session 20). 0: not a candidate there.
+  uint32_t nanosecondsPerChunkAlone = 0;
 
   constexpr uint32_t rows() const { return warpsM * fragmentsM * 16; }
   constexpr uint32_t columns() const { return warpsN * fragmentsN * 16; }
@@ -59,20 +65,22 @@ struct MatrixTile {
 };
 
 // 128x64, 64x128 with 4 warps (of 64x32 / 32x64) and 128x128 with 4 warps of 64x64 were measured
-// too and lost on every shape (NOTES.md); they are not kept. A tile whose nanosecondsPerStage is
-// 0 is not in the cost model: only VKCNN_CONVOLUTION_TILE or a tuning entry (vkcnn tune) picks
-// it. 64x64p2 and the 128-row narrow tiles, which lost to their neighbours before, were not timed
-// again for the refits.
+// too and lost on every shape (NOTES.md); they are not kept. A tile whose nanosecondsPerStage and
+// nanosecondsPerChunkAlone are 0 is in neither model: only VKCNN_CONVOLUTION_TILE or a tuning
+// entry (vkcnn tune) picks it. The 128-row narrow tiles, which lost to their neighbours before,
+// were not timed again for the refits. The latency model has three candidates: with the weights
+// from DRAM, two chunks in flight (p2) beat one on 64-wide tiles, and 128x128 split over the
+// reduction beat every other tile on the long 512-channel layers.
 inline constexpr MatrixTile kMatrixTiles[] = {
-    {"128x128", 2, 4, 4, 2, 2, 1, 1810},
+    {"128x128", 2, 4, 4, 2, 2, 1, 1810, 1, 1554},
     {"64x64", 2, 2, 2, 2, 2, 1, 699},
     {"64x64k64", 2, 2, 2, 2, 4, 1, 2345},
     {"32x64", 1, 2, 2, 2, 2, 1, 672},
     {"128x64w8", 4, 2, 2, 2, 2, 1, 1563},
     {"64x128w8", 2, 4, 2, 2, 2, 1, 1466},
     {"128x128p2", 2, 4, 4, 2, 2, 1, 2413, 2},
-    {"64x64p2", 2, 2, 2, 2, 2, 1, 0, 2},
-    {"64x128w8p2", 2, 4, 2, 2, 2, 1, 1537, 2},
+    {"64x64p2", 2, 2, 2, 2, 2, 1, 0, 2, 679},
+    {"64x128w8p2", 2, 4, 2, 2, 2, 1, 1537, 2, 818},
     // Narrow tiles, made for grouped convolutions (8 to 32 output channels per group); the
     // selector considers them for dense layers too (few output channels: a 64-wide tile would
     // compute padding).

@@ -15,9 +15,10 @@ with fewer than 0.6 tiles of 32x64 per multiprocessor. This script
      of the current model's choice, of the refitted model's choice, and of the oracle (the best
      measured configuration per shape), and prints the refitted table rows.
 
-Usage: scripts/bench/fit_cost_model.py [--sms 132] [--layers 2048] [--selection]
+Usage: scripts/bench/fit_cost_model.py [--sms 132] [--layers 2048] [--selection] [--alone]
   --selection  also refine the fitted nanoseconds by coordinate descent on the selection's own
                total (the choice, not the fit, is what costs time); reported separately.
+  --alone      fit the latency model of layers with few tiles instead (ALONE_RUN below).
 Inputs are the committed per-shape runs named in RUNS below. Their times are per dispatch, one
 after another: where the layer limit splits a batch, a Graph runs the pieces side by side and the
 selector chooses for that (choice_cost; bench/NOTES.md, 2026-11-27), so the totals reported for
@@ -245,6 +246,85 @@ def selection_refine(data, tiles, params, sms):
     return p
 
 
+# --alone: the latency model for layers with few tiles (gemmShader's latencyChoice), fitted to
+# batch-1 shapes timed with the caches flushed before each dispatch (vkcnn-bench-conv --cold), as
+# a layer inside a network sees its weights: each candidate tile with its reduction split 1, 2, 4,
+# 8 ways.
+ALONE_RUN = "2026-11-27-h200-b1-splits/cold/conv_shapes.json"
+ALONE_TILES = ("64x64p2", "128x128", "64x128w8p2")
+
+
+def alone_cost(key, tile, splits, p, sms):
+    c, h, w, k, kh, kw, sh, sw, ph, pw, dh, dw, g = key
+    rows = out_size(h, kh, sh, ph, dh) * out_size(w, kw, sw, pw, dw)
+    chunks = -(-(kh * kw * ((c + 3) // 4) * 4) // 32)
+    tr, tc = tile["rows"], tile["cols"]
+    tiles = -(-rows // tr) * -(-(((k + 3) // 4) * 4) // tc)
+    waves = -(-tiles * splits // sms)
+    return p["c0"] + waves * -(-chunks // splits) * p[tile["name"]] + \
+        ((p["r0"] + p["rz"] * splits) if splits > 1 else 0.0)
+
+
+def alone(sms):
+    tiles = tiles_from_header()
+    rows = json.load(open(os.path.join(RES, ALONE_RUN)))["runs"]["fp16_b1"]
+    pts = []  # (key, tile, splits, measured us)
+    for r in rows:
+        if r["key"][12] > 1:
+            continue
+        for col, v in r.items():
+            m = re.match(r"vk_(.*?)(?:s(\d+))?$", col)
+            if m and m.group(1) in ALONE_TILES and isinstance(v, (int, float)):
+                pts.append((tuple(r["key"]), m.group(1), int(m.group(2) or 1), v * 1000))
+    for n in ALONE_TILES:
+        tiles[n]["name"] = n
+
+    def err(p):
+        return sum((math.log(alone_cost(k, tiles[t], z, p, sms)) - math.log(v)) ** 2
+                   for k, t, z, v in pts)
+    p = {"c0": 5.0, "r0": 2.0, "rz": 0.5, **{n: 0.7 for n in ALONE_TILES}}
+    best = err(p)
+    for _ in range(10):
+        for key in list(p):
+            for f in (0.5, 0.7, 0.85, 0.93, 0.97, 1.03, 1.07, 1.15, 1.4, 2):
+                q = dict(p, **{key: p[key] * f})
+                e = err(q)
+                if e < best:
+                    best, p = e, q
+    print(f"{len(pts)} timings; fit (microseconds): " +
+          ", ".join(f"{k} {v:.3f}" for k, v in p.items()))
+    # The replay: where the committed selector took a tile (cfg_auto), the model's pick instead,
+    # under the gate of gemmShader (fewer than 2 x SMs 64 x 64 tiles, at least 8 chunks).
+    auto = pick = oracle = 0.0
+    for r in rows:
+        key = tuple(r["key"])
+        if key[12] > 1:
+            continue
+        n, a = r["count"], r["vk_auto"] * 1000
+        c, h, w, k, kh, kw, sh, sw, ph, pw, dh, dw, g = key
+        pixels = out_size(h, kh, sh, ph, dh) * out_size(w, kw, sw, pw, dw)
+        chunks = -(-(kh * kw * ((c + 3) // 4) * 4) // 32)
+        measured = {(t, z): r[f"vk_{t}" + (f"s{z}" if z > 1 else "")] * 1000
+                    for t in ALONE_TILES for z in (1, 2, 4, 8)
+                    if f"vk_{t}" + (f"s{z}" if z > 1 else "") in r}
+        everything = [v * 1000 for col, v in r.items()
+                      if col.startswith("vk_") and col != "vk_best" and isinstance(v, (int, float))]
+        auto += a * n
+        oracle += min(everything) * n
+        taken = "(" + "matrix_" not in r["cfg_auto"] and \
+            -(-pixels // 64) * -(-k // 64) < 2 * sms and chunks >= 8
+        if not taken:
+            pick += a * n
+            continue
+        choice = min(measured, key=lambda tz: alone_cost(key, tiles[tz[0]], tz[1], p, sms))
+        pick += measured[choice] * n
+        if abs(measured[choice] - a) * n > 2:
+            print(f"  {r['desc']:26s} x{n:<2d} {r['cfg_auto'].split('(')[-1][:-1]:>10s} {a:6.1f}"
+                  f" -> {choice[0]}{'s%d' % choice[1] if choice[1] > 1 else ''} {measured[choice]:6.1f} us")
+    print(f"batch 1, weights from DRAM, sum of time x uses: selector before {auto / 1000:.3f} ms, "
+          f"with the latency model {pick / 1000:.3f}, oracle (every column) {oracle / 1000:.3f}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sms", type=int, default=132)
@@ -252,7 +332,11 @@ def main():
     ap.add_argument("--selection", action="store_true")
     ap.add_argument("--weight", type=float, default=0.5,
                     help="fit weights = time**WEIGHT (0: every shape alike, 1: by time)")
+    ap.add_argument("--alone", action="store_true",
+                    help="fit the latency model of layers with few tiles (nanosecondsPerChunkAlone)")
     a = ap.parse_args()
+    if a.alone:
+        return alone(a.sms)
     tiles = tiles_from_header()
     current = {n: (t["res"], t["ns"]) for n, t in tiles.items()}
     data = {b: load(b, a.layers, tiles) for b in ("fp16_b32", "fp16_b1")}

@@ -403,6 +403,31 @@ uint64_t piecesSideBySide(const KernelEncoding& e) {
              : 1;
 }
 
+// The latency model's choice (convolution_tiles.h, nanosecondsPerChunkAlone) for a layer alone
+// with `rows` output pixels, `slices` output slices and `chunks` 32-deep chunks: the tile and
+// split with the least waves x chunks per split x a chunk's time, plus what a split costs (its
+// partial tiles written and summed, fitted with the tiles: 3.3 us and 0.82 us a share).
+GemmChoice latencyChoice(uint64_t rows, uint64_t slices, uint64_t chunks, uint64_t sms) {
+  const MatrixTile* best = nullptr;
+  uint32_t bestSplits = 1;
+  double bestCost = 0;
+  for (const MatrixTile& t : kMatrixTiles) {
+    if (!t.nanosecondsPerChunkAlone) continue;
+    const uint64_t tiles = (rows + t.rows() - 1) / t.rows() *
+                           ((slices * 4 + t.columns() - 1) / t.columns());
+    for (uint32_t splits : {1u, 2u, 4u, 8u}) {
+      if (splits > 1 && chunks / splits < 2) break;
+      const uint64_t waves = (tiles * splits + sms - 1) / sms;
+      const double cost =
+          double(waves * ((chunks + splits - 1) / splits)) * t.nanosecondsPerChunkAlone +
+          (splits > 1 ? 3346.0 + 821.0 * splits : 0.0);
+      if (!best || cost < bestCost) best = &t, bestSplits = splits, bestCost = cost;
+    }
+  }
+  return {bestSplits > 1 ? ShaderId::convolution_tiled_split : ShaderId::convolution_tiled, best,
+          bestSplits};
+}
+
 // The large tiles of convolution_tiled where the layer has enough of them to fill the device,
 // the one a cost model says is fastest: waves of resident workgroups times stages times the
 // tile's time per stage (convolution_tiles.h, fitted to the H100). Layers with too few outputs
@@ -429,8 +454,32 @@ GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, b
       return (rows + tileRows - 1) / tileRows * ((slices * 4 + tileColumns - 1) / tileColumns) *
              pieces;
     };
+    // Long reductions over few tiles: 32 x 64 tiles with the reduction split over workgroups
+    // (convolution_tiled_split), about two workgroups per multiprocessor and at least 8 chunks
+    // per split, where the split-k shaders below keep a few warps per multiprocessor busy on
+    // every chunk in turn (batch 1: 3x3 512->512 @14² 0.069 -> 0.032 ms). Measured on every
+    // batch-1 shape (bench/NOTES.md, 2026-11-28, session 18): it wins from 16 tiles and 1024
+    // tile-chunks on, loses below (fewer output tiles than that: 1x1 576->96 @14², 0.011 ->
+    // 0.015 ms; the fully connected layers). Only for a layer alone: beside the other pieces of a
+    // split batch, densenet121's 3x3 128->32 @7² at batch 32 took it and the network lost 9%.
+    const uint64_t fewTiles = tilesOf(32, 64), chunks = (k + 31) / 32;
+    const uint64_t splits32x64 =
+        fewTiles ? std::min<uint64_t>({8, 2 * sms / fewTiles, chunks / 8}) : 0;
+    const bool splitRule = pieces == 1 && fewTiles >= 16 && fewTiles * chunks >= 1024 &&
+                           splits32x64 >= 2;
     // Measured: below about 0.6 of a 32 x 64 tile per multiprocessor the split-k shaders win.
-    if (tiledAllowed && forced != "legacy" && 5 * tilesOf(32, 64) >= 3 * sms) {
+    const bool tiledRegime = 5 * tilesOf(32, 64) >= 3 * sms;
+    // Where those two would take a tile but the layer has fewer than two waves of 64 x 64 tiles
+    // and a long reduction, every workgroup runs its chunks one after another, each waiting on
+    // weights from DRAM inside a network: the latency model of convolution_tiles.h
+    // (nanosecondsPerChunkAlone), over its tiles with the reduction split 1, 2, 4 or 8 ways.
+    // Replayed on every batch-1 shape of five networks with the caches flushed, it takes the
+    // shapes' sum from 4.25 to 3.80 ms (3x3 512->512 @28²: 64x64 0.126 -> 128x128s4 0.058 ms;
+    // bench/NOTES.md, 2026-11-27, session 20).
+    if (tiledAllowed && forced != "legacy" && pieces == 1 && chunks >= 8 &&
+        tilesOf(64, 64) < 2 * sms && (tiledRegime || splitRule))
+      return latencyChoice(rows, slices, chunks, sms);
+    if (tiledAllowed && forced != "legacy" && tiledRegime) {
       const MatrixTile* best = nullptr;
       double bestCost = 0;
       for (const MatrixTile& t : kMatrixTiles) {
@@ -442,23 +491,10 @@ GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, b
       }
       return {ShaderId::convolution_tiled, best};
     }
-    // Long reductions over few tiles: 32 x 64 tiles with the reduction split over workgroups
-    // (convolution_tiled_split), about two workgroups per multiprocessor and at least 8 chunks
-    // per split, where the split-k shaders below keep a few warps per multiprocessor busy on
-    // every chunk in turn (batch 1: 3x3 512->512 @14² 0.069 -> 0.032 ms). Measured on every
-    // batch-1 shape (bench/NOTES.md, 2026-11-28, session 18): it wins from 16 tiles and 1024
-    // tile-chunks on, loses below (fewer output tiles than that: 1x1 576->96 @14², 0.011 ->
-    // 0.015 ms; the fully connected layers). Only for a layer alone: beside the other pieces of a
-    // split batch, densenet121's 3x3 128->32 @7² at batch 32 took it and the network lost 9%.
-    const uint64_t fewTiles = tilesOf(32, 64), chunks = (k + 31) / 32;
-    if (tiledAllowed && forced != "legacy" && pieces == 1 && fewTiles >= 16 &&
-        fewTiles * chunks >= 1024) {
-      const uint64_t splits = std::min<uint64_t>({8, 2 * sms / fewTiles, chunks / 8});
-      if (splits >= 2)
-        for (const MatrixTile& t : kMatrixTiles)
-          if (std::strcmp(t.name, "32x64") == 0)
-            return {ShaderId::convolution_tiled_split, &t, uint32_t(splits)};
-    }
+    if (tiledAllowed && forced != "legacy" && splitRule)
+      for (const MatrixTile& t : kMatrixTiles)
+        if (std::strcmp(t.name, "32x64") == 0)
+          return {ShaderId::convolution_tiled_split, &t, uint32_t(splits32x64)};
     // Tiles (pixels x slices, ways the reduction is split, workgroups a multiprocessor holds) and
     // a latency model: batch-1 layers are bound by how many rounds of 32-deep chunks each
     // workgroup runs one after another, waves of workgroups times chunks per split. Smaller tiles
