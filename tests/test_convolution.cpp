@@ -1043,11 +1043,14 @@ TEST_CASE("fully connected: the batched shader, forced, over swept shapes and ba
   // VKCNN_FULLY_CONNECTED forces fully_connected_batched (convolution.cpp) with the host's row
   // count or 1, 2, 4 or 8 rows of invocations per slice; "legacy" the convolution path. Batches of
   // 1, 2, 5 and 33 images (two workgroups of 32 along the batch), windows inside larger sources
-  // (unaligned starts read two layers), partial last slices, neurons, batch normalization.
+  // (unaligned starts read two layers), partial last slices, neurons, batch normalization. The two
+  // last shapes have reductions long enough (280 and 1176 weight blocks a slice) for one image's
+  // loop of FC_STEPS steps at a time with 1 and 8 rows, and a remainder after it.
   struct Shape {
     uint32_t w, h, in, out;
   };
-  const Shape shapes[] = {{1, 1, 13, 10}, {3, 2, 5, 17}, {2, 2, 17, 9}, {4, 3, 32, 64}};
+  const Shape shapes[] = {{1, 1, 13, 10}, {3, 2, 5, 17},  {2, 2, 17, 9},
+                          {4, 3, 32, 64}, {5, 4, 56, 24}, {7, 7, 96, 8}};
   const char* modes[] = {"batched", "batched1", "batched2", "batched4", "batched8", "legacy"};
   uint32_t seed = 1900, index = 0;
   for (const char* mode : modes) {

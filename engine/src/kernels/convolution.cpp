@@ -1071,13 +1071,15 @@ void encodeBatched(detail::KernelEncoding& e, const detail::ConvolutionState& s)
   const uint32_t imageGroups = (e.imageCount + kImagesPerWorkgroup - 1) / kImagesPerWorkgroup;
   const int32_t rows =
       rowsPerSlice(e.commandBuffer, slices, imageGroups, stepsPerSlice(s.descriptor));
-  const std::vector<int32_t> specialization{rows};
+  // One image: FC_STEPS weight loads in flight per invocation (fully_connected_batched.glsl).
+  const std::vector<int32_t> specialization{rows, e.imageCount == 1 ? 1 : 0};
   const ShaderVariant variant = variantFor(e.destination);
   const bool half = variant == ShaderVariant::f16 && s.halfWeights;
   DispatchRecorder r(
       e.commandBuffer,
       half ? ShaderId::fully_connected_batched_half : ShaderId::fully_connected_batched, variant,
-      e.what() + " (batched" + (half ? " half" : "") + " r" + std::to_string(rows) + ")",
+      e.what() + " (batched" + (half ? " half" : "") + " r" + std::to_string(rows) +
+          (e.imageCount == 1 ? " ahead)" : ")"),
       specialization);
   shader::ConvolutionPush push{};
   const uint32_t bound =
