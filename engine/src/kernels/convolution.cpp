@@ -193,8 +193,10 @@ bool groupedOnMatrixUnits(const ConvolutionDescriptor& d) {
 
 // Fully connected layers from this many weights up are read by fully_connected_batched_half at
 // every batch in float16 (batchedApplies): measured at batch 1 against the matrix units' split-k
-// shader, 0.130 -> 0.108 ms at 102.8 M weights, 0.028 -> 0.018 at 4.1 M, but 0.017 -> 0.019 at 2 M.
-constexpr uint64_t kLargeFullyConnected = 4000000;
+// shader, 0.130 -> 0.108 ms at 102.8 M weights, 0.028 -> 0.018 at 4.1 M, but 0.017 -> 0.019 at 2 M
+// (H100). Since one image's loop keeps 4 loads in flight, resnet50's classifier (2.05 M) takes
+// 0.0126 ms there against 0.0171 on 64x64p2s8 (H200, bench/NOTES.md, 2026-11-27, session 20).
+constexpr uint64_t kLargeFullyConnected = 2000000;
 
 std::shared_ptr<const ConvolutionState> makeState(const Context& context,
                                                   const ConvolutionDescriptor& d,
