@@ -29,12 +29,12 @@
 layout(local_size_x = 256, local_size_y = 1, local_size_z = 1) in;
 // Rows of 32 invocations per destination slice: 1, 2, 4 or 8 (the host fills the device).
 layout(constant_id = 0) const int K_ROWS = 1;
-// Image path, one image (batch 1): FC_STEPS steps' weights and texels are loaded before any of
-// them is used, so each invocation keeps FC_STEPS loads in flight instead of one: the loop waits
-// on memory, not on arithmetic (vgg16's fc6 streamed its 205 MB at 2.1 TB/s one step at a time).
-// The sums are added in the order of one step at a time.
+// Image path, one image (batch 1): a loop of its own, one accumulator and no skipped taps (a tap
+// outside the source adds zero), where the loop of every batch keeps FC_IMAGES accumulators and
+// guards each image's fetch: vgg16's fc6 0.095 -> 0.074 ms, fc7 0.033 -> 0.024 (H200). Loading
+// 2, 4 or 8 steps before using them was no faster here: 0.074, 0.084, 0.097 ms (bench/NOTES.md,
+// 2026-11-27, session 20).
 layout(constant_id = 1) const bool ONE_IMAGE = false;
-#define FC_STEPS 4
 
 #ifdef FC_HALF_WEIGHTS
 #define VKCNN_WEIGHT_TYPE uvec4  // 8 halves: two columns of a block
@@ -181,19 +181,13 @@ void main() {
     }
 #else
     if (ONE_IMAGE) {
-      const int stride = 32 * K_ROWS;
-      for (; k + (FC_STEPS - 1) * stride < K; k += FC_STEPS * stride) {
-        mat4 W[FC_STEPS];
-        vec4 x[FC_STEPS];
-        [[unroll]] for (int u = 0; u < FC_STEPS; ++u) {
-          const int ku = k + u * stride, tap = ku / S, s = ku - tap * S;
-          const ivec2 p = origin + ivec2(tap % cp.kernelWidth, tap / cp.kernelWidth);
-          W[u] = weightBlock(t * K + ku);
-          x[u] = all(greaterThanEqual(p, ivec2(0))) && all(lessThan(p, size))
-                     ? sourceSlice(p, img0, s, aligned)
-                     : vec4(0.0);
-        }
-        [[unroll]] for (int u = 0; u < FC_STEPS; ++u) acc[0] += W[u] * x[u];
+      for (; k < K; k += 32 * K_ROWS) {
+        const int tap = k / S, s = k - tap * S;
+        const ivec2 p = origin + ivec2(tap % cp.kernelWidth, tap / cp.kernelWidth);
+        const vec4 x = all(greaterThanEqual(p, ivec2(0))) && all(lessThan(p, size))
+                           ? sourceSlice(p, img0, s, aligned)
+                           : vec4(0.0);
+        acc[0] += weightBlock(t * K + k) * x;
       }
     }
     for (; k < K; k += 32 * K_ROWS) {

@@ -1044,8 +1044,8 @@ TEST_CASE("fully connected: the batched shader, forced, over swept shapes and ba
   // count or 1, 2, 4 or 8 rows of invocations per slice; "legacy" the convolution path. Batches of
   // 1, 2, 5 and 33 images (two workgroups of 32 along the batch), windows inside larger sources
   // (unaligned starts read two layers), partial last slices, neurons, batch normalization. The two
-  // last shapes have reductions long enough (280 and 1176 weight blocks a slice) for one image's
-  // loop of FC_STEPS steps at a time with 1 and 8 rows, and a remainder after it.
+  // last shapes have longer reductions (280 and 1176 weight blocks a slice), several steps of one
+  // image's loop with 1 and 8 rows.
   struct Shape {
     uint32_t w, h, in, out;
   };

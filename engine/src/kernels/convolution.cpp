@@ -194,8 +194,8 @@ bool groupedOnMatrixUnits(const ConvolutionDescriptor& d) {
 // Fully connected layers from this many weights up are read by fully_connected_batched_half at
 // every batch in float16 (batchedApplies): measured at batch 1 against the matrix units' split-k
 // shader, 0.130 -> 0.108 ms at 102.8 M weights, 0.028 -> 0.018 at 4.1 M, but 0.017 -> 0.019 at 2 M
-// (H100). Since one image's loop keeps 4 loads in flight, resnet50's classifier (2.05 M) takes
-// 0.0126 ms there against 0.0171 on 64x64p2s8 (H200, bench/NOTES.md, 2026-11-27, session 20).
+// (H100). Since one image has a loop of its own there, resnet50's classifier (2.05 M) takes
+// 0.0126 ms against 0.0171 on 64x64p2s8 (H200, bench/NOTES.md, 2026-11-27, session 20).
 constexpr uint64_t kLargeFullyConnected = 2000000;
 
 std::shared_ptr<const ConvolutionState> makeState(const Context& context,
@@ -1073,7 +1073,7 @@ void encodeBatched(detail::KernelEncoding& e, const detail::ConvolutionState& s)
   const uint32_t imageGroups = (e.imageCount + kImagesPerWorkgroup - 1) / kImagesPerWorkgroup;
   const int32_t rows =
       rowsPerSlice(e.commandBuffer, slices, imageGroups, stepsPerSlice(s.descriptor));
-  // One image: FC_STEPS weight loads in flight per invocation (fully_connected_batched.glsl).
+  // One image: a loop of its own (fully_connected_batched.glsl, ONE_IMAGE).
   const std::vector<int32_t> specialization{rows, e.imageCount == 1 ? 1 : 0};
   const ShaderVariant variant = variantFor(e.destination);
   const bool half = variant == ShaderVariant::f16 && s.halfWeights;
@@ -1081,7 +1081,7 @@ void encodeBatched(detail::KernelEncoding& e, const detail::ConvolutionState& s)
       e.commandBuffer,
       half ? ShaderId::fully_connected_batched_half : ShaderId::fully_connected_batched, variant,
       e.what() + " (batched" + (half ? " half" : "") + " r" + std::to_string(rows) +
-          (e.imageCount == 1 ? " ahead)" : ")"),
+          (e.imageCount == 1 ? " one)" : ")"),
       specialization);
   shader::ConvolutionPush push{};
   const uint32_t bound =
