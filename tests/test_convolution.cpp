@@ -372,12 +372,13 @@ TEST_CASE("convolution: every matrix-unit configuration, forced") {
   // once on the portable shaders; docs/testing.md names the GPU command. The shapes
   // cover partial row and column tiles (more than one of each), a reduction ending inside a
   // chunk, channels not a multiple of 4, stride, dilation, padding, several images and a residual.
-  // Each tile also with its reduction split over 2 and 3 workgroups ("<tile>s2": a split of
-  // uneven shares), and one over more workgroups (16) than case a has chunks (5).
+  // Each tile also on the split module with its reduction whole ("<tile>s1", as the batch-1
+  // latency model runs it) and split over 2 and 3 workgroups ("<tile>s2": a split of uneven
+  // shares), and one over more workgroups (16) than case a has chunks (5).
   std::vector<std::string> configurations = {"matrix_large", "matrix_medium", "matrix_small",
                                              "legacy"};
   for (const detail::MatrixTile& tile : detail::kMatrixTiles)
-    for (const char* splits : {"", "s2", "s3"})
+    for (const char* splits : {"", "s1", "s2", "s3"})
       configurations.push_back(tile.name + std::string(splits));
   configurations.push_back("64x64s16");
   // Without matrix units every configuration is the same portable shader: once is enough (fp16

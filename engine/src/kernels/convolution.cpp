@@ -337,30 +337,35 @@ void checkSourceChannels(const KernelEncoding& e, const ConvolutionDescriptor& d
 struct GemmChoice {
   ShaderId shader;
   const MatrixTile* tile = nullptr;
-  // Dense layers: workgroups that share each tile's reduction (the dispatch's z), named
-  // "<tile>s<splits>"; more than one runs convolution_tiled_split (convolution_tiled.glsl).
+  // Dense layers on convolution_tiled_split (convolution_tiled.glsl): workgroups that share each
+  // tile's reduction (the dispatch's z), named "<tile>s<splits>", 1 included (the split module
+  // with the reduction whole: the latency model's layers all run that module, so that each
+  // inference meets fewer pipelines for the first time).
   uint32_t splits = 1;
 };
 
 constexpr uint32_t kMaxSplits = 16;
 
-// `name` is `tile`'s name, or it followed by "s" and a split count from 2 to kMaxSplits: the
-// split count (1 for the plain name), else 0.
-uint32_t splitsNamed(const std::string& name, const MatrixTile& tile) {
+// `name` is `tile`'s name (0: convolution_tiled), or it followed by "s" and a split count from 1
+// to kMaxSplits (convolution_tiled_split); -1 for any other name.
+int32_t splitsNamed(const std::string& name, const MatrixTile& tile) {
   const size_t n = std::strlen(tile.name);
-  if (name.compare(0, n, tile.name) != 0) return 0;
-  if (name.size() == n) return 1;
-  if (name[n] != 's' || name.size() > n + 3) return 0;
-  uint32_t splits = 0;
+  if (name.compare(0, n, tile.name) != 0) return -1;
+  if (name.size() == n) return 0;
+  if (name[n] != 's' || name.size() < n + 2 || name.size() > n + 3) return -1;
+  int32_t splits = 0;
   for (size_t i = n + 1; i < name.size(); ++i) {
-    if (name[i] < '0' || name[i] > '9') return 0;
-    splits = splits * 10 + uint32_t(name[i] - '0');
+    if (name[i] < '0' || name[i] > '9') return -1;
+    splits = splits * 10 + int32_t(name[i] - '0');
   }
-  return splits >= 2 && splits <= kMaxSplits ? splits : 0;
+  return splits >= 1 && splits <= int32_t(kMaxSplits) ? splits : -1;
 }
 
 std::string nameOf(const GemmChoice& c) {
-  if (c.tile) return c.splits > 1 ? c.tile->name + ("s" + std::to_string(c.splits)) : c.tile->name;
+  if (c.tile)
+    return c.shader == ShaderId::convolution_tiled_split
+               ? c.tile->name + ("s" + std::to_string(c.splits))
+               : c.tile->name;
   switch (c.shader) {
     case ShaderId::convolution_matrix_large:
       return "matrix_large";
@@ -408,7 +413,10 @@ uint64_t piecesSideBySide(const KernelEncoding& e) {
 // The latency model's choice (convolution_tiles.h, nanosecondsPerChunkAlone) for a layer alone
 // with `rows` output pixels, `slices` output slices and `chunks` 32-deep chunks: the tile and
 // split with the least waves x chunks per split x a chunk's time, plus what a split costs (its
-// partial tiles written and summed, fitted with the tiles: 3.3 us and 0.82 us a share).
+// partial tiles written and summed, fitted with the tiles: 3.3 us and 0.82 us a share). Always on
+// the split module, a reduction whole included: the first dispatch of each pipeline in an
+// inference takes 8-10 us longer (bench/NOTES.md, 2026-11-27, session 20), so these layers share
+// one pipeline per tile.
 GemmChoice latencyChoice(uint64_t rows, uint64_t slices, uint64_t chunks, uint64_t sms) {
   const MatrixTile* best = nullptr;
   uint32_t bestSplits = 1;
@@ -426,8 +434,7 @@ GemmChoice latencyChoice(uint64_t rows, uint64_t slices, uint64_t chunks, uint64
       if (!best || cost < bestCost) best = &t, bestSplits = splits, bestCost = cost;
     }
   }
-  return {bestSplits > 1 ? ShaderId::convolution_tiled_split : ShaderId::convolution_tiled, best,
-          bestSplits};
+  return {ShaderId::convolution_tiled_split, best, bestSplits};
 }
 
 // The large tiles of convolution_tiled where the layer has enough of them to fill the device,
@@ -442,9 +449,9 @@ GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, b
   const uint64_t slices = (e.destinationChannels + 3) / 4;
   if (matrixUnits) {
     for (const MatrixTile& t : kMatrixTiles)
-      if (const uint32_t splits = splitsNamed(forced, t); tiledAllowed && splits)
-        return {splits > 1 ? ShaderId::convolution_tiled_split : ShaderId::convolution_tiled, &t,
-                splits};
+      if (const int32_t splits = splitsNamed(forced, t); tiledAllowed && splits >= 0)
+        return {splits ? ShaderId::convolution_tiled_split : ShaderId::convolution_tiled, &t,
+                uint32_t(std::max(splits, 1))};
     if (forced == "matrix_large") return {ShaderId::convolution_matrix_large};
     if (forced == "matrix_medium") return {ShaderId::convolution_matrix_medium};
     if (forced == "matrix_small") return {ShaderId::convolution_matrix_small};
@@ -856,14 +863,21 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
     if (shader == ShaderId::convolution_tiled_split) {
       // The partial tiles and a counter per tile (zero, and zero again after each run) in the
       // command buffer's workspace (convolution_tiled.glsl).
+      // A reduction whole (one share) touches neither: a few bytes are bound.
       const uint64_t tiles = uint64_t(rowTiles) * columnTiles;
+      const bool whole = choice.splits == 1;
       const VkDeviceSize bytes =
-          tiles * choice.splits * choice.tile->rows() * choice.tile->columns() * sizeof(float);
+          whole ? 16
+                : tiles * choice.splits * choice.tile->rows() * choice.tile->columns() *
+                      sizeof(float);
       Workspace::Range partials = e.commandBuffer.workspace.take(e.commandBuffer, bytes);
       r.bindStorageBuffer(6, partials.buffer, partials.offset, bytes, true,
                           std::move(partials.owner));
-      Workspace::Range counters = e.commandBuffer.workspace.takeZeroed(e.commandBuffer, tiles * 4);
-      r.bindStorageBuffer(7, counters.buffer, counters.offset, tiles * 4, true,
+      const VkDeviceSize counterBytes = whole ? 16 : tiles * 4;
+      Workspace::Range counters =
+          whole ? e.commandBuffer.workspace.take(e.commandBuffer, counterBytes)
+                : e.commandBuffer.workspace.takeZeroed(e.commandBuffer, counterBytes);
+      r.bindStorageBuffer(7, counters.buffer, counters.offset, counterBytes, true,
                           std::move(counters.owner));
       r.dispatchGroups(&push, sizeof push, rowTiles, columnTiles, choice.splits);
       return;
