@@ -311,8 +311,8 @@ def alone(sms):
                       if col.startswith("vk_") and col != "vk_best" and isinstance(v, (int, float))]
         auto += a * n
         oracle += min(everything) * n
-        taken = "(" + "matrix_" not in r["cfg_auto"] and \
-            -(-pixels // 64) * -(-k // 64) < 2 * sms and chunks >= 8
+        on_tiles = not r["cfg_auto"].rsplit("(", 1)[-1].startswith("matrix_")
+        taken = on_tiles and -(-pixels // 64) * -(-k // 64) < 2 * sms and chunks >= 8
         if not taken:
             pick += a * n
             continue
