@@ -410,27 +410,30 @@ uint64_t piecesSideBySide(const KernelEncoding& e) {
              : 1;
 }
 
+// What splitting a reduction costs in the latency model below: the partial tiles written and
+// summed, fitted with the tiles' nanosecondsPerChunkAlone (fit_cost_model.py --alone).
+constexpr double kSplitNanoseconds = 3346.0, kSplitShareNanoseconds = 821.0;
+
 // The latency model's choice (convolution_tiles.h, nanosecondsPerChunkAlone) for a layer alone
-// with `rows` output pixels, `slices` output slices and `chunks` 32-deep chunks: the tile and
-// split with the least waves x chunks per split x a chunk's time, plus what a split costs (its
-// partial tiles written and summed, fitted with the tiles: 3.3 us and 0.82 us a share). Always on
-// the split module, a reduction whole included: the first dispatch of each pipeline in an
-// inference takes 8-10 us longer (bench/NOTES.md, 2026-11-27, session 20), so these layers share
-// one pipeline per tile.
-GemmChoice latencyChoice(uint64_t rows, uint64_t slices, uint64_t chunks, uint64_t sms) {
+// with `chunks` 32-deep chunks, `tilesOf(rows, columns)` giving its tile count: the tile and split
+// with the least waves x chunks per split x a chunk's time, plus what a split costs. Always on the
+// split module, a reduction whole included: the first dispatch of each pipeline in an inference
+// takes 8-10 us longer (bench/NOTES.md, 2026-11-27, session 20), so these layers share one
+// pipeline per tile.
+template <class TilesOf>
+GemmChoice latencyChoice(const TilesOf& tilesOf, uint64_t chunks, uint64_t sms) {
   const MatrixTile* best = nullptr;
   uint32_t bestSplits = 1;
   double bestCost = 0;
   for (const MatrixTile& t : kMatrixTiles) {
     if (!t.nanosecondsPerChunkAlone) continue;
-    const uint64_t tiles = (rows + t.rows() - 1) / t.rows() *
-                           ((slices * 4 + t.columns() - 1) / t.columns());
+    const uint64_t tiles = tilesOf(t.rows(), t.columns());
     for (uint32_t splits : {1u, 2u, 4u, 8u}) {
       if (splits > 1 && chunks / splits < 2) break;
       const uint64_t waves = (tiles * splits + sms - 1) / sms;
       const double cost =
           double(waves * ((chunks + splits - 1) / splits)) * t.nanosecondsPerChunkAlone +
-          (splits > 1 ? 3346.0 + 821.0 * splits : 0.0);
+          (splits > 1 ? kSplitNanoseconds + kSplitShareNanoseconds * splits : 0.0);
       if (!best || cost < bestCost) best = &t, bestSplits = splits, bestCost = cost;
     }
   }
@@ -474,8 +477,8 @@ GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, b
     const uint64_t fewTiles = tilesOf(32, 64), chunks = (k + 31) / 32;
     const uint64_t splits32x64 =
         fewTiles ? std::min<uint64_t>({8, 2 * sms / fewTiles, chunks / 8}) : 0;
-    const bool splitRule = pieces == 1 && fewTiles >= 16 && fewTiles * chunks >= 1024 &&
-                           splits32x64 >= 2;
+    const bool splitRule =
+        pieces == 1 && fewTiles >= 16 && fewTiles * chunks >= 1024 && splits32x64 >= 2;
     // Measured: below about 0.6 of a 32 x 64 tile per multiprocessor the split-k shaders win.
     const bool tiledRegime = 5 * tilesOf(32, 64) >= 3 * sms;
     // Where those two would take a tile but the layer has fewer than two waves of 64 x 64 tiles
@@ -487,7 +490,7 @@ GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, b
     // bench/NOTES.md, 2026-11-27, session 20).
     if (tiledAllowed && forced != "legacy" && pieces == 1 && chunks >= 8 &&
         tilesOf(64, 64) < 2 * sms && (tiledRegime || splitRule))
-      return latencyChoice(rows, slices, chunks, sms);
+      return latencyChoice(tilesOf, chunks, sms);
     if (tiledAllowed && forced != "legacy" && tiledRegime) {
       const MatrixTile* best = nullptr;
       double bestCost = 0;
@@ -866,10 +869,9 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
       // A reduction whole (one share) touches neither: a few bytes are bound.
       const uint64_t tiles = uint64_t(rowTiles) * columnTiles;
       const bool whole = choice.splits == 1;
-      const VkDeviceSize bytes =
-          whole ? 16
-                : tiles * choice.splits * choice.tile->rows() * choice.tile->columns() *
-                      sizeof(float);
+      const VkDeviceSize bytes = whole ? 16
+                                       : tiles * choice.splits * choice.tile->rows() *
+                                             choice.tile->columns() * sizeof(float);
       Workspace::Range partials = e.commandBuffer.workspace.take(e.commandBuffer, bytes);
       r.bindStorageBuffer(6, partials.buffer, partials.offset, bytes, true,
                           std::move(partials.owner));
