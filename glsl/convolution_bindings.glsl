@@ -41,6 +41,17 @@ vec4 residualOf(ivec2 p, int img, int t) {
 #endif
 }
 
+// acc + w x for one input slice's contribution to one output slice, as four multiply-adds per
+// lane, one input channel at a time: `acc += w * x` is a matrix product (a multiply and three
+// fused multiply-adds) and then an addition, five instructions per four products, which no
+// compiler may fuse without reassociating.
+vec4 addSlice(vec4 acc, mat4 w, vec4 x) {
+  acc = fma(w[0], vec4(x.x), acc);
+  acc = fma(w[1], vec4(x.y), acc);
+  acc = fma(w[2], vec4(x.z), acc);
+  return fma(w[3], vec4(x.w), acc);
+}
+
 vec4 biasOf(ivec4 oc) { return vec4(bias[oc.x], bias[oc.y], bias[oc.z], bias[oc.w]); }
 
 // convolutionOutput with the residual texel and the bias already read (residual unused unless

@@ -11,6 +11,10 @@
 // column c holds input channel 4s + c for output channels 4 * outputSlice + (0..3), so
 // acc += W * x adds one input slice's contribution to one output slice.
 //
+// VKCNN_SLICE_AS_MULTIPLY_ADDS takes that product through addSlice (convolution_bindings.glsl),
+// four fused multiply-adds a lane: in float32 on the H200 the 16 x 8 tiles run 3% faster with
+// it, the 64 x 16 ones 4-11% slower (bench/NOTES.md, 2026-11-27, session 21).
+//
 // Each .comp including this file defines TILE_M, TILE_N, THREAD_M, THREAD_N, SPLIT_K and K_CHUNK,
 // and sets local_size_x to (TILE_M / THREAD_M) * (TILE_N / THREAD_N) * SPLIT_K.
 #ifndef VKCNN_CONVOLUTION_GEMM_GLSL
@@ -92,7 +96,11 @@ void main() {
       for (int j = 0; j < THREAD_N; ++j) {
         const int b = bBase + (kk * TILE_N + column + j * (TILE_N / THREAD_N)) * 4;
         const mat4 w = mat4(tiles[b], tiles[b + 1], tiles[b + 2], tiles[b + 3]);
+#ifdef VKCNN_SLICE_AS_MULTIPLY_ADDS
+        for (int i = 0; i < THREAD_M; ++i) acc[i][j] = addSlice(acc[i][j], w, x[i]);
+#else
         for (int i = 0; i < THREAD_M; ++i) acc[i][j] += w * x[i];
+#endif
       }
     }
     barrier();

@@ -9,6 +9,7 @@
 #define THREAD_N 2
 #define SPLIT_K 8
 #define K_CHUNK 4
+#define VKCNN_SLICE_AS_MULTIPLY_ADDS
 layout(local_size_x = 256, local_size_y = 1, local_size_z = 1) in;
 
 #include "convolution_gemm.glsl"
