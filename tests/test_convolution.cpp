@@ -497,6 +497,27 @@ TEST_CASE("convolution: pieces of a batch side by side choose for all of them, s
     CHECK(fewTiles(alone));
     CHECK(!fewTiles(sideBySide));
   }
+  // The portable tiles (float32 everywhere) count the pieces too: 1x1 512 -> 256 on 4 images of
+  // 14x14 alone has too few tiles for the 128 x 32 one and takes the split-k 16 x 8; beside 7
+  // more such pieces it takes the 128 x 32 tile (14 tiles a piece). Checked where the rule's
+  // thresholds fall between the two: 104 < multiprocessors <= 224 (none reported: 132 assumed).
+  Case f;
+  f.descriptor = ConvolutionDescriptor::make(1, 1, 512, 256, NeuronDescriptor::relu());
+  f.width = f.height = 14;
+  f.sourceImages = 4;
+  f.format = ChannelFormat::float32;
+  f.seed = 42;
+  const std::string portableAlone = run(f);
+  f.imagesSideBySide = 32;
+  const std::string portableSideBySide = run(f);
+  CAPTURE(portableAlone);
+  CAPTURE(portableSideBySide);
+  const uint32_t reported = context().capabilities().multiprocessorCount;
+  const uint32_t multiprocessors = reported ? reported : 132;
+  if (multiprocessors > 104 && multiprocessors <= 224) {
+    CHECK(portableAlone == "gemm_small");
+    CHECK(portableSideBySide == "gemm_128x32w8");
+  }
 }
 
 TEST_CASE("convolution: every portable GEMM tile, forced") {

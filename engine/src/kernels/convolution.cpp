@@ -535,17 +535,18 @@ GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, b
   // Fitted on the H100's float32 batch-32 shapes (bench/NOTES.md, 2026-11-25): the two-stage
   // 128 x 32 tile (convolution_gemm_staged.glsl) from half a tile per multiprocessor where its
   // columns are whole (narrower outputs waste half of it), then 64 x 16 from 1.5 such tiles per
-  // multiprocessor, else 16 x 8 with the reduction split. "legacy": the choice before the
-  // 128 x 32 tile (64 x 16 from 512 tiles on).
+  // multiprocessor, else 16 x 8 with the reduction split. The tiles of every piece of a split
+  // batch count, as they run side by side (bench/NOTES.md, 2026-11-27, session 21). "legacy": the
+  // choice before the 128 x 32 tile (64 x 16 from 512 tiles on).
   const uint64_t sms = multiprocessors ? multiprocessors : 132;
   const uint64_t largeTiles = (rows + 63) / 64 * ((slices + 15) / 16);
   if (forced == "legacy")
     return {largeTiles >= 512 ? ShaderId::convolution_gemm_large
                               : ShaderId::convolution_gemm_small};
-  if (slices >= 32 && 2 * ((rows + 127) / 128 * ((slices + 31) / 32)) >= sms)
+  if (slices >= 32 && 2 * ((rows + 127) / 128 * ((slices + 31) / 32)) * pieces >= sms)
     return {ShaderId::convolution_gemm_128x32w8};
-  return {2 * largeTiles >= 3 * sms ? ShaderId::convolution_gemm_large
-                                    : ShaderId::convolution_gemm_small};
+  return {2 * largeTiles * pieces >= 3 * sms ? ShaderId::convolution_gemm_large
+                                             : ShaderId::convolution_gemm_small};
 }
 
 // Grouped convolutions on the matrix units (groupedOnMatrixUnits): a tile of convolution_tiled
