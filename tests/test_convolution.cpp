@@ -522,7 +522,7 @@ TEST_CASE("convolution: pieces of a batch side by side choose for all of them, s
 
 TEST_CASE("convolution: every portable GEMM tile, forced") {
   // VKCNN_CONVOLUTION_TILE forces each portable GEMM shader (float32 destinations everywhere,
-  // float16 ones on devices without matrix units): the two-stage 128 x 32 tile
+  // float16 ones on devices without matrix units): the two-stage 128 x 32 and 128 x 16 tiles
   // (convolution_gemm_staged.glsl) and convolution_gemm.glsl's 64 x 16 and split-k 16 x 8. The
   // shapes cover partial row and column tiles (more than one of each), reductions ending inside a
   // chunk (one chunk, a few, many), channels not a multiple of 4 on both sides, stride, dilation,
@@ -580,7 +580,8 @@ TEST_CASE("convolution: every portable GEMM tile, forced") {
     e.seed = 35;
     cases.push_back(e);
   }
-  for (const char* configuration : {"gemm_128x32w8", "gemm_large", "gemm_small"}) {
+  for (const char* configuration :
+       {"gemm_128x32w8", "gemm_128x16w8", "gemm_large", "gemm_small"}) {
     CAPTURE(configuration);
     setenv("VKCNN_CONVOLUTION_TILE", configuration, 1);
     for (const Case& c : cases) {
@@ -1610,7 +1611,7 @@ TEST_CASE(
     "convolution: a tuned configuration is used; the tuning file round-trips and a damaged "
     "or foreign one is ignored") {
   // 1x1, 3 images of 110x110, 5 -> 20 channels in float32: the cost model picks the portable
-  // 64 x 16 GEMM tile (gemm_large) on every device; the tuning entry forces the other one.
+  // two-stage 128 x 16 GEMM tile (gemm_128x16w8) on every device; the tuning entry forces another.
   Case c;
   c.descriptor = ConvolutionDescriptor::make(1, 1, 5, 20, NeuronDescriptor::relu());
   c.width = c.height = 110;
@@ -1621,7 +1622,7 @@ TEST_CASE(
   std::vector<float> w = randomWeights(d, c.seed + 1), bias = randomFloats(20, c.seed + 2);
   Convolution kernel(context(), d, w, bias);
   runWith(kernel, c, x, w, bias);
-  CHECK(kernel.configuration() == "gemm_large");
+  CHECK(kernel.configuration() == "gemm_128x16w8");
   const std::string key = kernel.tuningKey();
   REQUIRE_FALSE(key.empty());
   CHECK(ConvolutionTuning::lookup(context(), key).empty());
@@ -1631,12 +1632,12 @@ TEST_CASE(
   // Pieces side by side (imagesSideBySide) are the cost model's: the tuner times a piece alone.
   kernel.imagesSideBySide = 6;
   runWith(kernel, c, x, w, bias);
-  CHECK(kernel.configuration() == "gemm_large");
+  CHECK(kernel.configuration() == "gemm_128x16w8");
   CHECK(kernel.tuningKey().empty());
   kernel.imagesSideBySide = 0;
   ConvolutionTuning::set(context(), key, "no_such_tile");  // not applicable: the cost model
   runWith(kernel, c, x, w, bias);
-  CHECK(kernel.configuration() == "gemm_large");
+  CHECK(kernel.configuration() == "gemm_128x16w8");
   CHECK_THROWS_AS(ConvolutionTuning::set(context(), "a\tb", "gemm_small"), Error);
 
   const std::filesystem::path dir =
@@ -1701,7 +1702,8 @@ TEST_CASE(
 TEST_CASE(
     "convolution: with tuneConvolutions (VKCNN_TUNE=1) a shape without an entry is timed at its "
     "first encode and the winner is written to the tuning file") {
-  // The shape of the test above: two candidates (gemm_large, gemm_small) on every device.
+  // The shape of the test above: three candidates (gemm_128x16w8, gemm_large, gemm_small) on every
+  // device.
   Case c;
   c.descriptor = ConvolutionDescriptor::make(1, 1, 5, 20, NeuronDescriptor::relu());
   c.width = c.height = 110;
@@ -1739,7 +1741,7 @@ TEST_CASE(
     CHECK_FALSE(std::filesystem::exists(file));
     key = run(tuned, &chosen);
     const std::string entry = ConvolutionTuning::lookup(tuned, key);
-    CHECK((entry == "gemm_large" || entry == "gemm_small"));
+    CHECK((entry == "gemm_128x16w8" || entry == "gemm_large" || entry == "gemm_small"));
     CHECK(chosen == entry);  // the encode that tuned ran the winner
     CHECK(ConvolutionTuning::size(tuned) == 1);
     // A second encode of the shape times nothing again.

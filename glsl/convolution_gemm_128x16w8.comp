@@ -1,0 +1,14 @@
+#version 450
+// Dense convolution as implicit GEMM with two shared stages (convolution_gemm_staged.glsl): 128
+// pixels x 16 slices per workgroup, 8 x 1 per invocation, 256 invocations (8 warps), for layers
+// of 64 output channels, where the 128 x 32 tile computes half padding.
+#extension GL_GOOGLE_include_directive : require
+
+#define TILE_M 128
+#define TILE_N 16
+#define THREAD_M 8
+#define THREAD_N 1
+#define K_CHUNK 4
+layout(local_size_x = 256, local_size_y = 1, local_size_z = 1) in;
+
+#include "convolution_gemm_staged.glsl"
