@@ -1,7 +1,8 @@
 #version 450
 // Dense convolution as implicit GEMM with two shared stages (convolution_gemm_staged.glsl): 128
-// pixels x 16 slices per workgroup, 8 x 1 per invocation, 256 invocations (8 warps), for layers
-// of 64 output channels, where the 128 x 32 tile computes half padding.
+// pixels x 16 slices per workgroup, 8 x 1 per invocation, 256 invocations (8 warps). The selector
+// takes it where the 128 x 32 tile does not fit (fewer than 128 output channels, or too few of its
+// tiles), in place of convolution_gemm.glsl's one-stage tiles (bench/NOTES.md, 2026-11-27).
 #extension GL_GOOGLE_include_directive : require
 
 #define TILE_M 128
