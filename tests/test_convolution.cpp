@@ -516,7 +516,7 @@ TEST_CASE("convolution: pieces of a batch side by side choose for all of them, s
   const uint32_t multiprocessors = reported ? reported : 132;
   if (multiprocessors > 104 && multiprocessors <= 224) {
     CHECK(portableAlone == "gemm_small");
-    CHECK(portableSideBySide == "gemm_128x32w8");
+    CHECK(portableSideBySide == "gemm_128x32w16");
   }
 }
 
@@ -581,7 +581,7 @@ TEST_CASE("convolution: every portable GEMM tile, forced") {
     cases.push_back(e);
   }
   for (const char* configuration :
-       {"gemm_128x32w8", "gemm_128x16w8", "gemm_large", "gemm_small"}) {
+       {"gemm_128x32w16", "gemm_128x32w8", "gemm_128x16w8", "gemm_large", "gemm_small"}) {
     CAPTURE(configuration);
     setenv("VKCNN_CONVOLUTION_TILE", configuration, 1);
     for (const Case& c : cases) {

@@ -379,6 +379,8 @@ std::string nameOf(const GemmChoice& c) {
       return "gemm_128x32w8";
     case ShaderId::convolution_gemm_128x16w8:
       return "gemm_128x16w8";
+    case ShaderId::convolution_gemm_128x32w16:
+      return "gemm_128x32w16";
     default:
       return "gemm_small";
   }
@@ -386,8 +388,8 @@ std::string nameOf(const GemmChoice& c) {
 
 // The test and benchmark hook VKCNN_CONVOLUTION_TILE forces a configuration where it applies: a
 // tile name of convolution_tiles.h, matrix_large / matrix_medium / matrix_small (the split-k
-// shaders of convolution_matrix.glsl), gemm_large / gemm_small / gemm_128x32w8 / gemm_128x16w8
-// (the portable GEMM shaders), or legacy (the choice before the large tiles existed).
+// shaders of convolution_matrix.glsl), gemm_large / gemm_small / gemm_128x32w16 / gemm_128x32w8
+// / gemm_128x16w8 (the portable GEMM shaders), or legacy (the choice before the large tiles existed).
 // Unset or unknown: the selector decides.
 std::string forcedTile() {
   const char* v = std::getenv("VKCNN_CONVOLUTION_TILE");
@@ -535,6 +537,7 @@ GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, b
   if (forced == "gemm_small") return {ShaderId::convolution_gemm_small};
   if (forced == "gemm_128x32w8") return {ShaderId::convolution_gemm_128x32w8};
   if (forced == "gemm_128x16w8") return {ShaderId::convolution_gemm_128x16w8};
+  if (forced == "gemm_128x32w16") return {ShaderId::convolution_gemm_128x32w16};
   // Fitted on the H100's float32 batch-32 shapes (bench/NOTES.md, 2026-11-25): the two-stage
   // 128 x 32 tile (convolution_gemm_staged.glsl) from half a tile per multiprocessor where its
   // columns are whole (narrower outputs waste half of it), then 64 x 16 from 1.5 such tiles per
@@ -543,14 +546,17 @@ GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, b
   // measured on every float32 batch-32 shape of six networks it beat 64 x 16 and 16 x 8 on most
   // shapes they took, and the rule's sum over them went 58.1 -> 53.9 ms (cuDNN 56.5, the best
   // tile per shape 52.6). The tiles of every piece of a split batch count, as they run side by
-  // side. "legacy": the choice before the 128 x 32 tile (64 x 16 from 512 tiles on).
+  // side. The 128 x 32 tile runs as 16 warps of 8 x 1 outputs (gemm_128x32w16: the driver must
+  // fit 128 registers, 117), 3-14% faster than 8 warps of 8 x 2 (gemm_128x32w8, 189 registers)
+  // on every shape measured (bench/NOTES.md, session 21, run 8). "legacy": the choice before the
+  // 128 x 32 tile (64 x 16 from 512 tiles on).
   const uint64_t sms = multiprocessors ? multiprocessors : 132;
   const uint64_t largeTiles = (rows + 63) / 64 * ((slices + 15) / 16);
   if (forced == "legacy")
     return {largeTiles >= 512 ? ShaderId::convolution_gemm_large
                               : ShaderId::convolution_gemm_small};
   if (slices >= 32 && 2 * ((rows + 127) / 128 * ((slices + 31) / 32)) * pieces >= sms)
-    return {ShaderId::convolution_gemm_128x32w8};
+    return {ShaderId::convolution_gemm_128x32w16};
   if (2 * ((rows + 127) / 128 * ((slices + 15) / 16)) * pieces >= sms)
     return {ShaderId::convolution_gemm_128x16w8};
   return {2 * largeTiles * pieces >= 3 * sms ? ShaderId::convolution_gemm_large
@@ -622,7 +628,7 @@ std::vector<std::string> candidatesOf(const KernelEncoding& e, const Convolution
   } else {
     list.push_back(nameOf(gemmShader(e, d, false, false, multiprocessors, "")));
     // The 128 x 32 tile only where a column of it is at least half outputs.
-    if (e.destinationChannels >= 64) list.push_back("gemm_128x32w8");
+    if (e.destinationChannels >= 64) list.push_back("gemm_128x32w16");
     list.push_back("gemm_128x16w8");
     list.push_back("gemm_large");
     list.push_back("gemm_small");
@@ -647,6 +653,8 @@ Tile tileOf(ShaderId shader) {
       return {128, 32};
     case ShaderId::convolution_gemm_128x16w8:
       return {128, 16};
+    case ShaderId::convolution_gemm_128x32w16:
+      return {128, 32};
     case ShaderId::convolution_matrix_large:
       return {64, 16};
     case ShaderId::convolution_matrix_medium:
