@@ -388,9 +388,9 @@ std::string nameOf(const GemmChoice& c) {
 
 // The test and benchmark hook VKCNN_CONVOLUTION_TILE forces a configuration where it applies: a
 // tile name of convolution_tiles.h, matrix_large / matrix_medium / matrix_small (the split-k
-// shaders of convolution_matrix.glsl), gemm_large / gemm_small / gemm_128x32w16 / gemm_128x32w8
-// / gemm_128x16w8 (the portable GEMM shaders), or legacy (the choice before the large tiles existed).
-// Unset or unknown: the selector decides.
+// shaders of convolution_matrix.glsl), gemm_large / gemm_small / gemm_128x32w16 / gemm_128x32w8 /
+// gemm_128x16w8 (the portable GEMM shaders), or legacy (the choice before the large tiles
+// existed). Unset or unknown: the selector decides.
 std::string forcedTile() {
   const char* v = std::getenv("VKCNN_CONVOLUTION_TILE");
   return v ? std::string(v) : std::string();
