@@ -361,29 +361,46 @@ int32_t splitsNamed(const std::string& name, const MatrixTile& tile) {
   return splits >= 1 && splits <= int32_t(kMaxSplits) ? splits : -1;
 }
 
+// The GEMM shaders other than convolution_tiled: the name VKCNN_CONVOLUTION_TILE, the profile and
+// the tuning file give each, whether it runs on the matrix units (float16, convolution_matrix.glsl)
+// or is portable, and its tile in destination pixels x slices (the shader's TILE_M x TILE_N).
+struct GemmKernel {
+  ShaderId shader;
+  const char* name;
+  bool matrixUnits;
+  uint32_t pixels, slices;
+};
+constexpr GemmKernel kGemmKernels[] = {
+    {ShaderId::convolution_matrix_large, "matrix_large", true, 64, 16},
+    {ShaderId::convolution_matrix_medium, "matrix_medium", true, 32, 8},
+    {ShaderId::convolution_matrix_small, "matrix_small", true, 16, 8},
+    {ShaderId::convolution_gemm_128x32w16, "gemm_128x32w16", false, 128, 32},
+    {ShaderId::convolution_gemm_128x32w8, "gemm_128x32w8", false, 128, 32},
+    {ShaderId::convolution_gemm_128x16w8, "gemm_128x16w8", false, 128, 16},
+    {ShaderId::convolution_gemm_large, "gemm_large", false, 64, 16},
+    {ShaderId::convolution_gemm_small, "gemm_small", false, 16, 8},
+};
+
+const GemmKernel* gemmKernelOf(ShaderId shader) {
+  for (const GemmKernel& k : kGemmKernels)
+    if (k.shader == shader) return &k;
+  return nullptr;
+}
+
+// The shader `forced` names among those of the matrix units or the portable ones, if any.
+std::optional<ShaderId> gemmKernelNamed(const std::string& forced, bool matrixUnits) {
+  for (const GemmKernel& k : kGemmKernels)
+    if (k.matrixUnits == matrixUnits && forced == k.name) return k.shader;
+  return std::nullopt;
+}
+
 std::string nameOf(const GemmChoice& c) {
   if (c.tile)
     return c.shader == ShaderId::convolution_tiled_split
                ? c.tile->name + ("s" + std::to_string(c.splits))
                : c.tile->name;
-  switch (c.shader) {
-    case ShaderId::convolution_matrix_large:
-      return "matrix_large";
-    case ShaderId::convolution_matrix_medium:
-      return "matrix_medium";
-    case ShaderId::convolution_matrix_small:
-      return "matrix_small";
-    case ShaderId::convolution_gemm_large:
-      return "gemm_large";
-    case ShaderId::convolution_gemm_128x32w8:
-      return "gemm_128x32w8";
-    case ShaderId::convolution_gemm_128x16w8:
-      return "gemm_128x16w8";
-    case ShaderId::convolution_gemm_128x32w16:
-      return "gemm_128x32w16";
-    default:
-      return "gemm_small";
-  }
+  const GemmKernel* k = gemmKernelOf(c.shader);
+  return k ? k->name : "";
 }
 
 // The test and benchmark hook VKCNN_CONVOLUTION_TILE forces a configuration where it applies: a
@@ -459,9 +476,7 @@ GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, b
       if (const int32_t splits = splitsNamed(forced, t); tiledAllowed && splits >= 0)
         return {splits ? ShaderId::convolution_tiled_split : ShaderId::convolution_tiled, &t,
                 uint32_t(std::max(splits, 1))};
-    if (forced == "matrix_large") return {ShaderId::convolution_matrix_large};
-    if (forced == "matrix_medium") return {ShaderId::convolution_matrix_medium};
-    if (forced == "matrix_small") return {ShaderId::convolution_matrix_small};
+    if (const std::optional<ShaderId> named = gemmKernelNamed(forced, true)) return {*named};
     const uint64_t sms = multiprocessors ? multiprocessors : 132;
     const uint64_t k =
         uint64_t(d.kernelWidth) * d.kernelHeight * ((d.inputFeatureChannels + 3) / 4) * 4;
@@ -533,11 +548,7 @@ GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, b
     }
     return {best};
   }
-  if (forced == "gemm_large") return {ShaderId::convolution_gemm_large};
-  if (forced == "gemm_small") return {ShaderId::convolution_gemm_small};
-  if (forced == "gemm_128x32w8") return {ShaderId::convolution_gemm_128x32w8};
-  if (forced == "gemm_128x16w8") return {ShaderId::convolution_gemm_128x16w8};
-  if (forced == "gemm_128x32w16") return {ShaderId::convolution_gemm_128x32w16};
+  if (const std::optional<ShaderId> named = gemmKernelNamed(forced, false)) return {*named};
   // Fitted on the H100's float32 batch-32 shapes (bench/NOTES.md, 2026-11-25): the two-stage
   // 128 x 32 tile (convolution_gemm_staged.glsl) from half a tile per multiprocessor where its
   // columns are whole (narrower outputs waste half of it), then 64 x 16 from 1.5 such tiles per
@@ -639,32 +650,11 @@ std::vector<std::string> candidatesOf(const KernelEncoding& e, const Convolution
   return unique;
 }
 
-struct Tile {
-  uint32_t pixels, slices;
-};
-
-Tile tileOf(ShaderId shader) {
-  switch (shader) {
-    case ShaderId::convolution_gemm_large:
-      return {64, 16};
-    case ShaderId::convolution_gemm_small:
-      return {16, 8};
-    case ShaderId::convolution_gemm_128x32w8:
-      return {128, 32};
-    case ShaderId::convolution_gemm_128x16w8:
-      return {128, 16};
-    case ShaderId::convolution_gemm_128x32w16:
-      return {128, 32};
-    case ShaderId::convolution_matrix_large:
-      return {64, 16};
-    case ShaderId::convolution_matrix_medium:
-      return {32, 8};
-    case ShaderId::convolution_matrix_small:
-      return {16, 8};
-    default:
-      throw Error(ErrorCode::vulkan, "internal: shader " + std::to_string(uint32_t(shader)) +
-                                         " is not a GEMM convolution");
-  }
+// The tile of a GEMM shader of kGemmKernels.
+const GemmKernel& tileOf(ShaderId shader) {
+  if (const GemmKernel* k = gemmKernelOf(shader)) return *k;
+  throw Error(ErrorCode::vulkan, "internal: shader " + std::to_string(uint32_t(shader)) +
+                                     " is not a GEMM convolution");
 }
 
 // One dispatch; (leftEdge, topEdge) is where the window starts relative to the offset position.
@@ -908,7 +898,7 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
     return;
   }
   if (gemm) {
-    const Tile tile = tileOf(shader);
+    const GemmKernel& tile = tileOf(shader);
     const uint64_t rows = uint64_t(e.clipWidth) * e.clipHeight * e.imageCount;
     r.dispatchGroups(&push, sizeof push, uint32_t((rows + tile.pixels - 1) / tile.pixels),
                      (slices + tile.slices - 1) / tile.slices, 1);
