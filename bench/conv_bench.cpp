@@ -149,6 +149,7 @@ int benchConvolutions(const std::string& path, ChannelFormat format, int iterati
       d.dilationRateX = s.dw, d.dilationRateY = s.dh;
       d.groups = s.groups;
       d.neuron = neuron;
+      d.destinationFormat = format;  // as a Graph sets it (float32 kernels keep no float16 copies)
       const double fanIn = double(s.kh) * s.kw * (s.c / s.groups);
       const std::vector<float> weights =
           randomFloats(d.weightCount(), 7, float(1.5 / std::sqrt(fanIn)));

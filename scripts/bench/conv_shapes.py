@@ -214,6 +214,8 @@ def main():
     ap.add_argument("--formats", default="fp16,fp32")
     ap.add_argument("--networks", default=",".join(NETWORKS))
     ap.add_argument("--tiles", default="auto")
+    ap.add_argument("--only-3x3-stride-1", action="store_true",
+                    help="only the dense 3x3 stride-1 shapes (those Winograd computes)")
     ap.add_argument("--iterations", type=int, default=20)
     ap.add_argument("--no-torch", action="store_true")
     ap.add_argument("--pieces", action="store_true",
@@ -237,6 +239,8 @@ def main():
     networks = args.networks.split(",")
     shapes = enumerate_shapes(networks)
     keys = sorted(shapes)
+    if args.only_3x3_stride_1:
+        keys = [k for k in keys if k[4:8] == (3, 3, 1, 1) and k[10:] == (1, 1, 1)]
     print(f"{len(keys)} distinct convolutions in {len(networks)} networks", flush=True)
     tiles = args.tiles.split(",")
     everything = {"networks": networks, "shapes": [
