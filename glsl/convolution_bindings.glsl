@@ -24,6 +24,7 @@ layout(push_constant) uniform Push { ConvolutionPush pc; };
 
 #include "image_io.glsl"
 #include "neuron.glsl"
+#include "slice_product.glsl"
 
 // The residual's channels for destination layer t of image img at pixel p: its pixel, image and
 // window channel are the destination's. Shaders that only write destinations starting at a layer
@@ -39,17 +40,6 @@ vec4 residualOf(ivec2 p, int img, int t) {
                                        pc.neuron.residualChannelShift, 0);
   return readChannels(uResidual, residual, p, img, firstChannelOfSlice(pc.destination, t));
 #endif
-}
-
-// acc + w x for one input slice's contribution to one output slice, as four multiply-adds per
-// lane, one input channel at a time: `acc += w * x` is a matrix product (a multiply and three
-// fused multiply-adds) and then an addition, five instructions per four products, which no
-// compiler may fuse without reassociating.
-vec4 addSlice(vec4 acc, mat4 w, vec4 x) {
-  acc = fma(w[0], vec4(x.x), acc);
-  acc = fma(w[1], vec4(x.y), acc);
-  acc = fma(w[2], vec4(x.z), acc);
-  return fma(w[3], vec4(x.w), acc);
 }
 
 vec4 biasOf(ivec4 oc) { return vec4(bias[oc.x], bias[oc.y], bias[oc.z], bias[oc.w]); }

@@ -42,6 +42,14 @@ VKCNN_STRUCT(FullyConnectedTensorPush) {
   NeuronParams neuron;
 };
 
+// winograd_gemm.comp: the 36 per-position products [rows][36][outputSlices] of
+// [rows][36][inputSlices] x [36][inputSlices][outputSlices] (vec4 elements; mat4 blocks of
+// weights), each operand starting at the given vec4 index of its bound range.
+VKCNN_STRUCT(WinogradGemmPush) {
+  int_t rows, inputSlices, outputSlices, unused;
+  int_t sourceFirst, weightsFirst, destinationFirst, unused2;
+};
+
 #ifdef __cplusplus
 static_assert(sizeof(ConvolutionPush) == 128, "lavapipe allows 128 bytes of push constants");
 }  // namespace vkcnn::detail::shader

@@ -1,46 +1,61 @@
 #version 450
-// Winograd F(2x2,3x3), the output transform: reads the 16 positions x output slices that the
-// per-position GEMMs left in a temporary image (layer p * T + t of an image, T = output slices,
-// one pixel per 2x2 block of destination pixels), Y = A^T M A, and writes the block through the
-// convolution's epilogue (bias, residual, neuron: convolution_bindings.glsl). A^T's
-// coefficients are 0 and +-1.
+// Winograd F(4x4,3x3), the output transform (winograd.glsl): reads the 36 positions of one block's
+// products from the float32 buffer winograd_gemm.comp wrote ([row][position][output slice], vec4),
+// Y = A^T M A, and writes the 4x4 block through the convolution's epilogue (bias, residual,
+// neuron: convolution_bindings.glsl).
 //
-// Push constants are the convolution family's: the temporary (source, whole layers), the
-// destination window (starting at a layer: the host checks), geometry.clip* = the destination's
-// clip rectangle, geometry.slices = T.
+// Push constants are the convolution family's: the destination window (starting at a layer: the
+// host checks), geometry.clip* = the destination's clip rectangle, geometry.imageCount = the
+// dispatch's images, geometry.slices = T (output slices), convolution.kernelHeight = rows (its
+// blocks), convolution.kernelWidth = the buffer's first vec4.
+//
+// One invocation per (row, slice), slices fastest, as the products were written.
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 
-layout(local_size_x = 8, local_size_y = 8, local_size_z = 1) in;
+layout(local_size_x = 64, local_size_y = 1, local_size_z = 1) in;
 
 #define VKCNN_ALIGNED_DESTINATION
 #include "convolution_bindings.glsl"
+#include "winograd.glsl"
+
+layout(set = 0, binding = 6, std430) readonly buffer Products { vec4 products[]; };
 
 void main() {
-  const ivec3 gid = ivec3(gl_GlobalInvocationID);
   const Geometry g = pc.geometry;
   const int T = g.slices;
-  const ivec2 tiles = (ivec2(g.clipWidth, g.clipHeight) + 1) / 2;
-  if (gid.x >= tiles.x || gid.y >= tiles.y || gid.z >= g.imageCount * T) return;
-  const int img = gid.z / T, t = gid.z % T;
-  const int base = img * pc.source.layersPerImage + t;
-  // Rows of A^T M first (2 x 4), then columns: Y = (A^T M) A.
-  vec4 r[2][4];
-  for (int x = 0; x < 4; ++x) {
-    const vec4 m0 = texelFetch(uSource, ivec3(gid.xy, base + (0 + x) * T), 0);
-    const vec4 m1 = texelFetch(uSource, ivec3(gid.xy, base + (4 + x) * T), 0);
-    const vec4 m2 = texelFetch(uSource, ivec3(gid.xy, base + (8 + x) * T), 0);
-    const vec4 m3 = texelFetch(uSource, ivec3(gid.xy, base + (12 + x) * T), 0);
-    r[0][x] = m0 + m1 + m2;
-    r[1][x] = m1 - m2 - m3;
+  const int rows = pc.convolution.kernelHeight, first = pc.convolution.kernelWidth;
+  const int i = int(gl_GlobalInvocationID.x);
+  if (i >= rows * T) return;
+  const int row = i / T, t = i - row * T;
+  const ivec2 grid = (ivec2(g.clipWidth, g.clipHeight) + 3) / 4;
+  const int blocks = grid.x * grid.y;
+  const int img = row / blocks, block = row - img * blocks;
+  const ivec2 q0 = 4 * ivec2(block % grid.x, block / grid.x);
+  // Columns first (r[x][y] = (A^T M) along y), then rows.
+  vec4 r[6][4];
+  [[unroll]] for (int x = 0; x < 6; ++x) {
+    vec4 column[6];
+    [[unroll]] for (int y = 0; y < 6; ++y)
+      column[y] = products[first + (row * 36 + 6 * y + x) * T + t];
+    vec4 y4[4];
+    winogradOutput(column, y4);
+    [[unroll]] for (int y = 0; y < 4; ++y) r[x][y] = y4[y];
   }
+  // Lanes past the output channels compute a clamped channel; writeSlice drops them.
   const ivec4 oc = min(ivec4(4 * t) + ivec4(0, 1, 2, 3), pc.destination.featureChannels - 1);
-  for (int i = 0; i < 2; ++i) {
-    const vec4 y[2] = vec4[2](r[i][0] + r[i][1] + r[i][2], r[i][1] - r[i][2] - r[i][3]);
-    for (int j = 0; j < 2; ++j) {
-      const ivec2 q = 2 * gid.xy + ivec2(j, i);
+  const vec4 biasValues = biasOf(oc);
+  [[unroll]] for (int y = 0; y < 4; ++y) {
+    vec4 line[6];
+    [[unroll]] for (int x = 0; x < 6; ++x) line[x] = r[x][y];
+    vec4 out4[4];
+    winogradOutput(line, out4);
+    [[unroll]] for (int x = 0; x < 4; ++x) {
+      const ivec2 q = q0 + ivec2(x, y);
       if (q.x >= g.clipWidth || q.y >= g.clipHeight) continue;
       const ivec2 p = ivec2(g.clipX, g.clipY) + q;
-      writeSlice(pc.destination, p, img, t, convolutionOutput(p, img, t, oc, y[j]));
+      const vec4 residual = pc.neuron.residual != 0 ? residualOf(p, img, t) : vec4(0.0);
+      writeSlice(pc.destination, p, img, t, convolutionOutputOf(oc, out4[x], residual, biasValues));
     }
   }
 }

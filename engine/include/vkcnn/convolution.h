@@ -14,6 +14,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "vkcnn/export.h"
@@ -130,12 +131,23 @@ class VKCNN_API Convolution : public UnaryKernel {
   uint32_t destinationHeight(uint32_t sourceHeight) const override;
   uint32_t destinationFeatureChannels(uint32_t sourceChannels) const override;
 
+  // One batch held in several Images (MPS's encodeBatch over an MPSImageBatch), as a Graph holds a
+  // wide value's batch in pieces that fit 2048 array layers: sources[k] to destinations[k] (and
+  // residuals[k] added before the neuron, as encodeWithResidual; none, or one per pair), each
+  // pair as encode() takes it, all checked before anything is recorded. The pairs run side by
+  // side, their configuration chosen for all of them sharing the device (imagesSideBySide), and
+  // F(4x4,3x3) (configuration "winograd") runs its GEMMs once over every pair's images.
+  void encodeBatch(CommandBuffer& commandBuffer, const std::vector<Image>& sources,
+                   const std::vector<Image>& destinations,
+                   const std::vector<Image>& residuals = {});
+
   // What the last encode ran (empty before one): a matrix-unit tile of convolution_tiles.h
   // ("64x64", "grouped 64x16"), a split-k shader ("matrix_medium"), a portable GEMM tile
-  // ("gemm_large"), "direct", "grouped direct", "depthwise" or "winograd" (F(2x2,3x3): an input
-  // transform, a 16-group 1x1 convolution and an output transform, three dispatches labelled
-  // "(winograd input)", the GEMM's own configuration and "(winograd output)"). The dispatch's
-  // label (profiles) ends with the same in parentheses.
+  // ("gemm_large"), "direct", "grouped direct", "depthwise" or "winograd" (F(4x4,3x3) for 3x3
+  // stride-1 layers on the portable path: an input transform, 36 per-position GEMMs and an output
+  // transform through float32 buffers, three dispatches labelled "(winograd input)", "(winograd
+  // gemm 16|32)" and "(winograd output)"). The dispatch's label (profiles) ends with the same in
+  // parentheses.
   const std::string& configuration() const;
   // The shape key of the last encode in the tuning file (vkcnn/convolution_tuning.h); empty where
   // nothing is chosen (the direct and depthwise shaders).
@@ -146,6 +158,9 @@ class VKCNN_API Convolution : public UnaryKernel {
   void encodeKernel(detail::KernelEncoding& encoding) override;
 
  private:
+  // Where the window starts relative to the offset position (left, top).
+  std::pair<int64_t, int64_t> windowEdges() const;
+
   std::shared_ptr<const detail::ConvolutionState> state_;
   std::string configuration_, tuningKey_;
 };

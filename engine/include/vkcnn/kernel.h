@@ -100,6 +100,12 @@ class VKCNN_API UnaryKernel : public Kernel {
   // reaches encodeKernel as KernelEncoding::residual (null without one).
   void encodeChecked(CommandBuffer& commandBuffer, const Image& source, const Image* residual,
                      const Image& destination);
+  // encodeChecked in two halves, for a kernel that encodes several (source, destination) pairs
+  // at once (Convolution::encodeBatch): the checked, resolved and validated encoding, and after
+  // it is encoded, the reads of its source and residual counted.
+  detail::KernelEncoding checkedEncoding(CommandBuffer& commandBuffer, const Image& source,
+                                         const Image* residual, const Image& destination);
+  static void countReads(const Image& source, const Image* residual);
   // Checks that need the resolved geometry (channel counts a descriptor fixes, say); throw Error.
   virtual void validate(const detail::KernelEncoding& encoding) const;
   virtual void encodeKernel(detail::KernelEncoding& encoding) = 0;

@@ -2112,10 +2112,24 @@ void Graph::encodeBatch(CommandBuffer& commandBuffer, const std::vector<std::vec
         continue;
       }
       const std::vector<uint32_t> bounds = segmentsOf(n);
-      // A batch in pieces: no barrier between them, so a convolution chooses its configuration
-      // for all of them sharing the device (bench/NOTES.md, 2026-11-27).
-      if (auto* convolution = dynamic_cast<Convolution*>(n.unary.get()))
-        convolution->imagesSideBySide = bounds.size() > 2 ? total : 0;
+      // A convolution encodes a batch's pieces at once: they run side by side, its configuration
+      // chosen for all of them sharing the device (bench/NOTES.md, 2026-11-27), and F(4x4,3x3)
+      // runs its GEMMs once for all of them (Convolution::encodeBatch).
+      if (auto* convolution = dynamic_cast<Convolution*>(n.unary.get())) {
+        uint32_t offset = 0;
+        const uint32_t root = s.rootOf(n.output, &offset);
+        std::vector<Image> sources, destinations, residuals;
+        for (size_t k = 0; k + 1 < bounds.size(); ++k) {
+          const uint32_t first = bounds[k], count = bounds[k + 1] - bounds[k];
+          sources.push_back(view(n.inputs[0], first, count));
+          destinations.push_back(view(root, first, count));
+          // A convolution with a residual (optimize()).
+          if (n.inputs.size() > 1) residuals.push_back(view(n.inputs[1], first, count));
+        }
+        convolution->destinationFeatureChannelOffset = offset;
+        convolution->encodeBatch(commandBuffer, sources, destinations, residuals);
+        continue;
+      }
       // A fully connected layer over several pieces reads its weights once for all of them.
       auto* fullyConnected = dynamic_cast<FullyConnected*>(n.unary.get());
       if (fullyConnected && bounds.size() > 2 && n.inputs.size() == 1) {
@@ -2144,10 +2158,6 @@ void Graph::encodeBatch(CommandBuffer& commandBuffer, const std::vector<std::vec
           n.binary->destinationFeatureChannelOffset = offset;
           n.binary->encode(commandBuffer, view(n.inputs[0], first, count),
                            view(n.inputs[1], first, count), out);
-        } else if (n.inputs.size() > 1) {  // a convolution with a residual (optimize())
-          n.unary->destinationFeatureChannelOffset = offset;
-          static_cast<Convolution&>(*n.unary).encodeWithResidual(
-              commandBuffer, view(n.inputs[0], first, count), view(n.inputs[1], first, count), out);
         } else {
           n.unary->destinationFeatureChannelOffset = offset;
           n.unary->encode(commandBuffer, view(n.inputs[0], first, count), out);

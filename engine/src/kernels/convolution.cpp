@@ -95,11 +95,9 @@ struct ConvolutionState {
   std::shared_ptr<DeviceBuffer> matrixWeights;
   // Fully connected layers: `weights` as float16 (fully_connected_batched_half.comp).
   std::shared_ptr<DeviceBuffer> halfWeights;
-  // 3x3 stride-1 convolutions (winograd.h): the 16-group 1x1 convolution of F(2x2,3x3)'s
-  // per-position GEMMs, made where VKCNN_CONVOLUTION_TILE=winograd asks for it when the kernel
-  // is made. The selector never chooses it: measured on the H100 it loses at batch 32 and gains
-  // 3-4% on vgg16 at batch 1 for a 25% larger float16 error (bench/NOTES.md, 2026-11-25).
-  std::shared_ptr<const ConvolutionState> winograd;
+  // 3x3 stride-1 convolutions on the portable GEMM (winograd.h): F(4x4,3x3)'s transformed weights,
+  // made where float32 may run them (winogradWanted).
+  std::shared_ptr<DeviceBuffer> winogradWeights;
 };
 
 namespace {
@@ -197,6 +195,47 @@ bool groupedOnMatrixUnits(const ConvolutionDescriptor& d) {
 // (H100). Since one image has a loop of its own there, resnet50's classifier (2.05 M) takes
 // 0.0126 ms against 0.0171 on 64x64p2s8 (H200, bench/NOTES.md, 2026-11-27, session 20).
 constexpr uint64_t kLargeFullyConnected = 2000000;
+
+// The channels F(4x4,3x3) needs to win on the portable path (winogradChosen): with fewer input
+// channels its GEMMs are too short for the transforms' traffic (float32, batch 32: 3x3 32->96
+// @28², 0.081 -> 0.103 ms).
+bool winogradChannels(const ConvolutionDescriptor& d) {
+  return winogradApplies(d) && d.inputFeatureChannels >= 48 && d.outputFeatureChannels >= 32;
+}
+
+// Whether the portable path runs 3x3 stride-1 layers as F(4x4,3x3) (winograd.h), for `pixels`
+// destination pixels (the images encoded together, pieces side by side included) in `blocks`
+// blocks of 4x4. Fitted to every float32 3x3 stride-1 shape of six networks at batch 1 and 32
+// (H200, bench/NOTES.md, 2026-11-27, session 22, runs 3-4): it wins from 1 GFLOP of direct work
+// and 32 blocks at least three quarters full (batch 32: 512->512 @28² 3.70 -> 1.61 ms, 128->32
+// @28² 0.176 -> 0.117; batch 1: 256->256 @56² 0.226 -> 0.121). Below, its three dispatches, its
+// pipelines' first use in each inference and 4x the weights' traffic cost more than the
+// multiply-adds it saves (batch 1: 64->64 @56², 0.23 GFLOP, 0.032 -> 0.046 ms; 512->512 @14², 16
+// blocks, 0.096 -> 0.190; googlenet's 64->192 @56², 0.69 GFLOP, gained 10 us alone and lost 85
+// in the network), and 13x13 maps fill 66% of their blocks (batch 32: 64->256 @13², 1.6 GFLOP,
+// 0.086 -> 0.084 alone; squeezenet1_1 lost 4%).
+bool winogradChosen(const ConvolutionDescriptor& d, uint64_t pixels, uint64_t blocks) {
+  const double flops = 18.0 * double(pixels) * d.inputFeatureChannels * d.outputFeatureChannels;
+  return winogradChannels(d) && flops >= 1e9 && blocks >= 32 && 4 * pixels >= 3 * 16 * blocks;
+}
+
+uint64_t pixelsOf(const KernelEncoding& e) {
+  return uint64_t(e.clipWidth) * e.clipHeight * e.imageCount;
+}
+
+uint64_t blocksOf(const KernelEncoding& e) {
+  return uint64_t((e.clipWidth + 3) / 4) * ((e.clipHeight + 3) / 4) * e.imageCount;
+}
+
+// Whether a kernel keeps F(4x4,3x3)'s weights (4x the 3x3 ones): where the selector or the tuner
+// may take it (float32, or any format on devices without matrix units, with the channels it
+// needs), or where VKCNN_CONVOLUTION_TILE=winograd forces it when the kernel is made.
+bool winogradWanted(const ConvolutionDescriptor& d, bool matrixUnits) {
+  if (!winogradApplies(d)) return false;
+  const char* forced = std::getenv("VKCNN_CONVOLUTION_TILE");
+  if (forced && std::string(forced) == "winograd") return true;
+  return (d.destinationFormat == ChannelFormat::float32 || !matrixUnits) && winogradChannels(d);
+}
 
 std::shared_ptr<const ConvolutionState> makeState(const Context& context,
                                                   const ConvolutionDescriptor& d,
@@ -310,12 +349,11 @@ std::shared_ptr<const ConvolutionState> makeState(const Context& context,
   state->bias = DeviceBuffer::create(impl, foldedBias.size() * sizeof(float), foldedBias.data(),
                                      label + " bias");
   state->slopes = neuronSlopes(impl, d.neuron, label);
-  // Only when asked for: the transformed weights are 16/9 of the layer's again.
-  const char* forced = std::getenv("VKCNN_CONVOLUTION_TILE");
-  if (winogradApplies(d) && forced && std::string(forced) == "winograd")
-    state->winograd =
-        makeState(context, winogradGemmDescriptor(d), winogradGemmWeights(d, weights, scale), {},
-                  what + " (winograd)", label + " winograd");
+  if (winogradWanted(d, impl.capabilities().matrixUnits)) {
+    const std::vector<float> u = winogradWeights(d, weights, scale);
+    state->winogradWeights =
+        DeviceBuffer::create(impl, u.size() * sizeof(float), u.data(), label + " winograd weights");
+  }
   return state;
 }
 
@@ -620,8 +658,9 @@ std::string tuningKey(const KernelEncoding& e, const ConvolutionDescriptor& d,
 // What a trial may run a shape with, the cost model's choice first.
 std::vector<std::string> candidatesOf(const KernelEncoding& e, const ConvolutionDescriptor& d,
                                       bool groupedTiled, bool matrixUnits, bool tiledAllowed,
-                                      uint32_t multiprocessors) {
+                                      uint32_t multiprocessors, bool winograd) {
   std::vector<std::string> list;
+  if (winograd && winogradChosen(d, pixelsOf(e), blocksOf(e))) list.push_back("winograd");
   if (groupedTiled) {
     const MatrixTile* model = groupedTile(e, d, multiprocessors, "");
     list.push_back(model ? model->name : "legacy");
@@ -643,6 +682,7 @@ std::vector<std::string> candidatesOf(const KernelEncoding& e, const Convolution
     list.push_back("gemm_128x16w8");
     list.push_back("gemm_large");
     list.push_back("gemm_small");
+    if (winograd) list.push_back("winograd");
   }
   std::vector<std::string> unique;
   for (const std::string& c : list)
@@ -695,6 +735,10 @@ uint32_t bindConvolution(DispatchRecorder& r, shader::ConvolutionPush& push, Ker
   return slices;
 }
 
+WinogradWeights winogradWeightsOf(const ConvolutionState& s) {
+  return {s.winogradWeights, s.bias, s.slopes, neuronParams(s.descriptor.neuron)};
+}
+
 void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId shader,
                        int64_t leftEdge, int64_t topEdge, std::string* configuration = nullptr,
                        std::string* tuningKeyOut = nullptr,
@@ -726,8 +770,11 @@ void tuneShape(const KernelEncoding& e, const ConvolutionState& s, ShaderId shad
     options.profile = true;
     CommandBuffer cb(context, "convolution tuning", options);
     constexpr uint32_t kRuns = 3;
+    // Dispatches each encode recorded, in order (Winograd records three).
+    std::vector<uint32_t> dispatches;
     for (uint32_t run = 0; run < kRuns; ++run)
       for (const std::string& candidate : candidates) {
+        const uint32_t before = cb.impl()->statistics.dispatches;
         KernelEncoding t{*cb.impl(), cb, e.kernel, source, destination};
         t.imageCount = e.imageCount;
         t.clipX = e.clipX, t.clipY = e.clipY, t.clipWidth = e.clipWidth;
@@ -740,6 +787,7 @@ void tuneShape(const KernelEncoding& e, const ConvolutionState& s, ShaderId shad
         encodeConvolution(t, s, shader, leftEdge, topEdge, nullptr, &trialKey, &candidate);
         // A view's channel offset can make the fresh images another shape: no entry then.
         if (trialKey != key) return;
+        dispatches.push_back(cb.impl()->statistics.dispatches - before);
       }
     // Warm-up: two submissions, more up to about 20 ms of GPU work (clocks), then three timed.
     double warmMilliseconds = 0;
@@ -754,11 +802,17 @@ void tuneShape(const KernelEncoding& e, const ConvolutionState& s, ShaderId shad
       cb.commit();
       cb.waitUntilCompleted();
       const std::vector<KernelTiming> timings = cb.kernelTimings();
-      if (timings.size() != kRuns * candidates.size()) return;
-      for (size_t i = 0; i < timings.size(); ++i) {
+      size_t next = 0;
+      for (size_t i = 0; i < dispatches.size(); ++i) {
+        double ms = 0;
+        for (uint32_t k = 0; k < dispatches[i]; ++k, ++next) {
+          if (next >= timings.size()) return;
+          ms += timings[next].milliseconds;
+        }
         double& b = best[i % candidates.size()];
-        if (b < 0 || timings[i].milliseconds < b) b = timings[i].milliseconds;
+        if (b < 0 || ms < b) b = ms;
       }
+      if (next != timings.size()) return;
     }
     const size_t winner = size_t(std::min_element(best.begin(), best.end()) - best.begin());
     ConvolutionTuning::set(context, key, candidates[winner]);
@@ -808,24 +862,29 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
   const std::string key = (groupedTiled || gemm) && piecesSideBySide(e) == 1
                               ? tuningKey(e, d, variant, tiledAllowed, matrixUnits)
                               : std::string();
+  // F(4x4,3x3) on the portable path (winograd.h), or anywhere VKCNN_CONVOLUTION_TILE forces it.
+  const bool winogradPossible =
+      s.winogradWeights && shader == ShaderId::convolution && gemm && winogradFits(e, d);
   if (forced.empty() && !key.empty()) {
     auto candidates = [&] {
-      return candidatesOf(e, d, groupedTiled, matrixUnits, tiledAllowed, caps.multiprocessorCount);
+      return candidatesOf(e, d, groupedTiled, matrixUnits, tiledAllowed, caps.multiprocessorCount,
+                          winogradPossible && !matrixUnits);
     };
     if (tuneAtEncode(*e.commandBuffer.context, key))
       tuneShape(e, s, shader, leftEdge, topEdge, key, candidates());
     pick = tunedConfiguration(*e.commandBuffer.context, key, candidates);
     forced = pick.configuration;
   }
-  if (s.winograd && shader == ShaderId::convolution && forced == "winograd" && winogradFits(e, d)) {
+  // Not for a batch's pieces encoded one by one side by side: each piece's three steps would
+  // need barriers of their own (densenet121 in float32 at batch 32, 4 pieces: 14.9 -> 19.5 ms).
+  // Convolution::encodeBatch runs such pieces as one (encodeConvolutionPieces).
+  if (winogradPossible &&
+      (forced == "winograd" || (forced.empty() && !matrixUnits && piecesSideBySide(e) == 1 &&
+                                winogradChosen(d, pixelsOf(e), blocksOf(e))))) {
     if (tuningKeyOut) *tuningKeyOut = key;
     if (configuration) *configuration = "winograd";
-    const WinogradEpilogue epilogue{s.bias, s.slopes, neuronParams(d.neuron)};
-    encodeWinograd(e, d, originX, originY, epilogue, [&](KernelEncoding& g) {
-      // The per-position GEMMs choose their own configuration (cost model or tuning entry).
-      static const std::string none;
-      encodeConvolution(g, *s.winograd, ShaderId::convolution, 0, 0, nullptr, nullptr, &none);
-    });
+    if (pick.candidate >= 0) noteTrial(*e.commandBuffer.context, what, key, pick.candidate);
+    encodeWinograd({&e, 1}, d, leftEdge, topEdge, winogradWeightsOf(s), what);
     return;
   }
   if (groupedTiled) choice.tile = groupedTile(e, d, caps.multiprocessorCount, forced);
@@ -907,6 +966,44 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
   r.dispatch(push, e.clipWidth, e.clipHeight, e.imageCount * slices);
 }
 
+// The pieces of one batch (Convolution::encodeBatch), side by side: as one F(4x4,3x3) encode
+// where each could take it and VKCNN_CONVOLUTION_TILE forces it or the portable path's rule takes
+// the layer (its buffers have no layer limit, so the GEMMs run once over every piece's blocks),
+// else each piece on its own, its configuration chosen for all of them sharing the device.
+void encodeConvolutionPieces(std::span<KernelEncoding> pieces, const ConvolutionState& s,
+                             int64_t leftEdge, int64_t topEdge, std::string& configuration,
+                             std::string& tuningKey) {
+  // One pair alone is an encode (its tuning entry applies).
+  if (pieces.size() == 1)
+    return encodeConvolution(pieces.front(), s, s.shader, leftEdge, topEdge, &configuration,
+                             &tuningKey);
+  const ConvolutionDescriptor& d = s.descriptor;
+  const std::string forced = forcedTile();
+  const bool matrixUnits =
+      variantFor(pieces.front().destination) == ShaderVariant::f16 && s.matrixWeights;
+  bool fits = s.winogradWeights && s.shader == ShaderId::convolution;
+  uint32_t images = 0;
+  uint64_t pixels = 0, blocks = 0;
+  for (const KernelEncoding& e : pieces) {
+    fits = fits && winogradFits(e, d);
+    images += e.imageCount;
+    pixels += pixelsOf(e);
+    blocks += blocksOf(e);
+  }
+  const bool winograd = fits && (forced == "winograd" || (forced.empty() && !matrixUnits &&
+                                                          winogradChosen(d, pixels, blocks)));
+  if (winograd) {
+    encodeWinograd(pieces, d, leftEdge, topEdge, winogradWeightsOf(s), pieces.front().what());
+    configuration = "winograd";
+    tuningKey.clear();
+    return;
+  }
+  for (KernelEncoding& e : pieces) {
+    e.imagesSideBySide = std::max(e.imagesSideBySide, images);
+    encodeConvolution(e, s, s.shader, leftEdge, topEdge, &configuration, &tuningKey);
+  }
+}
+
 }  // namespace
 }  // namespace detail
 
@@ -970,13 +1067,42 @@ void Convolution::validate(const detail::KernelEncoding& e) const {
   detail::checkSourceChannels(e, state_->descriptor);
 }
 
-void Convolution::encodeKernel(detail::KernelEncoding& e) {
+std::pair<int64_t, int64_t> Convolution::windowEdges() const {
   const ConvolutionDescriptor& d = state_->descriptor;
   const bool mps = padding.mode == Padding::Mode::mpsDefault;
-  const int64_t left = mps ? int64_t(d.dilatedKernelWidth() >> 1) : int64_t(padding.left);
-  const int64_t top = mps ? int64_t(d.dilatedKernelHeight() >> 1) : int64_t(padding.top);
+  return {mps ? int64_t(d.dilatedKernelWidth() >> 1) : int64_t(padding.left),
+          mps ? int64_t(d.dilatedKernelHeight() >> 1) : int64_t(padding.top)};
+}
+
+void Convolution::encodeKernel(detail::KernelEncoding& e) {
+  const auto [left, top] = windowEdges();
   e.imagesSideBySide = imagesSideBySide;
   detail::encodeConvolution(e, *state_, state_->shader, left, top, &configuration_, &tuningKey_);
+}
+
+void Convolution::encodeBatch(CommandBuffer& commandBuffer, const std::vector<Image>& sources,
+                              const std::vector<Image>& destinations,
+                              const std::vector<Image>& residuals) {
+  if (sources.size() != destinations.size() || sources.empty() ||
+      (!residuals.empty() && residuals.size() != sources.size()))
+    throw Error(ErrorCode::invalidArgument,
+                "kernel '" + label +
+                    "': encodeBatch takes as many destination Images as sources, at least one, "
+                    "and as many residuals or none (" +
+                    std::to_string(sources.size()) + " sources, " +
+                    std::to_string(destinations.size()) + " destinations, " +
+                    std::to_string(residuals.size()) + " residuals)");
+  auto residualOf = [&](size_t k) { return residuals.empty() ? nullptr : &residuals[k]; };
+  // Every pair is checked before anything is recorded.
+  std::vector<detail::KernelEncoding> pieces;
+  pieces.reserve(sources.size());
+  for (size_t k = 0; k < sources.size(); ++k) {
+    pieces.push_back(checkedEncoding(commandBuffer, sources[k], residualOf(k), destinations[k]));
+    pieces.back().imagesSideBySide = imagesSideBySide;
+  }
+  const auto [left, top] = windowEdges();
+  detail::encodeConvolutionPieces(pieces, *state_, left, top, configuration_, tuningKey_);
+  for (size_t k = 0; k < sources.size(); ++k) countReads(sources[k], residualOf(k));
 }
 
 const std::string& Convolution::configuration() const {

@@ -458,6 +458,14 @@ void UnaryKernel::encode(CommandBuffer& commandBuffer, const Image& source,
 
 void UnaryKernel::encodeChecked(CommandBuffer& commandBuffer, const Image& source,
                                 const Image* residual, const Image& destination) {
+  detail::KernelEncoding e = checkedEncoding(commandBuffer, source, residual, destination);
+  encodeKernel(e);
+  countReads(source, residual);
+}
+
+detail::KernelEncoding UnaryKernel::checkedEncoding(CommandBuffer& commandBuffer,
+                                                    const Image& source, const Image* residual,
+                                                    const Image& destination) {
   detail::CommandBufferImpl& cb = *commandBuffer.impl();
   detail::KernelEncoding e{cb, commandBuffer, *this, source, destination};
   cb.requireEncoding(e.what());
@@ -485,7 +493,10 @@ void UnaryKernel::encodeChecked(CommandBuffer& commandBuffer, const Image& sourc
     e.residual = residual;
   }
   validate(e);
-  encodeKernel(e);
+  return e;
+}
+
+void UnaryKernel::countReads(const Image& source, const Image* residual) {
   detail::consumeRead(source);
   // One kernel reading a temporary as source and residual counts as one read.
   if (residual && residual->storage() != source.storage()) detail::consumeRead(*residual);

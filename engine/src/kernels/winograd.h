@@ -1,14 +1,16 @@
-// Winograd F(2x2,3x3) for 3x3 stride-1 dense convolutions (bench/NOTES.md, 2026-11-25): an input
-// transform into a temporary image (winograd_input.comp), the 16 per-position GEMMs as one
-// 16-group 1x1 convolution on the convolution's own GEMM paths (the caller runs it), and an output
-// transform with the convolution's epilogue (winograd_output.comp). The weights of that 1x1
-// convolution, U = G g G^T per (output, input) channel pair, are made here at load.
+// Winograd F(4x4,3x3) for 3x3 stride-1 dense convolutions (bench/NOTES.md, 2026-11-27, session
+// 22): an input transform into a float32 buffer of 36 positions (winograd_input.comp), the 36
+// per-position GEMMs over the input channels (winograd_gemm.comp) into another, and an output
+// transform with the convolution's epilogue (winograd_output.comp). 4x fewer multiply-adds than
+// the direct convolution, for the buffers' traffic and two more dispatches. Both buffers are
+// temporaries of the command buffer's pool, made in rounds of images of at most
+// kWinogradRoundBytes each.
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "interface.h"
@@ -19,33 +21,37 @@ namespace vkcnn::detail {
 struct KernelEncoding;
 class DeviceBuffer;
 
-// 3x3, stride 1, dilation 1, one group: the shapes F(2x2,3x3) computes.
+// 3x3, stride 1, dilation 1, one group: the shapes F(4x4,3x3) computes.
 bool winogradApplies(const ConvolutionDescriptor& d);
 
-// The 1x1 convolution of the 16 per-position GEMMs: 16 groups of ceil(in / 4) * 4 ->
-// ceil(out / 4) * 4 channels (position p is group p), no bias, no neuron.
-ConvolutionDescriptor winogradGemmDescriptor(const ConvolutionDescriptor& d);
-// Its weights from the 3x3 ones (MPS order), each output channel o scaled by scale[o] (batch
-// normalisation folded); the padding channels are zero.
-std::vector<float> winogradGemmWeights(const ConvolutionDescriptor& d,
-                                       std::span<const float> weights,
-                                       std::span<const double> scale);
+// U = G g G^T per (output, input) channel pair, as winograd_gemm.comp reads it: mat4 blocks
+// [position][output slice][input slice], column c of a block holding input channel 4k + c for
+// the slice's 4 output channels, each output channel o scaled by scale[o] (batch normalisation
+// folded); the padding channels are zero. 4x the 3x3 weights.
+std::vector<float> winogradWeights(const ConvolutionDescriptor& d, std::span<const float> weights,
+                                   std::span<const double> scale);
 
-// Whether this encode can run F(2x2,3x3): a destination starting at a layer, and 16 positions
-// of the input and of the output channels within the device's layers for one image.
+// The most bytes each of the two buffers takes in one round: Vulkan's least
+// maxStorageBufferRange, and little enough to leave to an application.
+constexpr uint64_t kWinogradRoundBytes = uint64_t(128) << 20;
+
+// Whether this encode can run F(4x4,3x3): a destination starting at a layer, and one image's
+// buffers within a round's bytes.
 bool winogradFits(const KernelEncoding& e, const ConvolutionDescriptor& d);
 
-struct WinogradEpilogue {
-  std::shared_ptr<DeviceBuffer> bias, slopes;
+struct WinogradWeights {
+  std::shared_ptr<DeviceBuffer> weights, bias, slopes;
   shader::NeuronParams neuron;
 };
 
-// Encodes the three steps, in as many rounds of images as the temporaries' layers allow;
-// (originX, originY) is the window origin of destination pixel (clipX, clipY) in the source.
-// `gemm` encodes the 1x1 convolution for an encoding whose source and destination are the two
-// temporaries.
-void encodeWinograd(KernelEncoding& e, const ConvolutionDescriptor& d, int32_t originX,
-                    int32_t originY, const WinogradEpilogue& epilogue,
-                    const std::function<void(KernelEncoding&)>& gemm);
+// Encodes `pieces` (one encode, or the pieces of a batch that a Graph holds in several images,
+// each fitting winogradFits) as one: an input transform per piece, the GEMMs once over all their
+// blocks, an output transform per piece, so that the pieces add no barriers. In rounds of images
+// whose buffers take at most kWinogradRoundBytes each (less where VKCNN_WINOGRAD_ROUND_BYTES, a
+// test hook, says so). (leftEdge, topEdge): where the window starts relative to the offset
+// position. `what` labels the dispatches.
+void encodeWinograd(std::span<KernelEncoding> pieces, const ConvolutionDescriptor& d,
+                    int64_t leftEdge, int64_t topEdge, const WinogradWeights& w,
+                    const std::string& what);
 
 }  // namespace vkcnn::detail
