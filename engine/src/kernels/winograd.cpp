@@ -55,12 +55,13 @@ std::vector<float> winogradWeights(const ConvolutionDescriptor& d, std::span<con
                                    std::span<const double> scale) {
   const uint32_t cin = d.inputFeatureChannels, cout = d.outputFeatureChannels;
   const size_t S = slicesOf(cin), T = slicesOf(cout);
-  // G of F(4x4,3x3); U = G g G^T is 6x6 per channel pair, position p = 6 * row + column.
-  static constexpr double G[6][3] = {{1.0 / 4, 0, 0},
-                                     {-1.0 / 6, -1.0 / 6, -1.0 / 6},
-                                     {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-                                     {1.0 / 24, 1.0 / 12, 1.0 / 6},
-                                     {1.0 / 24, -1.0 / 12, 1.0 / 6},
+  // G of F(4x4,3x3) for the points 0, 1, -1, -2, 1/2 and infinity (winograd.glsl); U = G g G^T
+  // is 6x6 per channel pair, position p = 6 * row + column.
+  static constexpr double G[6][3] = {{1, 0, 0},
+                                     {1.0 / 3, 1.0 / 3, 1.0 / 3},
+                                     {-1.0 / 3, 1.0 / 3, -1.0 / 3},
+                                     {1.0 / 15, -2.0 / 15, 4.0 / 15},
+                                     {-16.0 / 15, -8.0 / 15, -4.0 / 15},
                                      {0, 0, 1}};
   std::vector<float> u(kPositions * T * S * 16, 0.0f);
   // By ranges of output channels on threads (each writes its own lanes): vgg16 has 1.6 M pairs.
