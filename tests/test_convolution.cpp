@@ -663,16 +663,22 @@ TEST_CASE("convolution: Winograd F(4x4,3x3), forced") {
   // (not taken). Tolerance: the buffers between the steps are float32, so the result differs
   // from the direct sum by float32 rounding of sums with coefficients up to 8 (A^T) and 5 (B^T):
   // the usual 1e-5 holds in float32, and float16 rounds only the images, as the direct path.
+  // 3x3 in -> out, padding 1, over `images` of width x height.
+  auto padded = [](uint32_t in, uint32_t out, const NeuronDescriptor& neuron, uint32_t width,
+                   uint32_t height, uint32_t images, uint32_t seed) {
+    Case c;
+    c.descriptor = ConvolutionDescriptor::make(3, 3, in, out, neuron);
+    c.padding = Padding::explicitPadding(1, 1, 1, 1);
+    c.width = width;
+    c.height = height;
+    c.sourceImages = images;
+    c.seed = seed;
+    return c;
+  };
   std::vector<Case> cases;
   {
-    Case a;  // 13 -> 21, 11x9 odd sizes, padding 1, ReLU, 2 images
-    a.descriptor = ConvolutionDescriptor::make(3, 3, 13, 21, NeuronDescriptor::relu());
-    a.padding = Padding::explicitPadding(1, 1, 1, 1);
-    a.width = 11;
-    a.height = 9;
-    a.sourceImages = 2;
-    a.seed = 51;
-    cases.push_back(a);
+    // 13 -> 21, 11x9 odd sizes, ReLU, 2 images
+    cases.push_back(padded(13, 21, NeuronDescriptor::relu(), 11, 9, 2, 51));
     Case b;  // 16 -> 8, padding 0 (output 8x5), no bias, batch norm, 3 images
     b.descriptor = ConvolutionDescriptor::make(3, 3, 16, 8);
     b.descriptor.neuron = NeuronDescriptor::of(NeuronType::leakyRelu, 0.1f);
@@ -720,14 +726,7 @@ TEST_CASE("convolution: Winograd F(4x4,3x3), forced") {
     cases.push_back(e);
     // 128 -> 8 over 6 images of 2 blocks: with VKCNN_WINOGRAD_ROUND_BYTES at 2 images' buffers
     // (36 positions x 2 blocks x 32 slices x 16 bytes each) the batch runs in 3 rounds.
-    Case f;
-    f.descriptor = ConvolutionDescriptor::make(3, 3, 128, 8, NeuronDescriptor::relu());
-    f.padding = Padding::explicitPadding(1, 1, 1, 1);
-    f.width = 5;
-    f.height = 3;
-    f.sourceImages = 6;
-    f.seed = 56;
-    cases.push_back(f);
+    cases.push_back(padded(128, 8, NeuronDescriptor::relu(), 5, 3, 6, 56));
     // A destination offset inside a layer: Winograd does not apply (winogradFits), the
     // convolution runs its usual path.
     Case g;
@@ -740,24 +739,10 @@ TEST_CASE("convolution: Winograd F(4x4,3x3), forced") {
   {
     // 40 -> 136 over 20x18: 30 blocks an image, 2 images; T = 34 slices takes the 32-slice GEMM
     // tile over two column tiles.
-    Case h;
-    h.descriptor = ConvolutionDescriptor::make(3, 3, 40, 136, NeuronDescriptor::relu());
-    h.padding = Padding::explicitPadding(1, 1, 1, 1);
-    h.width = 20;
-    h.height = 18;
-    h.sourceImages = 2;
-    h.seed = 58;
-    cases.push_back(h);
+    cases.push_back(padded(40, 136, NeuronDescriptor::relu(), 20, 18, 2, 58));
     // 64 -> 64 over 3 images of 40x36: 90 blocks an image, 270 rows: three row tiles of the
     // 16-slice GEMM, the last partial.
-    Case k;
-    k.descriptor = ConvolutionDescriptor::make(3, 3, 64, 64);
-    k.padding = Padding::explicitPadding(1, 1, 1, 1);
-    k.width = 40;
-    k.height = 36;
-    k.sourceImages = 3;
-    k.seed = 59;
-    cases.push_back(k);
+    cases.push_back(padded(64, 64, NeuronDescriptor{}, 40, 36, 3, 59));
   }
   setenv("VKCNN_CONVOLUTION_TILE", "winograd", 1);
   setenv("VKCNN_WINOGRAD_ROUND_BYTES", "73728", 1);
