@@ -830,6 +830,44 @@ TEST_CASE("convolution: Winograd F(4x4,3x3), forced") {
   }
 }
 
+TEST_CASE("convolution: a device with less shared memory gets the tiles that fit, else direct") {
+  // VKCNN_MAX_SHARED_MEMORY (read when a Context starts) lowers maxComputeSharedMemorySize as
+  // devices with Vulkan's least (16 KiB) have it. The portable tiles take 16-32 KiB and Winograd's
+  // GEMM 32 (reflected from their SPIR-V): a float32 3x3 64 -> 64 layer that takes Winograd
+  // takes the 64x16 tile (16 KiB) within 16 KiB, and the direct shader within 8; each matches the
+  // CPU.
+  Case c;
+  c.descriptor = ConvolutionDescriptor::make(3, 3, 64, 64, NeuronDescriptor::relu());
+  c.descriptor.destinationFormat = ChannelFormat::float32;
+  c.padding = Padding::explicitPadding(1, 1, 1, 1);
+  c.width = c.height = 60;
+  c.sourceImages = 4;
+  const Tensor x = randomTensor(4, 64, 60, 60, 81);
+  const std::vector<float> w = randomWeights(c.descriptor, 82), bias = randomFloats(64, 83);
+  const Tensor expected = reference(c, x, w, bias, 60, 60, 4, 64);
+  for (const auto& [limit, configuration] :
+       {std::pair<const char*, const char*>{nullptr, "winograd"},
+        {"16384", "gemm_large"},
+        {"8192", "direct"}}) {
+    CAPTURE(configuration);
+    if (limit) setenv("VKCNN_MAX_SHARED_MEMORY", limit, 1);
+    Context small = makeContext();
+    unsetenv("VKCNN_MAX_SHARED_MEMORY");
+    Convolution kernel(small, c.descriptor, w, bias);
+    kernel.padding = c.padding;
+    Image source(small, {60, 60, 64, 4, ChannelFormat::float32, ImageUsage::all, "x"});
+    upload(source, x);
+    Image destination =
+        makePoisoned(small, {60, 60, 64, 4, ChannelFormat::float32, ImageUsage::all, "y"});
+    CommandBuffer cb(small);
+    kernel.encode(cb, source, destination);
+    cb.commit();
+    cb.waitUntilCompleted();
+    CHECK(kernel.configuration() == configuration);
+    compare(download(destination), expected, tolerance(ChannelFormat::float32));
+  }
+}
+
 TEST_CASE("convolution: encodeBatch runs a batch's pieces as one") {
   // A Graph holds a wide value's batch in pieces (Convolution::encodeBatch). Each piece must come
   // out as encode() would write it, with and without residuals, both where F(4x4,3x3) runs the

@@ -171,6 +171,23 @@ TEST_CASE("squeeze excitation: float16 on small shapes") {
     }
 }
 
+TEST_CASE("squeeze excitation: a device with too little shared memory gets a clear error") {
+  // Its shader holds 24 KiB of means and hidden values (reflected from its SPIR-V); within 16 KiB
+  // (VKCNN_MAX_SHARED_MEMORY, as devices with Vulkan's least) the pipeline is refused by name
+  // instead of failing in the driver.
+  setenv("VKCNN_MAX_SHARED_MEMORY", "16384", 1);
+  Context small = makeContext();
+  unsetenv("VKCNN_MAX_SHARED_MEMORY");
+  const Weights w = randomWeights(8, 2, 1);
+  SqueezeExcitation se(small, {8, 2, kRelu, kSigmoid}, w.fc1, w.b1, w.fc2, w.b2);
+  Image x(small, {3, 3, 8, 1, ChannelFormat::float32, ImageUsage::all, "x"});
+  Image means(small, {1, 1, 8, 1, ChannelFormat::float32, ImageUsage::all, "means"});
+  Image y(small, {3, 3, 8, 1, ChannelFormat::float32, ImageUsage::all, "y"});
+  CommandBuffer cb(small);
+  VKCNN_CHECK_ERROR(se.encode(cb, x, means, y), ErrorCode::unsupported,
+                    "bytes of shared memory, more than the device's 16384");
+}
+
 TEST_CASE("squeeze excitation: errors name what does not fit") {
   const Weights w = randomWeights(8, 2, 1);
   const SqueezeExcitationDescriptor d{8, 2, kRelu, kSigmoid};

@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <fstream>
 #include <map>
 #include <set>
@@ -64,9 +65,172 @@ struct Module {
   std::vector<Binding> bindings;
   size_t pushConstantSize = 0;
   unsigned localSize[3] = {1, 1, 1};
+  uint64_t sharedMemorySize = 0;
 };
 
+// Bytes of the module's Workgroup variables with its specialization constants at their defaults
+// (an array sized by a specialization constant expression is evaluated): what a pipeline of it
+// needs of maxComputeSharedMemorySize. spirv-cross's C API does not list Workgroup variables, so
+// the module's words are read here.
+uint64_t sharedMemorySize(const std::vector<uint32_t>& words, const std::string& path) {
+  enum Kind { scalar, vector, array, structure, pointer };
+  struct Type {
+    Kind kind;
+    uint32_t bytes = 0;               // scalar
+    uint32_t element = 0, count = 0;  // vector and matrix (count), array (count is an id)
+    std::vector<uint32_t> members;
+    uint32_t storage = 0;
+  };
+  std::map<uint32_t, Type> types;
+  struct Value {
+    uint32_t opcode = 0;  // 0 a literal value, else OpSpecConstantOp's operation
+    int64_t value = 0;
+    std::vector<uint32_t> operands;
+  };
+  std::map<uint32_t, Value> values;
+  std::vector<uint32_t> workgroupPointers;
+  for (size_t i = 5; i < words.size();) {
+    const uint32_t opcode = words[i] & 0xffff, length = words[i] >> 16;
+    if (length == 0 || i + length > words.size()) fail(path + ": malformed SPIR-V");
+    const uint32_t* w = &words[i];
+    switch (opcode) {
+      case SpvOpTypeBool:
+        types[w[1]] = {scalar, 4};
+        break;
+      case SpvOpTypeInt:
+      case SpvOpTypeFloat:
+        types[w[1]] = {scalar, w[2] / 8};
+        break;
+      case SpvOpTypeVector:
+      case SpvOpTypeMatrix:
+        types[w[1]] = {vector, 0, w[2], w[3]};
+        break;
+      case SpvOpTypeArray:
+        types[w[1]] = {array, 0, w[2], w[3]};
+        break;
+      case SpvOpTypeStruct:
+        types[w[1]] = {structure};
+        types[w[1]].members.assign(w + 2, w + length);
+        break;
+      case SpvOpTypePointer:
+        types[w[1]] = {pointer, 0, w[3]};
+        types[w[1]].storage = w[2];
+        break;
+      case SpvOpConstant:
+      case SpvOpSpecConstant:
+        values[w[2]] = {0, int64_t(int32_t(w[3]))};
+        break;
+      case SpvOpConstantTrue:
+      case SpvOpSpecConstantTrue:
+        values[w[2]] = {0, 1};
+        break;
+      case SpvOpConstantFalse:
+      case SpvOpSpecConstantFalse:
+        values[w[2]] = {0, 0};
+        break;
+      case SpvOpSpecConstantOp:
+        values[w[2]] = {w[3], 0, std::vector<uint32_t>(w + 4, w + length)};
+        break;
+      case SpvOpConstantComposite:
+      case SpvOpSpecConstantComposite:  // gl_WorkGroupSize among them
+        values[w[2]] = {SpvOpConstantComposite, 0, std::vector<uint32_t>(w + 3, w + length)};
+        break;
+      case SpvOpVariable:
+        if (w[3] == SpvStorageClassWorkgroup) workgroupPointers.push_back(w[1]);
+        break;
+      default:
+        break;
+    }
+    i += length;
+  }
+  std::function<int64_t(uint32_t)> evaluate = [&](uint32_t id) -> int64_t {
+    const auto it = values.find(id);
+    if (it == values.end()) fail(path + ": an array size that is not a constant");
+    const Value& v = it->second;
+    if (v.opcode == 0) return v.value;
+    auto at = [&](size_t k) { return evaluate(v.operands.at(k)); };
+    switch (v.opcode) {
+      case SpvOpCompositeExtract: {  // a composite id, then literal indices
+        const auto composite = values.find(v.operands.at(0));
+        if (composite == values.end() || composite->second.opcode != SpvOpConstantComposite ||
+            v.operands.size() != 2)
+          fail(path + ": an array size extracted from an unknown composite");
+        return evaluate(composite->second.operands.at(v.operands[1]));
+      }
+      case SpvOpIAdd:
+        return at(0) + at(1);
+      case SpvOpISub:
+        return at(0) - at(1);
+      case SpvOpIMul:
+        return at(0) * at(1);
+      case SpvOpSDiv:
+      case SpvOpUDiv:
+        return at(1) ? at(0) / at(1) : 0;
+      case SpvOpSRem:
+      case SpvOpSMod:
+      case SpvOpUMod:
+        return at(1) ? at(0) % at(1) : 0;
+      case SpvOpSNegate:
+        return -at(0);
+      case SpvOpShiftLeftLogical:
+        return at(0) << at(1);
+      case SpvOpShiftRightLogical:
+      case SpvOpShiftRightArithmetic:
+        return at(0) >> at(1);
+      case SpvOpBitwiseAnd:
+        return at(0) & at(1);
+      case SpvOpBitwiseOr:
+        return at(0) | at(1);
+      case SpvOpSelect:
+        return at(0) ? at(1) : at(2);
+      case SpvOpIEqual:
+        return at(0) == at(1);
+      case SpvOpINotEqual:
+        return at(0) != at(1);
+      case SpvOpSLessThan:
+        return at(0) < at(1);
+      case SpvOpSGreaterThan:
+        return at(0) > at(1);
+      case SpvOpSLessThanEqual:
+        return at(0) <= at(1);
+      case SpvOpSGreaterThanEqual:
+        return at(0) >= at(1);
+      default:
+        fail(path + ": specialization constant operation " + std::to_string(v.opcode) +
+             " in an array size");
+    }
+  };
+  std::function<uint64_t(uint32_t)> size = [&](uint32_t id) -> uint64_t {
+    const auto it = types.find(id);
+    if (it == types.end()) fail(path + ": a Workgroup variable of an unknown type");
+    const Type& t = it->second;
+    switch (t.kind) {
+      case scalar:
+        return t.bytes;
+      case vector:
+        return t.count * size(t.element);
+      case array:
+        return uint64_t(evaluate(t.count)) * size(t.element);
+      case structure: {
+        uint64_t bytes = 0;
+        for (uint32_t m : t.members) bytes += size(m);
+        return bytes;
+      }
+      case pointer:
+        break;
+    }
+    fail(path + ": a pointer in Workgroup memory");
+  };
+  uint64_t bytes = 0;
+  for (uint32_t p : workgroupPointers) {
+    const Type& pointerType = types.at(p);
+    bytes += size(pointerType.element);
+  }
+  return bytes;
+}
+
 void reflect(Module& module, const std::string& path) {
+  module.sharedMemorySize = sharedMemorySize(module.words, path);
   spvc_context context = nullptr;
   if (spvc_context_create(&context) != SPVC_SUCCESS) fail("spvc_context_create failed");
   spvc_parsed_ir ir = nullptr;
@@ -193,7 +357,8 @@ int main(int argc, char** argv) {
       const std::string id = family + "_" + variant;
       c << "        {\"" << id << "\", " << id << "_code, sizeof(" << id << "_code) / 4, " << id
         << "_bindings, " << m.bindings.size() << ", " << m.pushConstantSize << ", {"
-        << m.localSize[0] << ", " << m.localSize[1] << ", " << m.localSize[2] << "}},\n";
+        << m.localSize[0] << ", " << m.localSize[1] << ", " << m.localSize[2] << "}, "
+        << m.sharedMemorySize << "},\n";
     }
     c << "    },\n";
   }

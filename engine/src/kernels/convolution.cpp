@@ -22,6 +22,7 @@
 #include "kernels/weights.h"
 #include "kernels/winograd.h"
 #include "memory/half.h"
+#include "vulkan/pipelines.h"
 #include "vulkan/context_impl.h"
 
 namespace vkcnn {
@@ -432,6 +433,21 @@ std::optional<ShaderId> gemmKernelNamed(const std::string& forced, bool matrixUn
   return std::nullopt;
 }
 
+// The portable GEMM tile `shader`, or where the device's shared memory cannot hold it (Vulkan's
+// least is 16 KiB; these tiles take 16-32 KiB, as reflected from their SPIR-V) the first smaller
+// one that fits, else the direct shader (ShaderId::convolution, no shared memory).
+ShaderId portableTileWithin(const DeviceCapabilities& caps, ShaderId shader,
+                            ShaderVariant variant) {
+  auto fits = [&](ShaderId s) {
+    return shaderModule(s, variant).sharedMemorySize <= caps.maxComputeSharedMemorySize;
+  };
+  if (fits(shader)) return shader;
+  for (ShaderId s : {ShaderId::convolution_gemm_128x16w8, ShaderId::convolution_gemm_large,
+                     ShaderId::convolution_gemm_small})
+    if (fits(s)) return s;
+  return ShaderId::convolution;
+}
+
 std::string nameOf(const GemmChoice& c) {
   if (c.tile)
     return c.shader == ShaderId::convolution_tiled_split
@@ -839,8 +855,7 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
   const int32_t originY = shaderCoordinate(e.offsetY - topEdge, "window origin y", e);
   const bool alignedDestination =
       (e.destination.storageChannelOffset() + e.destinationChannelOffset) % 4 == 0;
-  const bool gemm =
-      shader != ShaderId::depthwise_convolution && d.groups == 1 && alignedDestination;
+  bool gemm = shader != ShaderId::depthwise_convolution && d.groups == 1 && alignedDestination;
   const ShaderVariant variant = variantFor(e.destination);
   const bool matrixUnits = gemm && variant == ShaderVariant::f16 && s.matrixWeights;
   GemmChoice choice{shader};
@@ -893,9 +908,12 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
     what += std::string(" (grouped ") + choice.tile->name + ")";
   } else if (gemm) {
     choice = gemmShader(e, d, matrixUnits, tiledAllowed, caps.multiprocessorCount, forced);
+    if (!matrixUnits) choice.shader = portableTileWithin(caps, choice.shader, variant);
+    // No portable tile fits the device's shared memory: the direct shader.
+    gemm = choice.shader != ShaderId::convolution;
     shader = choice.shader;
     // The profile and the benchmark read the configuration off the dispatch's label.
-    what += " (" + nameOf(choice) + ")";
+    what += gemm ? " (" + nameOf(choice) + ")" : std::string(" (direct)");
   } else if (shader == ShaderId::convolution) {
     what += d.groups > 1 ? " (grouped direct)" : " (direct)";
   }

@@ -8,6 +8,8 @@
 #include "kernels/kernel_encoding.h"
 #include "kernels/tensor_encoding.h"
 #include "kernels/weights.h"
+#include "vulkan/context_impl.h"
+#include "vulkan/pipelines.h"
 #include "vkcnn/command_buffer.h"
 #include "vkcnn/image.h"
 #include "vkcnn/tensor.h"
@@ -88,8 +90,11 @@ std::vector<float> winogradWeights(const ConvolutionDescriptor& d, std::span<con
 }
 
 bool winogradFits(const KernelEncoding& e, const ConvolutionDescriptor& d) {
+  // The GEMM's shared memory as reflected (its 32-slice tile; the 16-slice one takes less).
+  const uint32_t sharedLimit = e.commandBuffer.context->capabilities().maxComputeSharedMemorySize;
   return (e.destination.storageChannelOffset() + e.destinationChannelOffset) % 4 == 0 &&
-         bytesPerImage(e, d) <= kWinogradRoundBytes;
+         bytesPerImage(e, d) <= kWinogradRoundBytes &&
+         shaderModule(ShaderId::winograd_gemm, ShaderVariant::f32).sharedMemorySize <= sharedLimit;
 }
 
 void encodeWinograd(std::span<KernelEncoding> pieces, const ConvolutionDescriptor& d,

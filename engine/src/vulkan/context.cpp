@@ -701,6 +701,9 @@ void ContextImpl::queryCapabilities(bool adopted, bool matrixUnits,
   c.maxImageDimension2D = limits.maxImageDimension2D;
   c.maxPerStageDescriptorStorageImages = limits.maxPerStageDescriptorStorageImages;
   c.maxComputeSharedMemorySize = limits.maxComputeSharedMemorySize;
+  // Test hook: a smaller limit, as devices with Vulkan's least (16 KiB) have.
+  if (const char* cap = std::getenv("VKCNN_MAX_SHARED_MEMORY"); cap && std::atoi(cap) > 0)
+    c.maxComputeSharedMemorySize = std::min(c.maxComputeSharedMemorySize, uint32_t(std::atoi(cap)));
   c.maxComputeWorkGroupInvocations = limits.maxComputeWorkGroupInvocations;
   c.timestampPeriodNs = limits.timestampPeriod;
   c.shaderFloat16 = f12 && f12->shaderFloat16;

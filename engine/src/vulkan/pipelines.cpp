@@ -188,6 +188,15 @@ Pipeline PipelineRegistry::create(ShaderId id, ShaderVariant variant,
   const auto& vk = context_.vk();
   VkDevice device = context_.device();
   const ShaderModuleInfo& module = shaderModule(id, variant);
+  // Reflection knows the workgroup memory of the default specialization only; the kernels that
+  // specialize sizes choose within the limit themselves (convolution.cpp).
+  const uint32_t sharedLimit = context_.capabilities().maxComputeSharedMemorySize;
+  if (specialization.empty() && module.sharedMemorySize > sharedLimit)
+    throw Error(ErrorCode::unsupported, std::string("shader ") + module.name + " needs " +
+                                            std::to_string(module.sharedMemorySize) +
+                                            " bytes of shared memory, more than the device's " +
+                                            std::to_string(sharedLimit) +
+                                            " (maxComputeSharedMemorySize)");
   Pipeline p;
   p.module = &module;
   // A failing step must not leave the objects of the earlier ones behind.

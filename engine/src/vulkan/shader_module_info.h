@@ -49,6 +49,8 @@ struct ShaderModuleInfo {
   uint32_t bindingCount;
   uint32_t pushConstantSize;
   uint32_t localSize[3];
+  // Bytes of workgroup (shared) memory with the specialization constants at their defaults.
+  uint32_t sharedMemorySize;
 };
 
 }  // namespace vkcnn::detail
