@@ -121,6 +121,22 @@ Tensor reference(const Case& c, const Tensor& x, const std::vector<float>& w,
   return y;
 }
 
+// Encodes `kernel` (made in `ctx`) once in a command buffer of its own, from float32 images of
+// `ctx` holding `x` to a poisoned destination of the same size, and checks it against `expected`
+// (whose channel count is the destination's).
+void runInContext(const Context& ctx, Convolution& kernel, const Tensor& x,
+                  const Tensor& expected) {
+  Image source(ctx, {x.w, x.h, x.c, x.n, ChannelFormat::float32, ImageUsage::all, "x"});
+  upload(source, x);
+  Image destination =
+      makePoisoned(ctx, {x.w, x.h, expected.c, x.n, ChannelFormat::float32, ImageUsage::all, "y"});
+  CommandBuffer cb(ctx);
+  kernel.encode(cb, source, destination);
+  cb.commit();
+  cb.waitUntilCompleted();
+  compare(download(destination), expected, tolerance(ChannelFormat::float32));
+}
+
 // Written elements match by relative L2; unwritten ones are still NaN.
 
 template <typename K>
@@ -855,16 +871,8 @@ TEST_CASE("convolution: a device with less shared memory gets the tiles that fit
     unsetenv("VKCNN_MAX_SHARED_MEMORY");
     Convolution kernel(small, c.descriptor, w, bias);
     kernel.padding = c.padding;
-    Image source(small, {60, 60, 64, 4, ChannelFormat::float32, ImageUsage::all, "x"});
-    upload(source, x);
-    Image destination =
-        makePoisoned(small, {60, 60, 64, 4, ChannelFormat::float32, ImageUsage::all, "y"});
-    CommandBuffer cb(small);
-    kernel.encode(cb, source, destination);
-    cb.commit();
-    cb.waitUntilCompleted();
+    runInContext(small, kernel, x, expected);
     CHECK(kernel.configuration() == configuration);
-    compare(download(destination), expected, tolerance(ChannelFormat::float32));
   }
 }
 
@@ -1899,15 +1907,7 @@ TEST_CASE("convolution: tuneConvolutions times Winograd (three dispatches) among
   unsetenv("VKCNN_TUNE");
   Convolution kernel(tuned, d, w, bias);
   kernel.padding = c.padding;
-  Image source(tuned, {12, 12, 48, 1, ChannelFormat::float32, ImageUsage::all, "x"});
-  upload(source, x);
-  Image destination =
-      makePoisoned(tuned, {12, 12, 32, 1, ChannelFormat::float32, ImageUsage::all, "y"});
-  CommandBuffer cb(tuned);
-  kernel.encode(cb, source, destination);
-  cb.commit();
-  cb.waitUntilCompleted();
-  compare(download(destination), expected, tolerance(ChannelFormat::float32));
+  runInContext(tuned, kernel, x, expected);
   const std::string entry = ConvolutionTuning::lookup(tuned, kernel.tuningKey());
   CHECK_FALSE(entry.empty());
   CHECK(kernel.configuration() == entry);
