@@ -351,9 +351,11 @@ std::shared_ptr<const ConvolutionState> makeState(const Context& context,
                                      label + " bias");
   state->slopes = neuronSlopes(impl, d.neuron, label);
   if (winogradWanted(d, impl.capabilities().matrixUnits)) {
-    const std::vector<float> u = winogradWeights(d, weights, scale);
+    const size_t count = winogradWeightCount(d);
+    std::unique_ptr<float[]> u(new float[count]);
+    winogradWeights(d, weights, scale, u.get());
     state->winogradWeights =
-        DeviceBuffer::create(impl, u.size() * sizeof(float), u.data(), label + " winograd weights");
+        DeviceBuffer::create(impl, count * sizeof(float), u.get(), label + " winograd weights");
   }
   return state;
 }

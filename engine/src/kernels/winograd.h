@@ -7,6 +7,7 @@
 // kWinogradRoundBytes each.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -27,9 +28,11 @@ bool winogradApplies(const ConvolutionDescriptor& d);
 // U = G g G^T per (output, input) channel pair, as winograd_gemm.comp reads it: mat4 blocks
 // [position][output slice][input slice], column c of a block holding input channel 4k + c for
 // the slice's 4 output channels, each output channel o scaled by scale[o] (batch normalisation
-// folded); the padding channels are zero. 4x the 3x3 weights.
-std::vector<float> winogradWeights(const ConvolutionDescriptor& d, std::span<const float> weights,
-                                   std::span<const double> scale);
+// folded); the padding channels are zero. winogradWeightCount(d) floats into `u`: 4x the 3x3
+// weights.
+size_t winogradWeightCount(const ConvolutionDescriptor& d);
+void winogradWeights(const ConvolutionDescriptor& d, std::span<const float> weights,
+                     std::span<const double> scale, float* u);
 
 // The most bytes each of the two buffers takes in one round: Vulkan's least
 // maxStorageBufferRange, and little enough to leave to an application.
