@@ -876,6 +876,30 @@ TEST_CASE("convolution: a device with less shared memory gets the tiles that fit
   }
 }
 
+TEST_CASE("convolution: ContextOptions::winograd false keeps 3x3 layers on the GEMM tiles") {
+  // The layer Winograd takes by default (the probe above), in a Context with the option off: no
+  // transformed weights are made, a GEMM tile runs it, and it matches the CPU.
+  Case c;
+  c.descriptor = ConvolutionDescriptor::make(3, 3, 64, 64);
+  c.descriptor.destinationFormat = ChannelFormat::float32;
+  c.padding = Padding::explicitPadding(1, 1, 1, 1);
+  c.width = c.height = 60;
+  c.sourceImages = 4;
+  const Tensor x = randomTensor(4, 64, 60, 60, 84);
+  const std::vector<float> w = randomWeights(c.descriptor, 85), bias = randomFloats(64, 86);
+  const Tensor expected = reference(c, x, w, bias, 60, 60, 4, 64);
+  for (bool winograd : {true, false}) {
+    CAPTURE(winograd);
+    ContextOptions options;
+    options.winograd = winograd;
+    Context ctx = makeContext(options);
+    Convolution kernel(ctx, c.descriptor, w, bias);
+    kernel.padding = c.padding;
+    runInContext(ctx, kernel, x, expected);
+    CHECK((kernel.configuration() == "winograd") == winograd);
+  }
+}
+
 TEST_CASE("convolution: encodeBatch runs a batch's pieces as one") {
   // A Graph holds a wide value's batch in pieces (Convolution::encodeBatch). Each piece must come
   // out as encode() would write it, with and without residuals, both where F(4x4,3x3) runs the

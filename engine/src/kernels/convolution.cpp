@@ -230,12 +230,15 @@ uint64_t blocksOf(const KernelEncoding& e) {
 
 // Whether a kernel keeps F(4x4,3x3)'s weights (4x the 3x3 ones): where the selector or the tuner
 // may take it (float32, or any format on devices without matrix units, with the channels it
-// needs), or where VKCNN_CONVOLUTION_TILE=winograd forces it when the kernel is made.
-bool winogradWanted(const ConvolutionDescriptor& d, bool matrixUnits) {
+// needs) unless ContextOptions::winograd is off, or where VKCNN_CONVOLUTION_TILE=winograd forces
+// it when the kernel is made.
+bool winogradWanted(const ConvolutionDescriptor& d, const ContextImpl& context) {
   if (!winogradApplies(d)) return false;
   const char* forced = std::getenv("VKCNN_CONVOLUTION_TILE");
   if (forced && std::string(forced) == "winograd") return true;
-  return (d.destinationFormat == ChannelFormat::float32 || !matrixUnits) && winogradChannels(d);
+  return context.winograd &&
+         (d.destinationFormat == ChannelFormat::float32 || !context.capabilities().matrixUnits) &&
+         winogradChannels(d);
 }
 
 std::shared_ptr<const ConvolutionState> makeState(const Context& context,
@@ -350,7 +353,7 @@ std::shared_ptr<const ConvolutionState> makeState(const Context& context,
   state->bias = DeviceBuffer::create(impl, foldedBias.size() * sizeof(float), foldedBias.data(),
                                      label + " bias");
   state->slopes = neuronSlopes(impl, d.neuron, label);
-  if (winogradWanted(d, impl.capabilities().matrixUnits)) {
+  if (winogradWanted(d, impl)) {
     const size_t count = winogradWeightCount(d);
     std::unique_ptr<float[]> u(new float[count]);
     winogradWeights(d, weights, scale, u.get());

@@ -296,6 +296,7 @@ void ContextImpl::readOptions(const ContextOptions& options) {
   fenceTimeoutNs_ = fenceTimeoutMs(options) * 1000000ull;
   wantMatrixUnits_ = options.matrixUnits.value_or(!envFlag("VKCNN_NO_MATRIX_UNITS"));
   tuneConvolutions = options.tuneConvolutions.value_or(envFlag("VKCNN_TUNE"));
+  winograd = options.winograd.value_or(!envFlag("VKCNN_NO_WINOGRAD"));
   if (options.memoryBlockSize &&
       *options.memoryBlockSize < detail::DeviceMemoryAllocator::kMinimumBlockSize)
     throw Error(ErrorCode::invalidArgument,

@@ -140,6 +140,7 @@ class ContextImpl : public std::enable_shared_from_this<ContextImpl> {
   std::mutex convolutionTuningMutex;
   std::shared_ptr<ConvolutionTuningState> convolutionTuning;
   bool tuneConvolutions = false;  // ContextOptions::tuneConvolutions, resolved
+  bool winograd = true;           // ContextOptions::winograd, resolved
 
  private:
   void loadDevice(PFN_vkGetDeviceProcAddr getDeviceProcAddr);
