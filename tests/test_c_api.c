@@ -291,6 +291,15 @@ int main(int argc, char** argv) {
 
   vkcnn_context_options options;
   vkcnn_context_options_init(&options);
+  CHECK(options.matrix_units == -1 && options.winograd == -1 && options.validation == -1);
+  {
+    /* Winograd off (ContextOptions::winograd): a context like any other. */
+    options.winograd = 0;
+    vkcnn_context lean = NULL;
+    REQUIRE_OK(vkcnn_context_create(&options, &lean));
+    vkcnn_context_destroy(lean);
+    options.winograd = -1;
+  }
   options.log = onLog; /* validation: VKCNN_VALIDATION, as ctest sets it */
   vkcnn_context context = NULL;
   REQUIRE_OK(vkcnn_context_create(&options, &context));

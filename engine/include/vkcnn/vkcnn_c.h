@@ -103,6 +103,7 @@ typedef struct vkcnn_context_options {
   void* memory_user_data;
   vkcnn_log_callback log; /* NULL: standard error */
   void* log_user_data;
+  int winograd; /* 1 on, 0 off, -1 (default): on unless VKCNN_NO_WINOGRAD=1 (ContextOptions) */
 } vkcnn_context_options;
 
 VKCNN_API void vkcnn_context_options_init(vkcnn_context_options* options);

@@ -87,6 +87,7 @@ ContextOptions contextOptions(const vkcnn_context_options* options) {
   if (options->device) o.device = options->device;
   if (options->validation >= 0) o.validation = options->validation != 0;
   if (options->matrix_units >= 0) o.matrixUnits = options->matrix_units != 0;
+  if (options->winograd >= 0) o.winograd = options->winograd != 0;
   if (options->fence_timeout_ms >= 0) {
     if (options->fence_timeout_ms > int64_t(UINT32_MAX))
       badArgument("vkcnn_context_options", "fence_timeout_ms " +
@@ -187,6 +188,7 @@ void vkcnn_context_options_init(vkcnn_context_options* options) {
   options->validation = -1;
   options->matrix_units = -1;
   options->fence_timeout_ms = -1;
+  options->winograd = -1;
 }
 
 vkcnn_status vkcnn_context_create(const vkcnn_context_options* options, vkcnn_context* context) {
