@@ -220,6 +220,15 @@ bool winogradChosen(const ConvolutionDescriptor& d, uint64_t pixels, uint64_t bl
   return winogradChannels(d) && flops >= 1e9 && blocks >= 32 && 4 * pixels >= 3 * 16 * blocks;
 }
 
+// Whether an encode, or a batch's pieces as one, runs F(4x4,3x3): VKCNN_CONVOLUTION_TILE or a
+// tuning entry names it, or nothing is forced and, where the rule applies (the portable path),
+// winogradChosen takes the layer. The caller has checked that its weights exist and it fits.
+bool winogradTaken(const std::string& forced, bool ruleApplies, const ConvolutionDescriptor& d,
+                   uint64_t pixels, uint64_t blocks) {
+  return forced == "winograd" ||
+         (forced.empty() && ruleApplies && winogradChosen(d, pixels, blocks));
+}
+
 uint64_t pixelsOf(const KernelEncoding& e) {
   return uint64_t(e.clipWidth) * e.clipHeight * e.imageCount;
 }
@@ -898,9 +907,8 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
   // Not for a batch's pieces encoded one by one side by side: each piece's three steps would
   // need barriers of their own (densenet121 in float32 at batch 32, 4 pieces: 14.9 -> 19.5 ms).
   // Convolution::encodeBatch runs such pieces as one (encodeConvolutionPieces).
-  if (winogradPossible &&
-      (forced == "winograd" || (forced.empty() && !matrixUnits && piecesSideBySide(e) == 1 &&
-                                winogradChosen(d, pixelsOf(e), blocksOf(e))))) {
+  if (winogradPossible && winogradTaken(forced, !matrixUnits && piecesSideBySide(e) == 1, d,
+                                        pixelsOf(e), blocksOf(e))) {
     if (tuningKeyOut) *tuningKeyOut = key;
     if (configuration) *configuration = "winograd";
     if (pick.candidate >= 0) noteTrial(*e.commandBuffer.context, what, key, pick.candidate);
@@ -1013,9 +1021,7 @@ void encodeConvolutionPieces(std::span<KernelEncoding> pieces, const Convolution
     pixels += pixelsOf(e);
     blocks += blocksOf(e);
   }
-  const bool winograd = fits && (forced == "winograd" || (forced.empty() && !matrixUnits &&
-                                                          winogradChosen(d, pixels, blocks)));
-  if (winograd) {
+  if (fits && winogradTaken(forced, !matrixUnits, d, pixels, blocks)) {
     encodeWinograd(pieces, d, leftEdge, topEdge, winogradWeightsOf(s), pieces.front().what());
     configuration = "winograd";
     tuningKey.clear();
