@@ -154,7 +154,12 @@ int benchConvolutions(const std::string& path, ChannelFormat format, int iterati
       const std::vector<float> weights =
           randomFloats(d.weightCount(), 7, float(1.5 / std::sqrt(fanIn)));
       const std::vector<float> bias = randomFloats(s.k, 9, 0.1f);
+      // Winograd's transformed weights are made with the kernel where a configuration may force
+      // it; the selector ("auto") then also sees them, as where a network's layer keeps them.
+      const bool winograd = std::find(tiles.begin(), tiles.end(), "winograd") != tiles.end();
+      if (winograd) setenv("VKCNN_CONVOLUTION_TILE", "winograd", 1);
       Convolution conv(context, d, weights, bias);
+      if (winograd) unsetenv("VKCNN_CONVOLUTION_TILE");
       conv.padding = Padding::explicitPadding(s.ph, s.pw, s.ph, s.pw);
       const uint32_t ow = conv.destinationWidth(s.w), oh = conv.destinationHeight(s.h);
       // The layer limit splits large batches, as the Graph does.
@@ -228,15 +233,23 @@ int benchConvolutions(const std::string& path, ChannelFormat format, int iterati
           perRun.push_back(sum);
         }
         double med = median(perRun);
+        // Where an encode records several dispatches, each one's median (the first piece's).
+        std::string parts;
+        for (size_t i = 0; perEncode > 1 && i < perEncode; ++i) {
+          std::vector<double> part;
+          for (int r = warmup; r < warmup + iterations; ++r)
+            part.push_back(timings.at(r * dispatches * perEncode + i).milliseconds);
+          parts += (i ? ", " : "") + std::to_string(median(part));
+        }
         if (o == 0 || o + 1 == order.size()) firstTimes.push_back(med);
         if (o == 0) continue;
         if (o + 1 == order.size()) med = *std::min_element(firstTimes.begin(), firstTimes.end());
         // The dispatch's label names the configuration the selector chose (the profile shows it).
         std::printf(
             "{\"name\": \"%s\", \"tile\": \"%s\", \"ms\": %.6f, \"min_ms\": %.6f, "
-            "\"tflops\": %.3f, \"dispatches\": %u, \"config\": \"%s\"}\n",
+            "\"tflops\": %.3f, \"dispatches\": %u, \"parts_ms\": [%s], \"config\": \"%s\"}\n",
             s.name.c_str(), tile.c_str(), med, *std::min_element(perRun.begin(), perRun.end()),
-            flops / (med * 1e-3) / 1e12, dispatches,
+            flops / (med * 1e-3) / 1e12, dispatches, parts.c_str(),
             timings.at(warmup * dispatches * perEncode).label.c_str());
         std::fflush(stdout);
       }
