@@ -50,6 +50,15 @@ VKCNN_STRUCT(WinogradGemmPush) {
   int_t sourceFirst, weightsFirst, destinationFirst, unused2;
 };
 
+// winograd_matrix_gemm.comp: the 16 per-position products [16][rows][N] (float32) of
+// [16][rows][K] x [16][K][N] (float16), whole tiles each, in blocks of 128 rows
+// ([row block][position][row][channel]); the operands start at the given uvec4 (8 float16) index
+// of their bound ranges, the products at the given uvec4 (4 float).
+VKCNN_STRUCT(WinogradMatrixGemmPush) {
+  int_t rows, K, N, unused;
+  int_t transformedFirst, weightsFirst, productsFirst, unused2;
+};
+
 #ifdef __cplusplus
 static_assert(sizeof(ConvolutionPush) == 128, "lavapipe allows 128 bytes of push constants");
 }  // namespace vkcnn::detail::shader

@@ -1,8 +1,8 @@
-// Winograd F(4x4,3x3) (Lavin and Gray, 2015): the one-dimensional transforms that
-// winograd_input.comp and winograd_output.comp apply along columns and then rows of a tile. A 6x6
-// source tile d becomes V = B^T d B; the 36 products M = U .* V, summed over input channels by
-// winograd_gemm.comp, become the 4x4 outputs Y = A^T M A. The weights' U = G g G^T is made on the
-// host (winograd.cpp).
+// Winograd F(4x4,3x3) and F(2x2,3x3) (Lavin and Gray, 2015): the one-dimensional transforms that
+// winograd_transform_input.glsl and winograd_transform_output.glsl apply along columns and then
+// rows of a tile. An (m+2)x(m+2) source tile d becomes V = B^T d B; the products M = U .* V,
+// summed over input channels by the per-position GEMMs, become the m x m outputs Y = A^T M A. The
+// weights' U = G g G^T is made on the host (winograd.cpp).
 #ifndef VKCNN_WINOGRAD_GLSL
 #define VKCNN_WINOGRAD_GLSL
 
@@ -38,6 +38,24 @@ void winogradOutput(vec4 x[6], out vec4 y[4]) {
   y[1] = d12 - 2.0 * x[3] + 0.5 * x[4];
   y[2] = s12 + 4.0 * x[3] + 0.25 * x[4];
   y[3] = d12 - 8.0 * x[3] + 0.125 * x[4] + x[5];
+}
+
+// F(2x2,3x3), for float16 on the matrix units, where the transformed input is stored in float16:
+// its B^T and A^T hold 0 and +-1 alone, so V = B^T d B loses one rounding (F(4x4)'s coefficients
+// would cost float16 4x direct summation's error; bench/NOTES.md, 2026-11-27, session 23).
+//   B^T = [1 0 -1 0]  [0 1 1 0]  [0 -1 1 0]  [0 1 0 -1]
+void winogradInput(inout vec4 x[4]) {
+  const vec4 r0 = x[0] - x[2], r1 = x[1] + x[2], r2 = x[2] - x[1], r3 = x[1] - x[3];
+  x[0] = r0;
+  x[1] = r1;
+  x[2] = r2;
+  x[3] = r3;
+}
+
+//   A^T = [1 1 1 0]  [0 1 -1 -1]
+void winogradOutput(vec4 x[4], out vec4 y[2]) {
+  y[0] = x[0] + x[1] + x[2];
+  y[1] = x[1] - x[2] - x[3];
 }
 
 #endif

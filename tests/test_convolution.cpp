@@ -846,6 +846,162 @@ TEST_CASE("convolution: Winograd F(4x4,3x3), forced") {
   }
 }
 
+TEST_CASE("convolution: Winograd F(2x2,3x3) on the matrix units, forced") {
+  // On a device with matrix units, float16 destinations run Winograd as F(2x2,3x3): the input
+  // transform into float16 [row block][16][128 rows][K padded to 32], 16 cooperative-matrix GEMMs
+  // into float32, the output transform (winograd.h). Shapes: odd sizes (partial 2x2 blocks),
+  // padding 0 and 1, channels not a multiple of 4 or of the padded K and N on both sides, every
+  // epilogue (batch norm with leaky ReLU, PReLU, a residual), clip and offset, GEMMs of 64 and
+  // 128 columns over several row and column tiles, rounds whose pieces start at a row tile, and a
+  // batch's pieces as one (encodeBatch), and the rule that takes it unforced. Tolerance:
+  // float16's; F(2x2)'s B^T and A^T are 0 and +-1, so the float16 transformed input adds about
+  // half the direct path's rounding. Without matrix units (lavapipe) the first case runs on the
+  // portable F(4x4,3x3) in float16, once.
+  const bool matrixUnits =
+      context().capabilities().matrixUnits && context().capabilities().subgroupSize == 32;
+  auto padded = [](uint32_t in, uint32_t out, const NeuronDescriptor& neuron, uint32_t width,
+                   uint32_t height, uint32_t images, uint32_t seed) {
+    Case c;
+    c.descriptor = ConvolutionDescriptor::make(3, 3, in, out, neuron);
+    c.padding = Padding::explicitPadding(1, 1, 1, 1);
+    c.width = width;
+    c.height = height;
+    c.sourceImages = images;
+    c.format = ChannelFormat::float16;
+    c.seed = seed;
+    return c;
+  };
+  std::vector<Case> cases;
+  cases.push_back(padded(13, 21, NeuronDescriptor::relu(), 11, 9, 2, 151));  // K 32, N 64
+  {
+    Case b = padded(40, 136, NeuronDescriptor::of(NeuronType::leakyRelu, 0.1f), 20, 17, 2, 152);
+    b.descriptor.setBatchNormalizationParametersForInference(
+        randomFloats(136, 160, -0.5f, 0.5f), randomFloats(136, 161, 0.2f, 2.f),
+        randomFloats(136, 162, 0.5f, 1.5f), randomFloats(136, 163), 1e-3f);
+    b.withBias = false;
+    b.padding = Padding::explicitPadding(0, 0, 0, 0);  // 18x15: N 192 in three 64-column tiles
+    cases.push_back(b);
+    // 128 -> 128 over 3 images of 29x31 (240 blocks each): six row tiles, a 128-column tile, a
+    // residual.
+    Case c = padded(128, 128, NeuronDescriptor{}, 29, 31, 3, 153);
+    c.residual = true;
+    cases.push_back(c);
+    Case d;  // images 1..2 of 3 into a clip of images 0..1 at x 1, y 2, PReLU
+    d.descriptor = ConvolutionDescriptor::make(3, 3, 8, 12);
+    d.descriptor.neuron = sampleNeuron(NeuronType::prelu, 12);
+    d.padding = Padding::explicitPadding(1, 1, 1, 1);
+    d.width = d.height = 8;
+    d.sourceImages = 3;
+    d.offset = {0, 0, 1};
+    d.clip = {1, 2, 0, 5, 5, 2};
+    d.destinationImages = 2;
+    d.destinationWidth = d.destinationHeight = 8;
+    d.format = ChannelFormat::float16;
+    d.seed = 154;
+    cases.push_back(d);
+    // 64 -> 64 over 6 images of 10x10 (25 blocks): rounds of 146 rows (VKCNN_WINOGRAD_ROUND_BYTES
+    // below, 16 positions x 64 channels x 4 bytes a row) hold 5 images padded to 128 rows, then 1.
+    cases.push_back(padded(64, 64, NeuronDescriptor::relu(), 10, 10, 6, 155));
+  }
+  if (!matrixUnits) cases.resize(1);
+  setenv("VKCNN_CONVOLUTION_TILE", "winograd", 1);
+  for (size_t k = 0; k < cases.size(); ++k) {
+    CAPTURE(describe(cases[k]));
+    if (k == 4) setenv("VKCNN_WINOGRAD_ROUND_BYTES", std::to_string(146 * 4096).c_str(), 1);
+    run(cases[k]);
+    unsetenv("VKCNN_WINOGRAD_ROUND_BYTES");
+  }
+  // The path really ran: its GEMM's label, and the rounds: two of three dispatches.
+  {
+    const Case& e = cases.back();
+    Convolution probe(context(), e.descriptor, randomWeights(e.descriptor, 5));
+    probe.padding = e.padding;
+    const uint32_t in = e.descriptor.inputFeatureChannels, out = e.descriptor.outputFeatureChannels;
+    const uint32_t images = e.sourceImages;
+    const Image x = makeImage(randomTensor(images, in, e.height, e.width, 7),
+                              ChannelFormat::float16, "x");
+    const Image y(context(),
+                  {e.width, e.height, out, images, ChannelFormat::float16, ImageUsage::all, "y"});
+    CommandBufferOptions options;
+    options.profile = true;
+    if (matrixUnits) setenv("VKCNN_WINOGRAD_ROUND_BYTES", std::to_string(146 * 4096).c_str(), 1);
+    CommandBuffer cb(context(), "winograd matrix", options);
+    probe.encode(cb, x, y);
+    cb.commit();
+    cb.waitUntilCompleted();
+    unsetenv("VKCNN_WINOGRAD_ROUND_BYTES");
+    CHECK(probe.configuration() == "winograd");
+    std::vector<std::string> labels;
+    for (const KernelTiming& t : cb.kernelTimings()) labels.push_back(t.label);
+    CAPTURE(labels.size());
+    if (matrixUnits) {
+      REQUIRE(labels.size() == 6);
+      CHECK(labels[1].find("(winograd matrix gemm 64)") != std::string::npos);
+    } else {
+      CHECK(labels.size() == 3);
+    }
+  }
+  // A batch's pieces (1, 2 and 3 images of 9x7, 48 -> 136, residuals) as one: an input transform
+  // per piece, each starting at a row tile, around one GEMM.
+  if (matrixUnits) {
+    Case c = padded(48, 136, NeuronDescriptor::relu(), 9, 7, 1, 156);
+    const std::vector<float> w = randomWeights(c.descriptor, 171);
+    const std::vector<float> bias = randomFloats(136, 172);
+    Convolution kernel(context(), c.descriptor, w, bias);
+    kernel.padding = c.padding;
+    std::vector<Tensor> xs, residualTensors;
+    std::vector<Image> sources, destinations, residuals;
+    for (uint32_t n : {1u, 2u, 3u}) {
+      xs.push_back(randomTensor(n, 48, 7, 9, 173 + n));
+      sources.push_back(makeImage(xs.back(), ChannelFormat::float16, "x"));
+      destinations.push_back(
+          makePoisoned(context(), {9, 7, 136, n, ChannelFormat::float16, ImageUsage::all, "y"}));
+      residualTensors.push_back(randomTensor(n, 136, 7, 9, 180 + n));
+      residuals.push_back(makeImage(residualTensors.back(), ChannelFormat::float16, "r"));
+    }
+    CommandBufferOptions options;
+    options.profile = true;
+    CommandBuffer cb(context(), "pieces", options);
+    kernel.encodeBatch(cb, sources, destinations, residuals);
+    cb.commit();
+    cb.waitUntilCompleted();
+    CHECK(kernel.configuration() == "winograd");
+    CHECK(cb.kernelTimings().size() == 7);
+    for (size_t k = 0; k < 3; ++k) {
+      Case piece = c;
+      piece.sourceImages = uint32_t(k + 1);
+      compare(download(destinations[k]),
+              reference(piece, xs[k], w, bias, 9, 7, uint32_t(k + 1), 136, &residualTensors[k]),
+              tolerance(ChannelFormat::float16));
+    }
+  }
+  unsetenv("VKCNN_CONVOLUTION_TILE");
+  // Unforced, float16 on the matrix units takes it with 256 channels a side from 1.5 GFLOP of
+  // direct work, or with 128 from 200000 destination pixels.
+  struct Probe {
+    uint32_t in, out, size, images;
+    bool chosen;
+  };
+  if (matrixUnits)
+    for (const Probe& p : {Probe{256, 256, 14, 8, true},      // 1.85 GFLOP
+                           Probe{256, 256, 14, 4, false},     // 0.92 GFLOP
+                           Probe{128, 128, 112, 16, true},    // 200704 pixels
+                           Probe{128, 128, 112, 15, false},   // 188160 pixels, 30 GFLOP
+                           Probe{128, 256, 56, 32, false}}) {  // 128 channels, 100352 pixels
+      CAPTURE(p.in);
+      CAPTURE(p.images);
+      const ConvolutionDescriptor d = ConvolutionDescriptor::make(3, 3, p.in, p.out);
+      Convolution probe(context(), d, randomWeights(d, 6));
+      probe.padding = Padding::explicitPadding(1, 1, 1, 1);
+      const Image x(context(), {p.size, p.size, p.in, p.images, ChannelFormat::float16,
+                                ImageUsage::all, "x"});
+      const Image y(context(), {p.size, p.size, p.out, p.images, ChannelFormat::float16,
+                                ImageUsage::all, "y"});
+      runOnce([&](CommandBuffer& cb) { probe.encode(cb, x, y); });
+      CHECK((probe.configuration() == "winograd") == p.chosen);
+    }
+}
+
 TEST_CASE("convolution: a device with less shared memory gets the tiles that fit, else direct") {
   // VKCNN_MAX_SHARED_MEMORY (read when a Context starts) lowers maxComputeSharedMemorySize as
   // devices with Vulkan's least (16 KiB) have it. The portable tiles take 16-32 KiB and Winograd's

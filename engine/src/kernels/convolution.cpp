@@ -96,9 +96,10 @@ struct ConvolutionState {
   std::shared_ptr<DeviceBuffer> matrixWeights;
   // Fully connected layers: `weights` as float16 (fully_connected_batched_half.comp).
   std::shared_ptr<DeviceBuffer> halfWeights;
-  // 3x3 stride-1 convolutions on the portable GEMM (winograd.h): F(4x4,3x3)'s transformed weights,
-  // made where float32 may run them (winogradWanted).
-  std::shared_ptr<DeviceBuffer> winogradWeights;
+  // 3x3 stride-1 convolutions as Winograd's (winograd.h): F(4x4,3x3)'s transformed weights for the
+  // portable GEMM, made where float32 may run them, and F(2x2,3x3)'s in float16 for the matrix
+  // units, where float16 runs there (winogradWanted).
+  std::shared_ptr<DeviceBuffer> winogradWeights, winogradMatrixWeights;
 };
 
 namespace {
@@ -204,6 +205,13 @@ bool winogradChannels(const ConvolutionDescriptor& d) {
   return winogradApplies(d) && d.inputFeatureChannels >= 48 && d.outputFeatureChannels >= 32;
 }
 
+// The channels F(2x2,3x3) needs on the matrix units (winogradChosen): with fewer its GEMMs'
+// reduction is too short for the transforms' traffic (float16, batch 32: 64->64 @56², 0.104 ->
+// 0.182 ms; 128->128 @28², 0.093 -> 0.100).
+bool winogradMatrixChannels(const ConvolutionDescriptor& d) {
+  return winogradApplies(d) && d.inputFeatureChannels >= 128 && d.outputFeatureChannels >= 128;
+}
+
 // Whether the portable path runs 3x3 stride-1 layers as F(4x4,3x3) (winograd.h), for `pixels`
 // destination pixels (the images encoded together, pieces side by side included) in `blocks`
 // blocks of 4x4. Fitted to every float32 3x3 stride-1 shape of six networks at batch 1 and 32
@@ -215,38 +223,60 @@ bool winogradChannels(const ConvolutionDescriptor& d) {
 // blocks, 0.096 -> 0.190; googlenet's 64->192 @56², 0.69 GFLOP, gained 10 us alone and lost 85
 // in the network), and 13x13 maps fill 66% of their blocks (batch 32: 64->256 @13², 1.6 GFLOP,
 // 0.086 -> 0.084 alone; squeezenet1_1 lost 4%).
-bool winogradChosen(const ConvolutionDescriptor& d, uint64_t pixels, uint64_t blocks) {
+//
+// On the matrix units, F(2x2,3x3) (float16): fitted to every float16 3x3 stride-1 shape of six
+// networks at batch 1 and 32 (H200, bench/NOTES.md, 2026-11-27, session 23, runs 1 and 4), it
+// wins with at least 256 channels a side from 1.5 GFLOP of direct work (batch 32: 512->512 @28²
+// 0.948 -> 0.633 ms, 256->256 @14² 0.085 -> 0.072, 512->512 @7² 0.114 -> 0.072; batch 1:
+// 256->256 @56² 0.062 -> 0.042), and with 128 from 200000 destination pixels (batch 32: 128->128
+// @112², 2.093 -> 1.519, where the direct tiles run at 57 TFLOP/s). Below, its three dispatches
+// and the products' traffic cost more than the multiply-adds it saves (batch 1: 512->512 @14²,
+// 0.92 GFLOP, 0.029 -> 0.034; batch 32: 128->256 @56², 0.545 -> 0.635).
+bool winogradChosen(const ConvolutionDescriptor& d, uint64_t pixels, uint64_t blocks,
+                    WinogradScheme scheme) {
   const double flops = 18.0 * double(pixels) * d.inputFeatureChannels * d.outputFeatureChannels;
+  if (scheme == WinogradScheme::matrixUnits)
+    return winogradMatrixChannels(d) &&
+           ((d.inputFeatureChannels >= 256 && d.outputFeatureChannels >= 256 && flops >= 1.5e9) ||
+            pixels >= 200000);
   return winogradChannels(d) && flops >= 1e9 && blocks >= 32 && 4 * pixels >= 3 * 16 * blocks;
 }
 
-// Whether an encode, or a batch's pieces as one, runs F(4x4,3x3): VKCNN_CONVOLUTION_TILE or a
-// tuning entry names it, or nothing is forced and, where the rule applies (the portable path),
-// winogradChosen takes the layer. The caller has checked that its weights exist and it fits.
+// Whether an encode, or a batch's pieces as one, runs Winograd's `scheme`: VKCNN_CONVOLUTION_TILE
+// or a tuning entry names it, or nothing is forced and, where the rule applies (not a piece
+// encoded alone), winogradChosen takes the layer. The caller has checked that its weights exist
+// and it fits.
 bool winogradTaken(const std::string& forced, bool ruleApplies, const ConvolutionDescriptor& d,
-                   uint64_t pixels, uint64_t blocks) {
+                   uint64_t pixels, uint64_t blocks, WinogradScheme scheme) {
   return forced == "winograd" ||
-         (forced.empty() && ruleApplies && winogradChosen(d, pixels, blocks));
+         (forced.empty() && ruleApplies && winogradChosen(d, pixels, blocks, scheme));
 }
 
 uint64_t pixelsOf(const KernelEncoding& e) {
   return uint64_t(e.clipWidth) * e.clipHeight * e.imageCount;
 }
 
+// The 4x4 blocks of F(4x4,3x3) (the portable scheme's rule counts them).
 uint64_t blocksOf(const KernelEncoding& e) {
   return uint64_t((e.clipWidth + 3) / 4) * ((e.clipHeight + 3) / 4) * e.imageCount;
 }
 
-// Whether a kernel keeps F(4x4,3x3)'s weights (4x the 3x3 ones): where the selector or the tuner
-// may take it (float32, or any format on devices without matrix units, with the channels it
-// needs) unless ContextOptions::winograd is off, or where VKCNN_CONVOLUTION_TILE=winograd forces
-// it when the kernel is made.
-bool winogradWanted(const ConvolutionDescriptor& d, const ContextImpl& context) {
+// Whether a kernel keeps a scheme's weights: F(4x4,3x3)'s (4x the 3x3 ones in float32) where the
+// selector or the tuner may take it (float32, or any format on devices without matrix units),
+// F(2x2,3x3)'s (16/9 of them in float16) where float16 may run on the matrix units, with the
+// channels each needs, unless ContextOptions::winograd is off; or where
+// VKCNN_CONVOLUTION_TILE=winograd forces it when the kernel is made.
+bool winogradWanted(const ConvolutionDescriptor& d, const ContextImpl& context,
+                    WinogradScheme scheme) {
   if (!winogradApplies(d)) return false;
+  const bool matrixUnits = context.capabilities().matrixUnits;
+  if (scheme == WinogradScheme::matrixUnits && !matrixUnits) return false;
   const char* forced = std::getenv("VKCNN_CONVOLUTION_TILE");
   if (forced && std::string(forced) == "winograd") return true;
-  return context.winograd &&
-         (d.destinationFormat == ChannelFormat::float32 || !context.capabilities().matrixUnits) &&
+  if (scheme == WinogradScheme::matrixUnits)
+    return context.winograd && d.destinationFormat != ChannelFormat::float32 &&
+           winogradMatrixChannels(d);
+  return context.winograd && (d.destinationFormat == ChannelFormat::float32 || !matrixUnits) &&
          winogradChannels(d);
 }
 
@@ -362,12 +392,19 @@ std::shared_ptr<const ConvolutionState> makeState(const Context& context,
   state->bias = DeviceBuffer::create(impl, foldedBias.size() * sizeof(float), foldedBias.data(),
                                      label + " bias");
   state->slopes = neuronSlopes(impl, d.neuron, label);
-  if (winogradWanted(d, impl)) {
+  if (winogradWanted(d, impl, WinogradScheme::portable)) {
     const size_t count = winogradWeightCount(d);
     std::unique_ptr<float[]> u(new float[count]);
     winogradWeights(d, weights, scale, u.get());
     state->winogradWeights =
         DeviceBuffer::create(impl, count * sizeof(float), u.get(), label + " winograd weights");
+  }
+  if (winogradWanted(d, impl, WinogradScheme::matrixUnits)) {
+    const size_t count = winogradMatrixWeightCount(d);
+    std::unique_ptr<uint16_t[]> u(new uint16_t[count]);
+    winogradMatrixWeights(d, weights, scale, u.get());
+    state->winogradMatrixWeights = DeviceBuffer::create(impl, count * sizeof(uint16_t), u.get(),
+                                                        label + " winograd float16 weights");
   }
   return state;
 }
@@ -690,7 +727,9 @@ std::vector<std::string> candidatesOf(const KernelEncoding& e, const Convolution
                                       bool groupedTiled, bool matrixUnits, bool tiledAllowed,
                                       uint32_t multiprocessors, bool winograd) {
   std::vector<std::string> list;
-  if (winograd && winogradChosen(d, pixelsOf(e), blocksOf(e))) list.push_back("winograd");
+  const WinogradScheme scheme =
+      matrixUnits ? WinogradScheme::matrixUnits : WinogradScheme::portable;
+  if (winograd && winogradChosen(d, pixelsOf(e), blocksOf(e), scheme)) list.push_back("winograd");
   if (groupedTiled) {
     const MatrixTile* model = groupedTile(e, d, multiprocessors, "");
     list.push_back(model ? model->name : "legacy");
@@ -705,6 +744,7 @@ std::vector<std::string> candidatesOf(const KernelEncoding& e, const Convolution
     if (tiledAllowed)
       for (const MatrixTile& t : kMatrixTiles) list.push_back(t.name);
     for (const char* n : {"matrix_large", "matrix_medium", "matrix_small"}) list.push_back(n);
+    if (winograd) list.push_back("winograd");
   } else {
     list.push_back(nameOf(gemmShader(e, d, false, false, multiprocessors, "")));
     // The 128 x 32 tile only where a column of it is at least half outputs.
@@ -765,8 +805,14 @@ uint32_t bindConvolution(DispatchRecorder& r, shader::ConvolutionPush& push, Ker
   return slices;
 }
 
-WinogradWeights winogradWeightsOf(const ConvolutionState& s) {
-  return {s.winogradWeights, s.bias, s.slopes, neuronParams(s.descriptor.neuron)};
+// The scheme a dense convolution's Winograd runs as: F(2x2,3x3) on the matrix units where the
+// matrix path runs the layer (float16 destinations), else F(4x4,3x3) on the portable GEMM.
+WinogradWeights winogradWeightsOf(const ConvolutionState& s, bool matrixUnits) {
+  if (matrixUnits)
+    return {WinogradScheme::matrixUnits, s.winogradMatrixWeights, s.bias, s.slopes,
+            neuronParams(s.descriptor.neuron)};
+  return {WinogradScheme::portable, s.winogradWeights, s.bias, s.slopes,
+          neuronParams(s.descriptor.neuron)};
 }
 
 void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId shader,
@@ -891,13 +937,14 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
   const std::string key = (groupedTiled || gemm) && piecesSideBySide(e) == 1
                               ? tuningKey(e, d, variant, tiledAllowed, matrixUnits)
                               : std::string();
-  // F(4x4,3x3) on the portable path (winograd.h), or anywhere VKCNN_CONVOLUTION_TILE forces it.
-  const bool winogradPossible =
-      s.winogradWeights && shader == ShaderId::convolution && gemm && winogradFits(e, d);
+  // Winograd (winograd.h): F(4x4,3x3) on the portable path, F(2x2,3x3) on the matrix units.
+  const WinogradWeights winograd = winogradWeightsOf(s, matrixUnits);
+  const bool winogradPossible = winograd.weights && shader == ShaderId::convolution && gemm &&
+                                winogradFits(e, d, winograd.scheme);
   if (forced.empty() && !key.empty()) {
     auto candidates = [&] {
       return candidatesOf(e, d, groupedTiled, matrixUnits, tiledAllowed, caps.multiprocessorCount,
-                          winogradPossible && !matrixUnits);
+                          winogradPossible);
     };
     if (tuneAtEncode(*e.commandBuffer.context, key))
       tuneShape(e, s, shader, leftEdge, topEdge, key, candidates());
@@ -907,12 +954,12 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
   // Not for a batch's pieces encoded one by one side by side: each piece's three steps would
   // need barriers of their own (densenet121 in float32 at batch 32, 4 pieces: 14.9 -> 19.5 ms).
   // Convolution::encodeBatch runs such pieces as one (encodeConvolutionPieces).
-  if (winogradPossible && winogradTaken(forced, !matrixUnits && piecesSideBySide(e) == 1, d,
-                                        pixelsOf(e), blocksOf(e))) {
+  if (winogradPossible && winogradTaken(forced, piecesSideBySide(e) == 1, d, pixelsOf(e),
+                                        blocksOf(e), winograd.scheme)) {
     if (tuningKeyOut) *tuningKeyOut = key;
     if (configuration) *configuration = "winograd";
     if (pick.candidate >= 0) noteTrial(*e.commandBuffer.context, what, key, pick.candidate);
-    encodeWinograd({&e, 1}, d, leftEdge, topEdge, winogradWeightsOf(s), what);
+    encodeWinograd({&e, 1}, d, leftEdge, topEdge, winograd, what);
     return;
   }
   if (groupedTiled) choice.tile = groupedTile(e, d, caps.multiprocessorCount, forced);
@@ -1012,17 +1059,18 @@ void encodeConvolutionPieces(std::span<KernelEncoding> pieces, const Convolution
   const std::string forced = forcedTile();
   const bool matrixUnits =
       variantFor(pieces.front().destination) == ShaderVariant::f16 && s.matrixWeights;
-  bool fits = s.winogradWeights && s.shader == ShaderId::convolution;
+  const WinogradWeights winograd = winogradWeightsOf(s, matrixUnits);
+  bool fits = winograd.weights && s.shader == ShaderId::convolution;
   uint32_t images = 0;
   uint64_t pixels = 0, blocks = 0;
   for (const KernelEncoding& e : pieces) {
-    fits = fits && winogradFits(e, d);
+    fits = fits && winogradFits(e, d, winograd.scheme);
     images += e.imageCount;
     pixels += pixelsOf(e);
     blocks += blocksOf(e);
   }
-  if (fits && winogradTaken(forced, !matrixUnits, d, pixels, blocks)) {
-    encodeWinograd(pieces, d, leftEdge, topEdge, winogradWeightsOf(s), pieces.front().what());
+  if (fits && winogradTaken(forced, true, d, pixels, blocks, winograd.scheme)) {
+    encodeWinograd(pieces, d, leftEdge, topEdge, winograd, pieces.front().what());
     configuration = "winograd";
     tuningKey.clear();
     return;

@@ -2,12 +2,14 @@
 #include "kernels/winograd.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 
 #include "convolution_interface.h"
 #include "kernels/kernel_encoding.h"
 #include "kernels/tensor_encoding.h"
 #include "kernels/weights.h"
+#include "memory/half.h"
 #include "vulkan/context_impl.h"
 #include "vulkan/pipelines.h"
 #include "vkcnn/command_buffer.h"
@@ -18,19 +20,70 @@ namespace vkcnn::detail {
 
 namespace {
 
-constexpr uint32_t kPositions = 36;  // a 6x6 tile
+constexpr uint32_t kPositions = 36;  // F(4x4,3x3)'s 6x6 tile
+constexpr uint32_t kMatrixPositions = 16;  // F(2x2,3x3)'s 4x4 tile
+// winograd_matrix_gemm.comp's tile rows: the matrix scheme's buffers hold blocks of this many rows
+// ([row block][position][row][channel]), a piece's rows start at one, and no row is checked.
+constexpr uint32_t kMatrixTileRows = 128;
+constexpr uint32_t kMatrixChunk = 32;  // its reduction a stage
 
 uint32_t slicesOf(uint32_t channels) {
   return (channels + 3) / 4;
 }
 
-// Bytes of the larger of the two buffers per image: 36 positions x 4x4 blocks x slices.
-uint64_t bytesPerImage(const KernelEncoding& e, const ConvolutionDescriptor& d) {
-  const uint64_t blocks = uint64_t((e.clipWidth + 3) / 4) * ((e.clipHeight + 3) / 4);
-  const uint64_t slices =
-      std::max(slicesOf(d.inputFeatureChannels), slicesOf(d.outputFeatureChannels));
-  return kPositions * blocks * slices * 16;
+uint32_t roundUp(uint32_t v, uint32_t to) {
+  return (v + to - 1) / to * to;
 }
+
+// What a scheme's buffers hold per row (a block of m x m destination pixels).
+struct Layout {
+  uint32_t m;          // the block's side
+  uint32_t positions;  // (m + 2)^2
+  uint32_t rowAlign;   // rows of a piece padded to this
+  uint32_t inputChannels, outputChannels;  // per position and row, padding included
+  uint32_t inputBytes;                     // an input channel's bytes (float32 or float16)
+  ShaderId input, output;
+
+  static Layout of(WinogradScheme scheme, const ConvolutionDescriptor& d) {
+    if (scheme == WinogradScheme::matrixUnits)
+      return {2,
+              kMatrixPositions,
+              kMatrixTileRows,
+              winogradMatrixK(d),
+              winogradMatrixN(d),
+              2,
+              ShaderId::winograd_matrix_input,
+              ShaderId::winograd_matrix_output};
+    return {4,
+            kPositions,
+            1,
+            4 * slicesOf(d.inputFeatureChannels),
+            4 * slicesOf(d.outputFeatureChannels),
+            4,
+            ShaderId::winograd_input,
+            ShaderId::winograd_output};
+  }
+  uint32_t blocks(uint32_t width, uint32_t height) const {
+    return ((width + m - 1) / m) * ((height + m - 1) / m);
+  }
+  // Bytes of the larger of the two buffers per row.
+  uint64_t rowBytes() const {
+    return uint64_t(positions) * std::max(inputChannels * inputBytes, outputChannels * 4);
+  }
+  uint32_t paddedRows(uint32_t rows) const { return roundUp(rows, rowAlign); }
+  // Elements (4 channels each) from a position, a row and a block of kMatrixTileRows rows to the
+  // next, as the transforms address them: [row][position][channel] for the portable scheme, [row
+  // block][position][row][channel] for the matrix units (a tile's rows of one position
+  // contiguous, as the GEMM loads them).
+  struct Strides {
+    int32_t position, row, block;
+  };
+  Strides strides(uint32_t channels) const {
+    const int32_t c = int32_t(channels / 4), b = int32_t(kMatrixTileRows);
+    if (rowAlign == 1) return {c, int32_t(positions) * c, b * int32_t(positions) * c};
+    return {b * c, c, int32_t(positions) * b * c};
+  }
+};
 
 uint64_t roundBytes() {
   const char* v = std::getenv("VKCNN_WINOGRAD_ROUND_BYTES");
@@ -38,12 +91,13 @@ uint64_t roundBytes() {
   return forced ? std::min(forced, kWinogradRoundBytes) : kWinogradRoundBytes;
 }
 
-// The vec4 index of a bound float32 buffer's element 0.
-int32_t vec4Index(int32_t element, const std::string& what) {
-  if (element % 4)
-    throw Error(ErrorCode::vulkan, what + ": internal: a Winograd buffer starts at float " +
-                                       std::to_string(element) + " of its binding, not at a vec4");
-  return element / 4;
+// The index, in elements of `per` of a bound buffer's elements, of element `element`.
+int32_t elementIndex(int32_t element, int32_t per, const std::string& what) {
+  if (element % per)
+    throw Error(ErrorCode::vulkan, what + ": internal: a Winograd buffer starts at element " +
+                                       std::to_string(element) + " of its binding, not at a multiple of " +
+                                       std::to_string(per));
+  return element / per;
 }
 
 }  // namespace
@@ -99,12 +153,60 @@ void winogradWeights(const ConvolutionDescriptor& d, std::span<const float> weig
   });
 }
 
-bool winogradFits(const KernelEncoding& e, const ConvolutionDescriptor& d) {
-  // The GEMM's shared memory as reflected (its 32-slice tile; the 16-slice one takes less).
-  const uint32_t sharedLimit = e.commandBuffer.context->capabilities().maxComputeSharedMemorySize;
+uint32_t winogradMatrixK(const ConvolutionDescriptor& d) {
+  return roundUp(d.inputFeatureChannels, kMatrixChunk);
+}
+
+// 64 or 128 output columns a GEMM workgroup (encodeWinograd).
+uint32_t winogradMatrixN(const ConvolutionDescriptor& d) {
+  return roundUp(d.outputFeatureChannels, 64);
+}
+
+size_t winogradMatrixWeightCount(const ConvolutionDescriptor& d) {
+  return size_t(kMatrixPositions) * winogradMatrixK(d) * winogradMatrixN(d);
+}
+
+void winogradMatrixWeights(const ConvolutionDescriptor& d, std::span<const float> weights,
+                           std::span<const double> scale, uint16_t* u) {
+  const uint32_t cin = d.inputFeatureChannels, cout = d.outputFeatureChannels;
+  const size_t K = winogradMatrixK(d), N = winogradMatrixN(d);
+  // G of F(2x2,3x3) (winograd.glsl); position p = 4 * row + column.
+  static constexpr double G[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  std::fill(u, u + winogradMatrixWeightCount(d), uint16_t(0));
+  // By ranges of input channels on threads: each writes rows k of every position.
+  parallelRanges(cin, 1, (size_t(1) << 14) / (cout * 9) + 1, [&](size_t k0, size_t k1) {
+    for (size_t k = k0; k < k1; ++k)
+      for (size_t o = 0; o < cout; ++o) {
+        double g[3][3];
+        for (int y = 0; y < 3; ++y)
+          for (int x = 0; x < 3; ++x)
+            g[y][x] = double(weights[((o * 3 + y) * 3 + x) * cin + k]) * scale[o];
+        double gg[4][3];  // G g
+        for (int r = 0; r < 4; ++r)
+          for (int x = 0; x < 3; ++x)
+            gg[r][x] = G[r][0] * g[0][x] + G[r][1] * g[1][x] + G[r][2] * g[2][x];
+        for (int r = 0; r < 4; ++r)
+          for (int c = 0; c < 4; ++c)
+            u[((size_t(4 * r + c)) * K + k) * N + o] = floatToHalf(
+                float(gg[r][0] * G[c][0] + gg[r][1] * G[c][1] + gg[r][2] * G[c][2]));
+      }
+  });
+}
+
+bool winogradFits(const KernelEncoding& e, const ConvolutionDescriptor& d, WinogradScheme scheme) {
+  const DeviceCapabilities& caps = e.commandBuffer.context->capabilities();
+  const Layout layout = Layout::of(scheme, d);
+  const uint64_t imageBytes =
+      layout.paddedRows(layout.blocks(e.clipWidth, e.clipHeight)) * layout.rowBytes();
+  // The GEMM's shared memory: the portable one's as reflected (its 32-slice tile; the 16-slice
+  // one takes less), winograd_matrix_gemm.comp's tiles (37 KiB) where matrix units run.
+  const bool shared =
+      scheme == WinogradScheme::matrixUnits
+          ? caps.matrixUnits && caps.subgroupSize == 32 && caps.maxComputeSharedMemorySize >= 38912
+          : shaderModule(ShaderId::winograd_gemm, ShaderVariant::f32).sharedMemorySize <=
+                caps.maxComputeSharedMemorySize;
   return (e.destination.storageChannelOffset() + e.destinationChannelOffset) % 4 == 0 &&
-         bytesPerImage(e, d) <= kWinogradRoundBytes &&
-         shaderModule(ShaderId::winograd_gemm, ShaderVariant::f32).sharedMemorySize <= sharedLimit;
+         imageBytes <= kWinogradRoundBytes && shared;
 }
 
 void encodeWinograd(std::span<KernelEncoding> pieces, const ConvolutionDescriptor& d,
@@ -112,61 +214,111 @@ void encodeWinograd(std::span<KernelEncoding> pieces, const ConvolutionDescripto
                     const std::string& what) {
   CommandBufferImpl& cb = pieces.front().commandBuffer;
   CommandBuffer& handle = pieces.front().handle;
+  const bool matrix = w.scheme == WinogradScheme::matrixUnits;
+  const Layout layout = Layout::of(w.scheme, d);
   const uint32_t S = slicesOf(d.inputFeatureChannels), T = slicesOf(d.outputFeatureChannels);
-  // Images [first, +count) of a piece, its blocks from row `row` of the round's buffers.
+  // Images [first, +count) of a piece, its blocks from row `row` of the round's buffers, `rows`
+  // of them padded to the layout's rows.
   struct Segment {
     KernelEncoding* e;
     uint32_t first, count, row, rows;
   };
   std::vector<std::vector<Segment>> rounds(1);
-  const uint64_t limit = roundBytes();
-  uint64_t bytes = 0;
-  uint32_t rows = 0;
+  const uint64_t limit = roundBytes(), rowBytes = layout.rowBytes();
+  uint64_t rows = 0;
   for (KernelEncoding& e : pieces) {
-    const uint64_t perImage = bytesPerImage(e, d);
-    const uint32_t blocks = ((e.clipWidth + 3) / 4) * ((e.clipHeight + 3) / 4);
+    const uint32_t blocks = layout.blocks(e.clipWidth, e.clipHeight);
     for (uint32_t first = 0; first < e.imageCount;) {
-      if (bytes + perImage > limit && bytes) rounds.emplace_back(), bytes = 0, rows = 0;
-      const uint32_t count =
-          uint32_t(std::clamp<uint64_t>((limit - bytes) / perImage, 1, e.imageCount - first));
-      rounds.back().push_back({&e, first, count, rows, blocks * count});
-      first += count, bytes += perImage * count, rows += blocks * count;
+      // The images whose padded rows fit what is left of the round (at least one).
+      const uint64_t left = limit / rowBytes - std::min(limit / rowBytes, rows);
+      uint32_t count = uint32_t(std::min<uint64_t>(left / blocks, e.imageCount - first));
+      while (count && layout.paddedRows(blocks * count) > left) --count;
+      if (!count && rows) {
+        rounds.emplace_back(), rows = 0;
+        continue;
+      }
+      count = std::max(count, 1u);
+      const uint32_t padded = layout.paddedRows(blocks * count);
+      rounds.back().push_back({&e, first, count, uint32_t(rows), padded});
+      first += count, rows += padded;
     }
   }
-  // 32 output slices a GEMM workgroup unless 16 waste fewer columns.
-  const uint32_t tileN = T % 32 == 0 || (T % 16 != 0 && T > 16) ? 32 : 16;
-  const std::vector<int32_t> gemmSpecialization{int32_t(tileN), int32_t(16 * tileN)};
+  const Layout::Strides inputStrides = layout.strides(layout.inputChannels),
+                        outputStrides = layout.strides(layout.outputChannels);
+  // Portable: 32 output slices a GEMM workgroup unless 16 waste fewer columns. Matrix units: 128
+  // columns where they divide N, on 2 x 2 warps of 4 x 4 fragments (the best of five tiles on
+  // the eight weightiest shapes, 4-9% ahead of 2 x 4 warps of 4 x 2: bench/NOTES.md, session 23,
+  // run 4), else 64 on 4 x 2 warps of 2 x 2; the products staged through shared memory.
+  uint32_t tileN = matrix ? (layout.outputChannels % 128 == 0 ? 128 : 64)
+                         : T % 32 == 0 || (T % 16 != 0 && T > 16) ? 32
+                                                                  : 16;
+  std::vector<int32_t> gemmSpecialization =
+      matrix ? (tileN == 128 ? std::vector<int32_t>{2, 2, 4, 4, 2, 128, 1}
+                             : std::vector<int32_t>{4, 2, 2, 2, 2, 256, 1})
+             : std::vector<int32_t>{int32_t(tileN), int32_t(16 * tileN)};
+  // A benchmark hook: VKCNN_WINOGRAD_MATRIX_TILE=WMxWN/FMxFN/STAGED (warps, fragments a warp;
+  // WM x FM must be 8, the layout's 128 rows; the products through shared memory or not) times
+  // other configurations of winograd_matrix_gemm.comp.
+  if (const char* forced = matrix ? std::getenv("VKCNN_WINOGRAD_MATRIX_TILE") : nullptr) {
+    int wm = 0, wn = 0, fm = 0, fn = 0, staged = 1;
+    if (std::sscanf(forced, "%dx%d/%dx%d/%d", &wm, &wn, &fm, &fn, &staged) >= 4 && wm * fm == 8 &&
+        wn > 0 && fn > 0 && layout.outputChannels % uint32_t(16 * wn * fn) == 0) {
+      tileN = uint32_t(16 * wn * fn);
+      gemmSpecialization = {wm, wn, fm, fn, 2, 32 * wm * wn, staged};
+    }
+  }
+  const TensorDataType inputType = matrix ? TensorDataType::float16 : TensorDataType::float32;
   for (const std::vector<Segment>& round : rounds) {
     const uint32_t R = round.back().row + round.back().rows;
-    TemporaryTensor transformed(
-        handle, {{R, kPositions, 4 * S}, TensorDataType::float32, what + " winograd input"});
-    TemporaryTensor products(
-        handle, {{R, kPositions, 4 * T}, TensorDataType::float32, what + " winograd products"});
+    TemporaryTensor transformed(handle, {{R, layout.positions, layout.inputChannels}, inputType,
+                                         what + " winograd input"});
+    TemporaryTensor products(handle, {{R, layout.positions, layout.outputChannels},
+                                      TensorDataType::float32, what + " winograd products"});
     transformed.setReadCount(1);
     products.setReadCount(1);
     for (const Segment& g : round) {
       const KernelEncoding& e = *g.e;
-      DispatchRecorder r(cb, ShaderId::winograd_input, variantFor(e.destination),
+      DispatchRecorder r(cb, layout.input, variantFor(e.destination),
                          what + " (winograd input)");
       shader::ConvolutionPush push{};
       push.source = r.bindSource(0, e.source, e.sourceFirstImage + g.first, g.count,
                                  e.sourceChannelOffset, e.sourceChannels);
+      const uint32_t m = layout.m;
       push.geometry = {0,
                        0,
-                       int32_t((e.clipWidth + 3) / 4),
-                       int32_t((e.clipHeight + 3) / 4),
+                       int32_t((e.clipWidth + m - 1) / m),
+                       int32_t((e.clipHeight + m - 1) / m),
                        shaderCoordinate(e.offsetX - leftEdge, "window origin x", e),
                        shaderCoordinate(e.offsetY - topEdge, "window origin y", e),
                        int32_t(g.count),
                        int32_t(S)};
-      push.convolution.inputChannelsPerGroup = int32_t(S);
-      push.convolution.kernelHeight = int32_t(g.rows);
-      push.convolution.kernelWidth =
-          vec4Index(bindTensor(r, cb, 6, transformed.slice(0, g.row, g.row + g.rows), true), what);
-      r.dispatch(push, g.rows * S, 1, 1);
+      // Every slice of the padded channels (zero past the window's).
+      const uint32_t slices = layout.inputChannels / 4;
+      const uint32_t blocks = layout.blocks(e.clipWidth, e.clipHeight) * g.count;
+      push.convolution.inputChannelsPerGroup = int32_t(slices);
+      push.convolution.kernelHeight = int32_t(blocks);
+      push.convolution.kernelWidth = elementIndex(
+          bindTensor(r, cb, 6, transformed.slice(0, g.row, g.row + g.rows), true), 4, what);
+      push.convolution.strideX = inputStrides.position;
+      push.convolution.strideY = inputStrides.row;
+      push.convolution.dilationX = inputStrides.block;
+      r.dispatch(push, blocks * slices, 1, 1);
     }
     markWritten(transformed);
-    {
+    if (matrix) {
+      DispatchRecorder r(cb, ShaderId::winograd_matrix_gemm, ShaderVariant::f16,
+                         what + " (winograd matrix gemm " + std::to_string(tileN) + ")",
+                         gemmSpecialization);
+      shader::WinogradMatrixGemmPush push{};
+      push.rows = int32_t(R);
+      push.K = int32_t(layout.inputChannels);
+      push.N = int32_t(layout.outputChannels);
+      push.transformedFirst = elementIndex(bindTensor(r, cb, 0, transformed, false), 8, what);
+      r.bindBuffer(1, w.weights);
+      push.productsFirst = elementIndex(bindTensor(r, cb, 2, products, true), 4, what);
+      r.dispatchGroups(&push, sizeof push, R / kMatrixTileRows, layout.outputChannels / tileN,
+                       layout.positions);
+    } else {
       DispatchRecorder r(cb, ShaderId::winograd_gemm, ShaderVariant::f32,
                          what + " (winograd gemm " + std::to_string(tileN) + ")",
                          gemmSpecialization);
@@ -174,16 +326,16 @@ void encodeWinograd(std::span<KernelEncoding> pieces, const ConvolutionDescripto
       push.rows = int32_t(R);
       push.inputSlices = int32_t(S);
       push.outputSlices = int32_t(T);
-      push.sourceFirst = vec4Index(bindTensor(r, cb, 0, transformed, false), what);
+      push.sourceFirst = elementIndex(bindTensor(r, cb, 0, transformed, false), 4, what);
       r.bindBuffer(1, w.weights);
-      push.destinationFirst = vec4Index(bindTensor(r, cb, 2, products, true), what);
+      push.destinationFirst = elementIndex(bindTensor(r, cb, 2, products, true), 4, what);
       r.dispatchGroups(&push, sizeof push, (R + 127) / 128, (T + tileN - 1) / tileN, kPositions);
-      markWritten(products);
-      consumeRead(transformed);
     }
+    markWritten(products);
+    consumeRead(transformed);
     for (const Segment& g : round) {
       const KernelEncoding& e = *g.e;
-      DispatchRecorder r(cb, ShaderId::winograd_output, variantFor(e.destination),
+      DispatchRecorder r(cb, layout.output, variantFor(e.destination),
                          what + " (winograd output)");
       shader::ConvolutionPush push{};
       push.destination =
@@ -206,10 +358,14 @@ void encodeWinograd(std::span<KernelEncoding> pieces, const ConvolutionDescripto
       push.geometry = {
           int32_t(e.clipX), int32_t(e.clipY), int32_t(e.clipWidth), int32_t(e.clipHeight), 0, 0,
           int32_t(g.count), int32_t(T)};
-      push.convolution.kernelHeight = int32_t(g.rows);
-      push.convolution.kernelWidth =
-          vec4Index(bindTensor(r, cb, 6, products.slice(0, g.row, g.row + g.rows), false), what);
-      r.dispatch(push, g.rows * T, 1, 1);
+      const uint32_t blocks = layout.blocks(e.clipWidth, e.clipHeight) * g.count;
+      push.convolution.kernelHeight = int32_t(blocks);
+      push.convolution.kernelWidth = elementIndex(
+          bindTensor(r, cb, 6, products.slice(0, g.row, g.row + g.rows), false), 4, what);
+      push.convolution.strideX = outputStrides.position;
+      push.convolution.strideY = outputStrides.row;
+      push.convolution.dilationX = outputStrides.block;
+      r.dispatch(push, blocks * T, 1, 1);
     }
     consumeRead(products);
   }
