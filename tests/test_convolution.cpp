@@ -1034,7 +1034,8 @@ TEST_CASE("convolution: a device with less shared memory gets the tiles that fit
 
 TEST_CASE("convolution: ContextOptions::winograd false keeps 3x3 layers on the GEMM tiles") {
   // The layer Winograd takes by default (the probe above), in a Context with the option off: no
-  // transformed weights are made, a GEMM tile runs it, and it matches the CPU.
+  // transformed weights are made, a GEMM tile runs it, and it matches the CPU; on the matrix
+  // units, the float16 layer F(2x2,3x3) takes likewise.
   Case c;
   c.descriptor = ConvolutionDescriptor::make(3, 3, 64, 64);
   c.descriptor.destinationFormat = ChannelFormat::float32;
@@ -1053,6 +1054,19 @@ TEST_CASE("convolution: ContextOptions::winograd false keeps 3x3 layers on the G
     kernel.padding = c.padding;
     runInContext(ctx, kernel, x, expected);
     CHECK((kernel.configuration() == "winograd") == winograd);
+    // On the matrix units, float16's F(2x2,3x3) likewise (the probe of its own test case).
+    if (ctx.capabilities().matrixUnits && ctx.capabilities().subgroupSize == 32) {
+      const ConvolutionDescriptor d = ConvolutionDescriptor::make(3, 3, 256, 256);
+      Convolution half(ctx, d, randomWeights(d, 87));
+      half.padding = c.padding;
+      const Image hx(ctx, {14, 14, 256, 8, ChannelFormat::float16, ImageUsage::all, "x"});
+      const Image hy(ctx, {14, 14, 256, 8, ChannelFormat::float16, ImageUsage::all, "y"});
+      CommandBuffer cb(ctx, "float16");
+      half.encode(cb, hx, hy);
+      cb.commit();
+      cb.waitUntilCompleted();
+      CHECK((half.configuration() == "winograd") == winograd);
+    }
   }
 }
 

@@ -302,7 +302,11 @@ void encodeWinograd(std::span<KernelEncoding> pieces, const ConvolutionDescripto
       push.convolution.strideX = inputStrides.position;
       push.convolution.strideY = inputStrides.row;
       push.convolution.dilationX = inputStrides.block;
-      r.dispatch(push, blocks * slices, 1, 1);
+      if (matrix)  // 8 x 4 blocks of 8 slices a workgroup (winograd_matrix_input.comp)
+        r.dispatchGroups(&push, sizeof push, (uint32_t(push.geometry.clipWidth) + 7) / 8,
+                         (uint32_t(push.geometry.clipHeight) + 3) / 4, g.count * (slices / 8));
+      else
+        r.dispatch(push, blocks * slices, 1, 1);
     }
     markWritten(transformed);
     if (matrix) {
