@@ -1,8 +1,9 @@
 // Winograd F(4x4,3x3) and F(2x2,3x3) (Lavin and Gray, 2015): the one-dimensional transforms that
-// winograd_transform_input.glsl and winograd_transform_output.glsl apply along columns and then
-// rows of a tile. An (m+2)x(m+2) source tile d becomes V = B^T d B; the products M = U .* V,
-// summed over input channels by the per-position GEMMs, become the m x m outputs Y = A^T M A. The
-// weights' U = G g G^T is made on the host (winograd.cpp).
+// the input transforms (winograd_input.comp, winograd_matrix_input.comp) and the output transform
+// (winograd_transform_output.glsl) apply along columns and then rows of a tile. An (m+2)x(m+2)
+// source tile d becomes V = B^T d B; the products M = U .* V, summed over input channels by the
+// per-position GEMMs, become the m x m outputs Y = A^T M A. The weights' U = G g G^T is made on
+// the host (winograd.cpp).
 #ifndef VKCNN_WINOGRAD_GLSL
 #define VKCNN_WINOGRAD_GLSL
 
