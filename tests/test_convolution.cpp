@@ -668,6 +668,23 @@ TEST_CASE("convolution: grouped convolutions on the matrix units, every tile for
   unsetenv("VKCNN_CONVOLUTION_TILE");
 }
 
+namespace {
+
+// A 3x3 in -> out case, padding 1, over `images` of width x height (the Winograd cases).
+Case paddedThreeByThree(uint32_t in, uint32_t out, const NeuronDescriptor& neuron, uint32_t width,
+                        uint32_t height, uint32_t images, uint32_t seed) {
+  Case c;
+  c.descriptor = ConvolutionDescriptor::make(3, 3, in, out, neuron);
+  c.padding = Padding::explicitPadding(1, 1, 1, 1);
+  c.width = width;
+  c.height = height;
+  c.sourceImages = images;
+  c.seed = seed;
+  return c;
+}
+
+}  // namespace
+
 TEST_CASE("convolution: Winograd F(4x4,3x3), forced") {
   // VKCNN_CONVOLUTION_TILE=winograd (set when the kernel is made, which then builds the
   // transformed weights) runs 3x3 stride-1 convolutions as an input transform, 36 per-position
@@ -679,18 +696,7 @@ TEST_CASE("convolution: Winograd F(4x4,3x3), forced") {
   // (not taken). Tolerance: the buffers between the steps are float32, so the result differs
   // from the direct sum by float32 rounding of sums with coefficients up to 8 (A^T) and 5 (B^T):
   // the usual 1e-5 holds in float32, and float16 rounds only the images, as the direct path.
-  // 3x3 in -> out, padding 1, over `images` of width x height.
-  auto padded = [](uint32_t in, uint32_t out, const NeuronDescriptor& neuron, uint32_t width,
-                   uint32_t height, uint32_t images, uint32_t seed) {
-    Case c;
-    c.descriptor = ConvolutionDescriptor::make(3, 3, in, out, neuron);
-    c.padding = Padding::explicitPadding(1, 1, 1, 1);
-    c.width = width;
-    c.height = height;
-    c.sourceImages = images;
-    c.seed = seed;
-    return c;
-  };
+  const auto padded = paddedThreeByThree;
   std::vector<Case> cases;
   {
     // 13 -> 21, 11x9 odd sizes, ReLU, 2 images
@@ -861,14 +867,8 @@ TEST_CASE("convolution: Winograd F(2x2,3x3) on the matrix units, forced") {
       context().capabilities().matrixUnits && context().capabilities().subgroupSize == 32;
   auto padded = [](uint32_t in, uint32_t out, const NeuronDescriptor& neuron, uint32_t width,
                    uint32_t height, uint32_t images, uint32_t seed) {
-    Case c;
-    c.descriptor = ConvolutionDescriptor::make(3, 3, in, out, neuron);
-    c.padding = Padding::explicitPadding(1, 1, 1, 1);
-    c.width = width;
-    c.height = height;
-    c.sourceImages = images;
+    Case c = paddedThreeByThree(in, out, neuron, width, height, images, seed);
     c.format = ChannelFormat::float16;
-    c.seed = seed;
     return c;
   };
   std::vector<Case> cases;
@@ -918,8 +918,8 @@ TEST_CASE("convolution: Winograd F(2x2,3x3) on the matrix units, forced") {
     probe.padding = e.padding;
     const uint32_t in = e.descriptor.inputFeatureChannels, out = e.descriptor.outputFeatureChannels;
     const uint32_t images = e.sourceImages;
-    const Image x = makeImage(randomTensor(images, in, e.height, e.width, 7),
-                              ChannelFormat::float16, "x");
+    const Image x =
+        makeImage(randomTensor(images, in, e.height, e.width, 7), ChannelFormat::float16, "x");
     const Image y(context(),
                   {e.width, e.height, out, images, ChannelFormat::float16, ImageUsage::all, "y"});
     CommandBufferOptions options;
@@ -983,18 +983,18 @@ TEST_CASE("convolution: Winograd F(2x2,3x3) on the matrix units, forced") {
     bool chosen;
   };
   if (matrixUnits)
-    for (const Probe& p : {Probe{256, 256, 14, 8, true},      // 1.85 GFLOP
-                           Probe{256, 256, 14, 4, false},     // 0.92 GFLOP
-                           Probe{128, 128, 112, 16, true},    // 200704 pixels
-                           Probe{128, 128, 112, 15, false},   // 188160 pixels, 30 GFLOP
+    for (const Probe& p : {Probe{256, 256, 14, 8, true},       // 1.85 GFLOP
+                           Probe{256, 256, 14, 4, false},      // 0.92 GFLOP
+                           Probe{128, 128, 112, 16, true},     // 200704 pixels
+                           Probe{128, 128, 112, 15, false},    // 188160 pixels, 30 GFLOP
                            Probe{128, 256, 56, 32, false}}) {  // 128 channels, 100352 pixels
       CAPTURE(p.in);
       CAPTURE(p.images);
       const ConvolutionDescriptor d = ConvolutionDescriptor::make(3, 3, p.in, p.out);
       Convolution probe(context(), d, randomWeights(d, 6));
       probe.padding = Padding::explicitPadding(1, 1, 1, 1);
-      const Image x(context(), {p.size, p.size, p.in, p.images, ChannelFormat::float16,
-                                ImageUsage::all, "x"});
+      const Image x(context(),
+                    {p.size, p.size, p.in, p.images, ChannelFormat::float16, ImageUsage::all, "x"});
       const Image y(context(), {p.size, p.size, p.out, p.images, ChannelFormat::float16,
                                 ImageUsage::all, "y"});
       runOnce([&](CommandBuffer& cb) { probe.encode(cb, x, y); });

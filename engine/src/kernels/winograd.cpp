@@ -20,7 +20,7 @@ namespace vkcnn::detail {
 
 namespace {
 
-constexpr uint32_t kPositions = 36;  // F(4x4,3x3)'s 6x6 tile
+constexpr uint32_t kPositions = 36;        // F(4x4,3x3)'s 6x6 tile
 constexpr uint32_t kMatrixPositions = 16;  // F(2x2,3x3)'s 4x4 tile
 // winograd_matrix_gemm.comp's tile rows: the matrix scheme's buffers hold blocks of this many rows
 // ([row block][position][row][channel]), a piece's rows start at one, and no row is checked.
@@ -37,9 +37,9 @@ uint32_t roundUp(uint32_t v, uint32_t to) {
 
 // What a scheme's buffers hold per row (a block of m x m destination pixels).
 struct Layout {
-  uint32_t m;          // the block's side
-  uint32_t positions;  // (m + 2)^2
-  uint32_t rowAlign;   // rows of a piece padded to this
+  uint32_t m;                              // the block's side
+  uint32_t positions;                      // (m + 2)^2
+  uint32_t rowAlign;                       // rows of a piece padded to this
   uint32_t inputChannels, outputChannels;  // per position and row, padding included
   uint32_t inputBytes;                     // an input channel's bytes (float32 or float16)
   ShaderId input, output;
@@ -95,9 +95,28 @@ uint64_t roundBytes() {
 int32_t elementIndex(int32_t element, int32_t per, const std::string& what) {
   if (element % per)
     throw Error(ErrorCode::vulkan, what + ": internal: a Winograd buffer starts at element " +
-                                       std::to_string(element) + " of its binding, not at a multiple of " +
+                                       std::to_string(element) +
+                                       " of its binding, not at a multiple of " +
                                        std::to_string(per));
   return element / per;
+}
+
+// U = G g G^T of output channel o and input channel i (of cin), scaled by scale[o], in double.
+template <int N>
+void transformWeights(const double (&G)[N][3], std::span<const float> weights,
+                      std::span<const double> scale, size_t o, size_t i, uint32_t cin,
+                      double (&u)[N][N]) {
+  double g[3][3];
+  for (int y = 0; y < 3; ++y)
+    for (int x = 0; x < 3; ++x)
+      g[y][x] = double(weights[((o * 3 + y) * 3 + x) * cin + i]) * scale[o];
+  double gg[N][3];  // G g
+  for (int r = 0; r < N; ++r)
+    for (int x = 0; x < 3; ++x)
+      gg[r][x] = G[r][0] * g[0][x] + G[r][1] * g[1][x] + G[r][2] * g[2][x];
+  for (int r = 0; r < N; ++r)
+    for (int c = 0; c < N; ++c)
+      u[r][c] = gg[r][0] * G[c][0] + gg[r][1] * G[c][1] + gg[r][2] * G[c][2];
 }
 
 }  // namespace
@@ -132,18 +151,10 @@ void winogradWeights(const ConvolutionDescriptor& d, std::span<const float> weig
       for (uint32_t i = 0; i < 4 * S; ++i) {
         double lanes[4][kPositions] = {};  // zero for the padding channels
         for (uint32_t lane = 0; i < cin && lane < 4 && 4 * n + lane < cout; ++lane) {
-          const size_t o = 4 * n + lane;
-          double g[3][3];
-          for (int y = 0; y < 3; ++y)
-            for (int x = 0; x < 3; ++x)
-              g[y][x] = double(weights[((o * 3 + y) * 3 + x) * cin + i]) * scale[o];
-          double gg[6][3];  // G g
+          double uu[6][6];
+          transformWeights(G, weights, scale, 4 * n + lane, i, cin, uu);
           for (int r = 0; r < 6; ++r)
-            for (int x = 0; x < 3; ++x)
-              gg[r][x] = G[r][0] * g[0][x] + G[r][1] * g[1][x] + G[r][2] * g[2][x];
-          for (int r = 0; r < 6; ++r)
-            for (int c = 0; c < 6; ++c)
-              lanes[lane][6 * r + c] = gg[r][0] * G[c][0] + gg[r][1] * G[c][1] + gg[r][2] * G[c][2];
+            for (int c = 0; c < 6; ++c) lanes[lane][6 * r + c] = uu[r][c];
         }
         for (size_t p = 0; p < kPositions; ++p) {
           float* block = u + (((p * T + n) * S + i / 4) * 4 + i % 4) * 4;
@@ -177,18 +188,9 @@ void winogradMatrixWeights(const ConvolutionDescriptor& d, std::span<const float
   parallelRanges(cin, 1, (size_t(1) << 14) / (cout * 9) + 1, [&](size_t k0, size_t k1) {
     for (size_t k = k0; k < k1; ++k)
       for (size_t o = 0; o < cout; ++o) {
-        double g[3][3];
-        for (int y = 0; y < 3; ++y)
-          for (int x = 0; x < 3; ++x)
-            g[y][x] = double(weights[((o * 3 + y) * 3 + x) * cin + k]) * scale[o];
-        double gg[4][3];  // G g
-        for (int r = 0; r < 4; ++r)
-          for (int x = 0; x < 3; ++x)
-            gg[r][x] = G[r][0] * g[0][x] + G[r][1] * g[1][x] + G[r][2] * g[2][x];
-        for (int r = 0; r < 4; ++r)
-          for (int c = 0; c < 4; ++c)
-            u[((size_t(4 * r + c)) * K + k) * N + o] = floatToHalf(
-                float(gg[r][0] * G[c][0] + gg[r][1] * G[c][1] + gg[r][2] * G[c][2]));
+        double uu[4][4];
+        transformWeights(G, weights, scale, o, k, cin, uu);
+        for (int p = 0; p < 16; ++p) u[(p * K + k) * N + o] = floatToHalf(float(uu[p / 4][p % 4]));
       }
   });
 }
@@ -250,8 +252,8 @@ void encodeWinograd(std::span<KernelEncoding> pieces, const ConvolutionDescripto
   // the eight weightiest shapes, 4-9% ahead of 2 x 4 warps of 4 x 2: bench/NOTES.md, session 23,
   // run 4), else 64 on 4 x 2 warps of 2 x 2; the products staged through shared memory.
   uint32_t tileN = matrix ? (layout.outputChannels % 128 == 0 ? 128 : 64)
-                         : T % 32 == 0 || (T % 16 != 0 && T > 16) ? 32
-                                                                  : 16;
+                   : T % 32 == 0 || (T % 16 != 0 && T > 16) ? 32
+                                                            : 16;
   std::vector<int32_t> gemmSpecialization =
       matrix ? (tileN == 128 ? std::vector<int32_t>{2, 2, 4, 4, 2, 128, 1}
                              : std::vector<int32_t>{4, 2, 2, 2, 2, 256, 1})
@@ -270,16 +272,16 @@ void encodeWinograd(std::span<KernelEncoding> pieces, const ConvolutionDescripto
   const TensorDataType inputType = matrix ? TensorDataType::float16 : TensorDataType::float32;
   for (const std::vector<Segment>& round : rounds) {
     const uint32_t R = round.back().row + round.back().rows;
-    TemporaryTensor transformed(handle, {{R, layout.positions, layout.inputChannels}, inputType,
-                                         what + " winograd input"});
+    TemporaryTensor transformed(
+        handle, {{R, layout.positions, layout.inputChannels}, inputType, what + " winograd input"});
     TemporaryTensor products(handle, {{R, layout.positions, layout.outputChannels},
-                                      TensorDataType::float32, what + " winograd products"});
+                                      TensorDataType::float32,
+                                      what + " winograd products"});
     transformed.setReadCount(1);
     products.setReadCount(1);
     for (const Segment& g : round) {
       const KernelEncoding& e = *g.e;
-      DispatchRecorder r(cb, layout.input, variantFor(e.destination),
-                         what + " (winograd input)");
+      DispatchRecorder r(cb, layout.input, variantFor(e.destination), what + " (winograd input)");
       shader::ConvolutionPush push{};
       push.source = r.bindSource(0, e.source, e.sourceFirstImage + g.first, g.count,
                                  e.sourceChannelOffset, e.sourceChannels);
@@ -339,8 +341,7 @@ void encodeWinograd(std::span<KernelEncoding> pieces, const ConvolutionDescripto
     consumeRead(transformed);
     for (const Segment& g : round) {
       const KernelEncoding& e = *g.e;
-      DispatchRecorder r(cb, layout.output, variantFor(e.destination),
-                         what + " (winograd output)");
+      DispatchRecorder r(cb, layout.output, variantFor(e.destination), what + " (winograd output)");
       shader::ConvolutionPush push{};
       push.destination =
           r.bindDestination(1, e.destination, e.destinationFirstImage + g.first, g.count,

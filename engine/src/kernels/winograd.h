@@ -64,11 +64,11 @@ struct WinogradWeights {
 };
 
 // Encodes `pieces` (one encode, or the pieces of a batch that a Graph holds in several images,
-// each fitting winogradFits) with w's scheme as one: an input transform per piece, the GEMMs once over all their
-// blocks, an output transform per piece, so that the pieces add no barriers. In rounds of images
-// whose buffers take at most kWinogradRoundBytes each (less where VKCNN_WINOGRAD_ROUND_BYTES, a
-// test hook, says so). (leftEdge, topEdge): where the window starts relative to the offset
-// position. `what` labels the dispatches.
+// each fitting winogradFits) with w's scheme as one: an input transform per piece, the GEMMs once
+// over all their blocks, an output transform per piece, so that the pieces add no barriers. In
+// rounds of images whose buffers take at most kWinogradRoundBytes each (less where
+// VKCNN_WINOGRAD_ROUND_BYTES, a test hook, says so). (leftEdge, topEdge): where the window starts
+// relative to the offset position. `what` labels the dispatches.
 void encodeWinograd(std::span<KernelEncoding> pieces, const ConvolutionDescriptor& d,
                     int64_t leftEdge, int64_t topEdge, const WinogradWeights& w,
                     const std::string& what);
