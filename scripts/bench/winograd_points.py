@@ -11,9 +11,17 @@ over the channels in float32 one addition at a time.
   python3 scripts/bench/winograd_points.py            # Lavin's points, the chosen ones, direct
   python3 scripts/bench/winograd_points.py --search   # 0, +-1 and every pair of 16 more points
   python3 scripts/bench/winograd_points.py --print 0,1,-1,-2,1/2
+  python3 scripts/bench/winograd_points.py --float16  # the matrix units' float16 schemes
 
 bench/NOTES.md, 2026-11-27 (session 22), run 7: Lavin's 0, +-1, +-2 give 1.6e-6 over 64 channels,
 0, 1, -1, -2, 1/2 give 1.0e-6 (direct summation 0.44e-6); glsl/winograd.glsl uses the latter.
+
+--float16 (session 23): a layer as the matrix units run it, against float64 of the unrounded data:
+the direct convolution with float16 inputs and weights, float32 sums and a float16 output, and
+Winograd with float16 inputs, U from float64 rounded to float16, V computed in float32 and stored
+in float16, M summed in float32, Y rounded to float16. Over 64 channels: direct 3.6e-4; F(2x2,3x3)
+5.9e-4 (7.0e-4 with M stored in float16); F(4x4,3x3) 2.0e-3 at 0, 1, -1, -2, 1/2 and 2.8e-3 at
+Lavin's points (1.4e-3 even with V in float32: U's float16 rounding). F(2x2) it is.
 """
 import argparse
 import itertools
@@ -126,6 +134,50 @@ def direct(channels=64, tiles=200, seed=5):
     return (num / den) ** 0.5
 
 
+def h16(x):
+    """x rounded to float16."""
+    return struct.unpack("e", struct.pack("e", x))[0]
+
+
+F2 = ([[1, 1, 1, 0], [0, 1, -1, -1]],
+      [[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]],
+      [[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]])
+
+
+def half_error(mats, m, channels=64, tiles=40, seed=5, v_round=h16, m_round=lambda x: x):
+    """(direct, Winograd) relative L2 in float16 as the matrix units run a layer (--float16)."""
+    AT, G, BT = ([[float(v) for v in row] for row in M] for M in mats)
+    rnd = random.Random(seed); n = m + 2
+    nd = nw = den = 0.0
+    for _ in range(tiles):
+        Mx = [[0.0] * n for _ in range(n)]
+        ref = [[0.0] * m for _ in range(m)]; acc = [[0.0] * m for _ in range(m)]
+        for _c in range(channels):
+            d = [[rnd.uniform(-1, 1) for _ in range(n)] for _ in range(n)]
+            g = [[rnd.uniform(-1, 1) / 3 for _ in range(3)] for _ in range(3)]
+            dh = [[h16(v) for v in r] for r in d]; gh = [[h16(v) for v in r] for r in g]
+            for i in range(m):
+                for j in range(m):
+                    ref[i][j] += sum(d[i + a][j + b] * g[a][b] for a in range(3) for b in range(3))
+                    acc[i][j] = f32(acc[i][j] + sum(dh[i + a][j + b] * gh[a][b]
+                                                    for a in range(3) for b in range(3)))
+            Gg = [[sum(G[a][k] * g[k][b] for k in range(3)) for b in range(3)] for a in range(n)]
+            U = [[h16(sum(Gg[a][k] * G[b][k] for k in range(3))) for b in range(n)] for a in range(n)]
+            t = [[f32(sum(BT[a][k] * dh[k][x] for k in range(n))) for x in range(n)] for a in range(n)]
+            V = [[v_round(sum(BT[b][k] * t[a][k] for k in range(n))) for b in range(n)] for a in range(n)]
+            for a in range(n):
+                for b in range(n):
+                    Mx[a][b] = f32(Mx[a][b] + U[a][b] * V[a][b])
+        t2 = [[f32(sum(AT[i][k] * m_round(Mx[k][x]) for k in range(n))) for x in range(n)]
+              for i in range(m)]
+        Y = [[h16(sum(AT[j][k] * t2[i][k] for k in range(n))) for j in range(m)] for i in range(m)]
+        for i in range(m):
+            for j in range(m):
+                nd += (h16(acc[i][j]) - ref[i][j]) ** 2
+                nw += (Y[i][j] - ref[i][j]) ** 2; den += ref[i][j] ** 2
+    return (nd / den) ** 0.5, (nw / den) ** 0.5
+
+
 def parse(text):
     return [F(p) for p in text.split(",")]
 
@@ -134,7 +186,18 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--search", action="store_true")
     ap.add_argument("--print", dest="show")
+    ap.add_argument("--float16", action="store_true")
     args = ap.parse_args()
+    if args.float16:
+        for label, mats, m, kw in (
+                ("F(2x2,3x3)", F2, 2, {}),
+                ("F(2x2,3x3), M in float16", F2, 2, {"m_round": h16}),
+                ("F(4x4,3x3) 0,1,-1,-2,1/2", matrices(parse("0,1,-1,-2,1/2")), 4, {}),
+                ("F(4x4,3x3) Lavin's", matrices(parse("0,1,-1,2,-2")), 4, {}),
+                ("F(4x4,3x3), V in float32", matrices(parse("0,1,-1,-2,1/2")), 4, {"v_round": f32})):
+            direct_error, winograd_error = half_error(mats, m, **kw)
+            print(f"{label:28s} direct {direct_error:.3e}  winograd {winograd_error:.3e}")
+        return
     if args.show:
         for label, m in zip(("A^T", "G", "B^T"), matrices(parse(args.show))):
             print(label)
