@@ -49,13 +49,14 @@ class PySession {
   PySession(const std::string& path, const std::string& precision,
             const std::optional<std::map<std::string, std::vector<int64_t>>>& shapes,
             uint32_t batch, const std::optional<std::string>& device,
-            std::optional<bool> validation, bool optimize) {
+            std::optional<bool> validation, bool optimize, std::optional<bool> winograd) {
     vkcnn::SessionOptions options;
     options.precision = precisionOf(precision);
     if (shapes) options.inputShapes = *shapes;
     options.batch = batch;
     if (device) options.context.device = *device;
     options.context.validation = validation;
+    options.context.winograd = winograd;
     options.optimize = optimize;
     py::gil_scoped_release release;
     session_.emplace(path, options);
@@ -186,13 +187,15 @@ PYBIND11_MODULE(vkcnn, m) {
   py::class_<PySession>(m, "Session")
       .def(py::init<const std::string&, const std::string&,
                     const std::optional<std::map<std::string, std::vector<int64_t>>>&, uint32_t,
-                    const std::optional<std::string>&, std::optional<bool>, bool>(),
+                    const std::optional<std::string>&, std::optional<bool>, bool,
+                    std::optional<bool>>(),
            py::arg("path"), py::arg("precision") = "fp16", py::arg("shapes") = py::none(),
            py::arg("batch") = 0, py::arg("device") = py::none(), py::arg("validation") = py::none(),
-           py::arg("optimize") = true,
+           py::arg("optimize") = true, py::arg("winograd") = py::none(),
            "Loads and compiles an ONNX model. precision: 'fp16' or 'fp32' storage; shapes: "
            "{input: [dims]} for dynamic dimensions; batch: images per run (0: the model's); "
-           "device: index or name substring.")
+           "device: index or name substring; winograd: False keeps 3x3 convolutions off "
+           "Winograd (less weight memory; None: VKCNN_NO_WINOGRAD, else on).")
       .def_property_readonly("inputs", &PySession::inputs, "{name: shape} in the model's order")
       .def_property_readonly("outputs", &PySession::outputs, "{name: shape} in the model's order")
       .def_property_readonly("batch", &PySession::batch)

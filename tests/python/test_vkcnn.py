@@ -59,6 +59,16 @@ class Module(unittest.TestCase):
         x64 = rng.uniform(-1, 1, size=(3, 3, 3, 4)).transpose(0, 3, 1, 2)
         np.testing.assert_allclose(s.run(x64)["y"], reference(x64), rtol=0, atol=1e-5)
 
+    def test_winograd_option(self):
+        # ContextOptions::winograd reaches the Session's Context; the classifier head has no 3x3
+        # convolution, so the results are the same either way.
+        x = np.random.default_rng(3).uniform(-2, 2, size=(1, 4, 3, 3)).astype(np.float32)
+        for winograd in (False, True, None):
+            s = vkcnn.Session(MODEL, precision="fp32", batch=1, winograd=winograd)
+            np.testing.assert_allclose(s.run(x)["y"], reference(x), rtol=0, atol=1e-5)
+        with self.assertRaises(TypeError):
+            vkcnn.Session(MODEL, precision="fp32", winograd="off")
+
     def test_session_fp16(self):
         s = vkcnn.Session(MODEL, precision="fp16", batch=2)
         self.assertEqual(s.inputs, {"x": (2, 4, 3, 3)})

@@ -87,11 +87,12 @@ struct ContextOptions {
   // the fastest is written to the file. Costs up to a few seconds per new shape on a GPU; later
   // runs read the file. Unset: the VKCNN_TUNE environment variable (1: on), else off.
   std::optional<bool> tuneConvolutions;
-  // Winograd F(4x4,3x3) for 3x3 stride-1 convolutions on the portable path (float32, and devices
-  // without matrix units): about 2x faster on large layers, for transformed weights kept beside
-  // the others, 4x the 3x3 weights' memory, made when a kernel is created. false makes none and
-  // runs those layers on the GEMM tiles. Unset: true unless the VKCNN_NO_WINOGRAD environment
-  // variable is 1.
+  // Winograd for 3x3 stride-1 convolutions: F(4x4,3x3) on the portable path (float32, and devices
+  // without matrix units), about 2x faster on large layers, and F(2x2,3x3) in float16 on the
+  // matrix units, 1.2-1.8x on layers of 256 channels and more; for transformed weights kept beside
+  // the others (4x the 3x3 weights' memory, or 16/9 in float16), made when a kernel is created.
+  // false makes none and runs those layers on the GEMM tiles. Unset: true unless the
+  // VKCNN_NO_WINOGRAD environment variable is 1.
   std::optional<bool> winograd;
 
   // Device memory. Images and buffers under half a block share VkDeviceMemory blocks; the first

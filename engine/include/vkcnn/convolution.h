@@ -136,18 +136,19 @@ class VKCNN_API Convolution : public UnaryKernel {
   // residuals[k] added before the neuron, as encodeWithResidual; none, or one per pair), each
   // pair as encode() takes it, all checked before anything is recorded. The pairs run side by
   // side, their configuration chosen for all of them sharing the device (imagesSideBySide), and
-  // F(4x4,3x3) (configuration "winograd") runs its GEMMs once over every pair's images.
+  // Winograd (configuration "winograd") runs its GEMMs once over every pair's images.
   void encodeBatch(CommandBuffer& commandBuffer, const std::vector<Image>& sources,
                    const std::vector<Image>& destinations,
                    const std::vector<Image>& residuals = {});
 
   // What the last encode ran (empty before one): a matrix-unit tile of convolution_tiles.h
   // ("64x64", "grouped 64x16"), a split-k shader ("matrix_medium"), a portable GEMM tile
-  // ("gemm_large"), "direct", "grouped direct", "depthwise" or "winograd" (F(4x4,3x3) for 3x3
-  // stride-1 layers on the portable path: an input transform, 36 per-position GEMMs and an output
-  // transform through float32 buffers, three dispatches labelled "(winograd input)", "(winograd
-  // gemm 16|32)" and "(winograd output)"). The dispatch's label (profiles) ends with the same in
-  // parentheses.
+  // ("gemm_large"), "direct", "grouped direct", "depthwise" or "winograd" (3x3 stride-1 layers as
+  // an input transform, per-position GEMMs and an output transform through buffers of the pool:
+  // F(4x4,3x3) on the portable path, 36 GEMMs in float32, dispatches labelled "(winograd input)",
+  // "(winograd gemm 16|32)" and "(winograd output)"; F(2x2,3x3) in float16 on the matrix units,
+  // 16 GEMMs, the GEMM labelled "(winograd matrix gemm 64|128)"). The dispatch's label (profiles)
+  // ends with the same in parentheses.
   const std::string& configuration() const;
   // The shape key of the last encode in the tuning file (vkcnn/convolution_tuning.h); empty where
   // nothing is chosen (the direct and depthwise shaders).
