@@ -683,6 +683,28 @@ Case paddedThreeByThree(uint32_t in, uint32_t out, const NeuronDescriptor& neuro
   return c;
 }
 
+// A float32 3x3 64 -> 64 layer over 4 images of 60x60 that F(4x4,3x3) takes by default (1.06
+// GFLOP), its source, weights and bias from seeds `seed`, `seed` + 1 and `seed` + 2, and the CPU's
+// result.
+struct WinogradLayer {
+  Case c;
+  Tensor x;
+  std::vector<float> w, bias;
+  Tensor expected;
+};
+WinogradLayer winogradLayer(const NeuronDescriptor& neuron, uint32_t seed) {
+  WinogradLayer l{paddedThreeByThree(64, 64, neuron, 60, 60, 4, seed),
+                  randomTensor(4, 64, 60, 60, seed),
+                  {},
+                  {},
+                  {}};
+  l.c.descriptor.destinationFormat = ChannelFormat::float32;
+  l.w = randomWeights(l.c.descriptor, seed + 1);
+  l.bias = randomFloats(64, seed + 2);
+  l.expected = reference(l.c, l.x, l.w, l.bias, 60, 60, 4, 64);
+  return l;
+}
+
 }  // namespace
 
 TEST_CASE("convolution: Winograd F(4x4,3x3), forced") {
@@ -1008,15 +1030,11 @@ TEST_CASE("convolution: a device with less shared memory gets the tiles that fit
   // GEMM 32 (reflected from their SPIR-V): a float32 3x3 64 -> 64 layer that takes Winograd
   // takes the 64x16 tile (16 KiB) within 16 KiB, and the direct shader within 8; each matches the
   // CPU.
-  Case c;
-  c.descriptor = ConvolutionDescriptor::make(3, 3, 64, 64, NeuronDescriptor::relu());
-  c.descriptor.destinationFormat = ChannelFormat::float32;
-  c.padding = Padding::explicitPadding(1, 1, 1, 1);
-  c.width = c.height = 60;
-  c.sourceImages = 4;
-  const Tensor x = randomTensor(4, 64, 60, 60, 81);
-  const std::vector<float> w = randomWeights(c.descriptor, 82), bias = randomFloats(64, 83);
-  const Tensor expected = reference(c, x, w, bias, 60, 60, 4, 64);
+  const WinogradLayer layer = winogradLayer(NeuronDescriptor::relu(), 81);
+  const Case& c = layer.c;
+  const Tensor& x = layer.x;
+  const std::vector<float>&w = layer.w, &bias = layer.bias;
+  const Tensor& expected = layer.expected;
   for (const auto& [limit, configuration] :
        {std::pair<const char*, const char*>{nullptr, "winograd"},
         {"16384", "gemm_large"},
@@ -1036,15 +1054,11 @@ TEST_CASE("convolution: ContextOptions::winograd false keeps 3x3 layers on the G
   // The layer Winograd takes by default (the probe above), in a Context with the option off: no
   // transformed weights are made, a GEMM tile runs it, and it matches the CPU; on the matrix
   // units, the float16 layer F(2x2,3x3) takes likewise.
-  Case c;
-  c.descriptor = ConvolutionDescriptor::make(3, 3, 64, 64);
-  c.descriptor.destinationFormat = ChannelFormat::float32;
-  c.padding = Padding::explicitPadding(1, 1, 1, 1);
-  c.width = c.height = 60;
-  c.sourceImages = 4;
-  const Tensor x = randomTensor(4, 64, 60, 60, 84);
-  const std::vector<float> w = randomWeights(c.descriptor, 85), bias = randomFloats(64, 86);
-  const Tensor expected = reference(c, x, w, bias, 60, 60, 4, 64);
+  const WinogradLayer layer = winogradLayer(NeuronDescriptor{}, 84);
+  const Case& c = layer.c;
+  const Tensor& x = layer.x;
+  const std::vector<float>&w = layer.w, &bias = layer.bias;
+  const Tensor& expected = layer.expected;
   for (bool winograd : {true, false}) {
     CAPTURE(winograd);
     ContextOptions options;

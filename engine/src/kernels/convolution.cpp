@@ -1044,10 +1044,10 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
   r.dispatch(push, e.clipWidth, e.clipHeight, e.imageCount * slices);
 }
 
-// The pieces of one batch (Convolution::encodeBatch), side by side: as one F(4x4,3x3) encode
-// where each could take it and VKCNN_CONVOLUTION_TILE forces it or the portable path's rule takes
-// the layer (its buffers have no layer limit, so the GEMMs run once over every piece's blocks),
-// else each piece on its own, its configuration chosen for all of them sharing the device.
+// The pieces of one batch (Convolution::encodeBatch), side by side: as one Winograd encode where
+// each could take it and VKCNN_CONVOLUTION_TILE forces it or its scheme's rule takes the layer
+// (its buffers have no layer limit, so the GEMMs run once over every piece's blocks), else each
+// piece on its own, its configuration chosen for all of them sharing the device.
 void encodeConvolutionPieces(std::span<KernelEncoding> pieces, const ConvolutionState& s,
                              int64_t leftEdge, int64_t topEdge, std::string& configuration,
                              std::string& tuningKey) {

@@ -26,6 +26,12 @@ constexpr uint32_t kMatrixPositions = 16;  // F(2x2,3x3)'s 4x4 tile
 // ([row block][position][row][channel]), a piece's rows start at one, and no row is checked.
 constexpr uint32_t kMatrixTileRows = 128;
 constexpr uint32_t kMatrixChunk = 32;  // its reduction a stage
+// Its two shared stages on its largest tile (128 x 128): 128 rows of A and kMatrixChunk rows of B
+// (128 columns), each row padded by 16 bytes, as the shader declares them. Reflection cannot say
+// (the build reflects cooperative-matrix shaders through a trivial body).
+constexpr uint32_t kMatrixGemmSharedBytes =
+    2 * (kMatrixTileRows * (kMatrixChunk / 8 + 1) + kMatrixChunk * (128 / 8 + 1)) * 16;
+static_assert(kMatrixGemmSharedBytes == 37888, "winograd_matrix_gemm.comp's 128 x 128 tile");
 
 uint32_t slicesOf(uint32_t channels) {
   return (channels + 3) / 4;
@@ -77,6 +83,13 @@ struct Layout {
   // contiguous, as the GEMM loads them).
   struct Strides {
     int32_t position, row, block;
+    // Into the transforms' push constants (winograd_input.comp, winograd_matrix_input.comp,
+    // winograd_transform_output.glsl).
+    void setIn(shader::ConvolutionParams& p) const {
+      p.strideX = position;
+      p.strideY = row;
+      p.dilationX = block;
+    }
   };
   Strides strides(uint32_t channels) const {
     const int32_t c = int32_t(channels / 4), b = int32_t(kMatrixTileRows);
@@ -201,10 +214,11 @@ bool winogradFits(const KernelEncoding& e, const ConvolutionDescriptor& d, Winog
   const uint64_t imageBytes =
       layout.paddedRows(layout.blocks(e.clipWidth, e.clipHeight)) * layout.rowBytes();
   // The GEMM's shared memory: the portable one's as reflected (its 32-slice tile; the 16-slice
-  // one takes less), winograd_matrix_gemm.comp's tiles (37 KiB) where matrix units run.
+  // one takes less), winograd_matrix_gemm.comp's largest tile where matrix units run.
   const bool shared =
       scheme == WinogradScheme::matrixUnits
-          ? caps.matrixUnits && caps.subgroupSize == 32 && caps.maxComputeSharedMemorySize >= 38912
+          ? caps.matrixUnits && caps.subgroupSize == 32 &&
+                caps.maxComputeSharedMemorySize >= kMatrixGemmSharedBytes
           : shaderModule(ShaderId::winograd_gemm, ShaderVariant::f32).sharedMemorySize <=
                 caps.maxComputeSharedMemorySize;
   return (e.destination.storageChannelOffset() + e.destinationChannelOffset) % 4 == 0 &&
@@ -301,9 +315,7 @@ void encodeWinograd(std::span<KernelEncoding> pieces, const ConvolutionDescripto
       push.convolution.kernelHeight = int32_t(blocks);
       push.convolution.kernelWidth = elementIndex(
           bindTensor(r, cb, 6, transformed.slice(0, g.row, g.row + g.rows), true), 4, what);
-      push.convolution.strideX = inputStrides.position;
-      push.convolution.strideY = inputStrides.row;
-      push.convolution.dilationX = inputStrides.block;
+      inputStrides.setIn(push.convolution);
       if (matrix)  // 8 x 4 blocks of 8 slices a workgroup (winograd_matrix_input.comp)
         r.dispatchGroups(&push, sizeof push, (uint32_t(push.geometry.clipWidth) + 7) / 8,
                          (uint32_t(push.geometry.clipHeight) + 3) / 4, g.count * (slices / 8));
@@ -367,9 +379,7 @@ void encodeWinograd(std::span<KernelEncoding> pieces, const ConvolutionDescripto
       push.convolution.kernelHeight = int32_t(blocks);
       push.convolution.kernelWidth = elementIndex(
           bindTensor(r, cb, 6, products.slice(0, g.row, g.row + g.rows), false), 4, what);
-      push.convolution.strideX = outputStrides.position;
-      push.convolution.strideY = outputStrides.row;
-      push.convolution.dilationX = outputStrides.block;
+      outputStrides.setIn(push.convolution);
       r.dispatch(push, blocks * T, 1, 1);
     }
     consumeRead(products);
