@@ -228,17 +228,17 @@ bool winogradMatrixChannels(const ConvolutionDescriptor& d) {
 // networks at batch 1 and 32 (H200, bench/NOTES.md, 2026-11-27, session 23, runs 1 and 4), it
 // wins with at least 256 channels a side from 1.5 GFLOP of direct work (batch 32: 512->512 @28²
 // 0.948 -> 0.633 ms, 256->256 @14² 0.085 -> 0.072, 512->512 @7² 0.114 -> 0.072; batch 1:
-// 256->256 @56² 0.062 -> 0.042), and with 128 from 200000 destination pixels (batch 32: 128->128
-// @112², 2.093 -> 1.519, where the direct tiles run at 57 TFLOP/s). Below, its three dispatches
-// and the products' traffic cost more than the multiply-adds it saves (batch 1: 512->512 @14²,
-// 0.92 GFLOP, 0.029 -> 0.034; batch 32: 128->256 @56², 0.545 -> 0.635).
+// 256->256 @56² 0.062 -> 0.042). Below, its three dispatches and the products' traffic cost more
+// than the multiply-adds it saves (batch 1: 512->512 @14², 0.92 GFLOP, 0.029 -> 0.034; batch 32:
+// 128->256 @56², 0.545 -> 0.635; 128->128 @112², 1.104 -> 1.414 with the clocks warm: session 23's
+// 2.09 ms for the direct tile, which had added a branch for it, was a cold measurement, session
+// 24 run 1).
 bool winogradChosen(const ConvolutionDescriptor& d, uint64_t pixels, uint64_t blocks,
                     WinogradScheme scheme) {
   const double flops = 18.0 * double(pixels) * d.inputFeatureChannels * d.outputFeatureChannels;
   if (scheme == WinogradScheme::matrixUnits)
-    return winogradMatrixChannels(d) &&
-           ((d.inputFeatureChannels >= 256 && d.outputFeatureChannels >= 256 && flops >= 1.5e9) ||
-            pixels >= 200000);
+    return winogradMatrixChannels(d) && d.inputFeatureChannels >= 256 &&
+           d.outputFeatureChannels >= 256 && flops >= 1.5e9;
   return winogradChannels(d) && flops >= 1e9 && blocks >= 32 && 4 * pixels >= 3 * 16 * blocks;
 }
 
