@@ -42,6 +42,18 @@ VKCNN_STRUCT(FullyConnectedTensorPush) {
   NeuronParams neuron;
 };
 
+// fully_connected_matrix.comp and fully_connected_reduce.comp: the source [imageCount][inputs]
+// (float16, from element sourceFirst, a multiple of 4; inputs = taps x channels, a multiple of 4),
+// the partial sums [splits][partialRows][partialColumns] (float32, from element partialsFirst, a
+// multiple of 4; whole tiles), each split summing chunksPerSplit chunks of 64 inputs, and the
+// destination [imageCount][destinationChannels] from element destinationFirst.
+VKCNN_STRUCT(FullyConnectedMatrixPush) {
+  int_t sourceFirst, inputs, destinationFirst, destinationChannels;
+  int_t imageCount, splits, chunksPerSplit, partialsFirst;
+  int_t partialRows, partialColumns, unused, unused2;
+  NeuronParams neuron;
+};
+
 // winograd_gemm.comp: the 36 per-position products [rows][36][outputSlices] of
 // [rows][36][inputSlices] x [36][inputSlices][outputSlices] (vec4 elements; mat4 blocks of
 // weights), each operand starting at the given vec4 index of its bound range.

@@ -16,6 +16,9 @@
 // FC_TENSORS: source and destination are Tensors in storage buffers of the variant's element type,
 // [images][taps][channels] and [images][channels] (FullyConnected::encodeBatch: a batch held in
 // several Images, one dispatch over all of them, so the weights are streamed once per batch).
+//
+// FC_REDUCE (with FC_TENSORS): fully_connected_matrix.comp's float32 partial sums, added split by
+// split in order, then this file's store (bias, neuron) into the destination Tensor.
 #ifndef VKCNN_FULLY_CONNECTED_BATCHED_GLSL
 #define VKCNN_FULLY_CONNECTED_BATCHED_GLSL
 #extension GL_EXT_control_flow_attributes : require
@@ -54,18 +57,24 @@ layout(constant_id = 1) const bool ONE_IMAGE = false;
 // Whole slices of 4 channels, one vector load per image and step (the host takes this path for
 // channel counts that are multiples of 4 only). Element loads with bounds checks ran as fast
 // (bench/NOTES.md, session 19); this is the simpler shader.
+#ifdef FC_REDUCE
+layout(set = 0, binding = 0, std430) readonly buffer Partials { vec4 splitSums[]; };
+layout(push_constant) uniform Push { FullyConnectedMatrixPush pc; };
+#else
 layout(set = 0, binding = 0, std430) readonly buffer Source { TENSOR_T4 source[]; };
-layout(set = 0, binding = 1, std430) writeonly buffer Destination { TENSOR_T destination[]; };
 layout(set = 0, binding = 2, std430) readonly buffer Weights { VKCNN_WEIGHT_TYPE weights[]; };
+layout(push_constant) uniform Push { FullyConnectedTensorPush pc; };
+#endif
+layout(set = 0, binding = 1, std430) writeonly buffer Destination { TENSOR_T destination[]; };
 layout(set = 0, binding = 3, std430) readonly buffer Bias { float bias[]; };
 layout(set = 0, binding = 4, std430) readonly buffer Slopes { float slopes[]; };
 #define VKCNN_NEURON_SLOPES
-layout(push_constant) uniform Push { FullyConnectedTensorPush pc; };
 #include "neuron.glsl"
 #else
 #include "convolution_bindings.glsl"
 #endif
 
+#ifndef FC_REDUCE
 // Weight block b: column c holds input channel 4s + c for the slice's 4 output channels.
 mat4 weightBlock(int b) {
 #ifdef FC_HALF_WEIGHTS
@@ -80,13 +89,16 @@ mat4 weightBlock(int b) {
 }
 
 shared vec4 partials[256 * FC_ROUND];
+#endif
 
 #ifdef FC_TENSORS
+#ifndef FC_REDUCE
 // Input channels [4s, 4s + 4) of tap `tap` of image img (sourceFirst and sourceChannels are
 // multiples of 4).
 vec4 sourceSlice(int img, int tap, int s) {
   return vec4(source[(pc.sourceFirst + (img * pc.taps + tap) * pc.sourceChannels) / 4 + s]);
 }
+#endif
 
 // The result of destination slice `slice` of image img: bias, the neuron, stored channels only.
 void storeSlice(int img, int slice, vec4 sum) {
@@ -131,6 +143,17 @@ void storeSlice(int img, int slice, vec4 sum) {
 }
 #endif
 
+#ifdef FC_REDUCE
+void main() {
+  const int slice = int(gl_GlobalInvocationID.x), img = int(gl_GlobalInvocationID.y);
+  if (slice >= (pc.destinationChannels + 3) / 4 || img >= pc.imageCount) return;
+  const int columnsQ = pc.partialColumns / 4;
+  vec4 sum = vec4(0.0);
+  for (int s = 0; s < pc.splits; ++s)
+    sum += splitSums[pc.partialsFirst / 4 + (s * pc.partialRows + img) * columnsQ + slice];
+  storeSlice(img, slice, sum);
+}
+#else
 void main() {
   const int lid = int(gl_LocalInvocationID.x);
   const int row = lid >> 5, lane = lid & 31;
@@ -220,5 +243,7 @@ void main() {
     barrier();
   }
 }
+
+#endif  // FC_REDUCE
 
 #endif

@@ -1510,13 +1510,57 @@ TEST_CASE("fully connected: the batched shader, forced, over swept shapes and ba
   unsetenv("VKCNN_FULLY_CONNECTED");
 }
 
+// FullyConnected::encodeBatch of case `c` (its window w x h) over pieces of `split` images, each
+// destination poisoned and compared with the reference of its own piece; the dispatches encoded.
+uint32_t fullyConnectedBatch(const Case& c, const std::vector<uint32_t>& split) {
+  const ConvolutionDescriptor& d = c.descriptor;
+  const uint32_t in = d.inputFeatureChannels, out = d.outputFeatureChannels;
+  const std::vector<float> w = randomWeights(d, c.seed + 1);
+  const std::vector<float> bias = c.withBias ? randomFloats(out, c.seed + 2) : std::vector<float>{};
+  FullyConnected kernel(context(), d, w, bias);
+  applyGeometry(kernel, c);
+  const uint32_t dstC = c.destinationChannelOffset + out + c.extraDestinationChannels;
+  std::vector<Tensor> xs;
+  std::vector<Image> sources, destinations;
+  for (size_t k = 0; k < split.size(); ++k) {
+    xs.push_back(roundedTo(randomTensor(split[k], in + c.extraSourceChannels, c.height, c.width,
+                                        c.seed + 5 + uint32_t(k), -1, 1),
+                           c.format));
+    sources.push_back(makeImage(xs.back(), c.format, "x" + std::to_string(k)));
+    destinations.push_back(makePoisoned(
+        context(), {1, 1, dstC, split[k], c.format, ImageUsage::all, "y" + std::to_string(k)}));
+  }
+  EncodingStatistics statistics;
+  runOnce([&](CommandBuffer& cb) {
+    kernel.encodeBatch(cb, sources, destinations);
+    statistics = cb.encodingStatistics();
+  });
+  INFO(describe(c));
+  for (size_t k = 0; k < split.size(); ++k) {
+    Case piece = c;
+    piece.sourceImages = split[k];
+    CAPTURE(k);
+    compare(download(destinations[k]), reference(piece, xs[k], w, bias, 1, 1, split[k], dstC),
+            tolerance(c.format));
+  }
+  return statistics.dispatches;
+}
+
+// Whether a float16 batch of fully connected layers runs on the matrix units here
+// (fully_connected_matrix.comp and fully_connected_reduce.comp: one dispatch more).
+bool fullyConnectedOnMatrixUnits(const Case& c) {
+  const DeviceCapabilities& caps = context().capabilities();
+  return caps.matrixUnits && caps.subgroupSize == 32 && c.format == ChannelFormat::float16 &&
+         c.descriptor.destinationFormat != ChannelFormat::float32;
+}
+
 TEST_CASE("fully connected: encodeBatch over a batch held in several Images") {
   // FullyConnected::encodeBatch gathers the pieces' windows into one Tensor, runs
-  // fully_connected_tensor once over the whole batch and scatters the results into each
-  // destination: 2P + 1 dispatches for P pieces. A layer it does not take (grouped weights, input
-  // channels not a multiple of 4) encodes each pair: P dispatches. Every destination is poisoned
-  // and compared with the reference of its own piece. Pieces of 9 images and more take two
-  // workgroups along the batch (FC_IMAGES 8).
+  // fully_connected_tensor once over the whole batch (float16 on matrix units: the two dispatches
+  // of fully_connected_matrix and fully_connected_reduce) and scatters the results into each
+  // destination: 2P + 1 (2P + 2) dispatches for P pieces. A layer it does not take (grouped
+  // weights, input channels not a multiple of 4) encodes each pair: P dispatches. Pieces of 9
+  // images and more take two workgroups along the batch (FC_IMAGES 8).
   struct Shape {
     uint32_t w, h, in, out, groups;
   };
@@ -1552,40 +1596,12 @@ TEST_CASE("fully connected: encodeBatch over a batch held in several Images") {
         c.format = ChannelFormat::float16;
         c.descriptor.destinationFormat = ChannelFormat::float32;
       }
-      const ConvolutionDescriptor& d = c.descriptor;
-      const std::vector<float> w = randomWeights(d, c.seed + 1);
-      const std::vector<float> bias =
-          c.withBias ? randomFloats(d.outputFeatureChannels, c.seed + 2) : std::vector<float>{};
-      FullyConnected kernel(context(), d, w, bias);
-      applyGeometry(kernel, c);
-      const uint32_t dstC = c.destinationChannelOffset + s.out + c.extraDestinationChannels;
-      std::vector<Tensor> xs;
-      std::vector<Image> sources, destinations;
-      for (size_t k = 0; k < split.size(); ++k) {
-        xs.push_back(roundedTo(randomTensor(split[k], s.in + c.extraSourceChannels, s.h, s.w,
-                                            c.seed + 5 + uint32_t(k), -1, 1),
-                               c.format));
-        sources.push_back(makeImage(xs.back(), c.format, "x" + std::to_string(k)));
-        destinations.push_back(makePoisoned(
-            context(), {1, 1, dstC, split[k], c.format, ImageUsage::all, "y" + std::to_string(k)}));
-      }
-      EncodingStatistics statistics;
-      runOnce([&](CommandBuffer& cb) {
-        kernel.encodeBatch(cb, sources, destinations);
-        statistics = cb.encodingStatistics();
-      });
       CAPTURE(index);
-      INFO(describe(c));
       const uint32_t pieces = uint32_t(split.size());
       const bool onTensors = s.groups == 1 && s.in % 4 == 0;
-      CHECK(statistics.dispatches == (onTensors ? 2 * pieces + 1 : pieces));
-      for (size_t k = 0; k < split.size(); ++k) {
-        Case piece = c;
-        piece.sourceImages = split[k];
-        CAPTURE(k);
-        compare(download(destinations[k]), reference(piece, xs[k], w, bias, 1, 1, split[k], dstC),
-                tolerance(c.format));
-      }
+      const uint32_t dispatches = fullyConnectedBatch(c, split);
+      CHECK(dispatches ==
+            (onTensors ? 2 * pieces + (fullyConnectedOnMatrixUnits(c) ? 2 : 1) : pieces));
     }
   // Sources and destinations must pair up.
   FullyConnected kernel(context(), ConvolutionDescriptor::make(1, 1, 4, 4), randomFloats(16, 2399),
@@ -1596,6 +1612,45 @@ TEST_CASE("fully connected: encodeBatch over a batch held in several Images") {
   VKCNN_CHECK_ERROR(kernel.encodeBatch(cb, {x, x}, {y}), ErrorCode::invalidArgument,
                     "as many destination Images as sources");
   VKCNN_CHECK_ERROR(kernel.encodeBatch(cb, {}, {}), ErrorCode::invalidArgument, "at least one");
+}
+
+TEST_CASE("fully connected: encodeBatch on the matrix units, and on tensors where forced") {
+  // Float16 batches on matrix units: inputs split over workgroups in chunks of 64 (partial chunks
+  // here), 64-column tiles (partial ones), row tiles of 16 or 32 images (two of them for 37, one
+  // with 12 rows of padding for 20), the splits added in order; each also forced onto
+  // fully_connected_tensor (VKCNN_FULLY_CONNECTED= tensor). Lavapipe has no matrix units
+  // (docs/testing.md names the GPU command).
+  if (!context().capabilities().matrixUnits || context().capabilities().subgroupSize != 32) return;
+  struct Shape {
+    uint32_t w, h, in, out;
+    std::vector<uint32_t> split;
+    NeuronType neuron;
+  };
+  const Shape shapes[] = {{2, 2, 36, 130, {3, 2}, NeuronType::prelu},
+                          {7, 7, 64, 100, {20, 17}, NeuronType::relu},
+                          {1, 1, 512, 1000, {8, 8, 4}, NeuronType::none},
+                          {3, 3, 8, 17, {1, 1, 1}, NeuronType::sigmoid}};
+  uint32_t seed = 2700;
+  for (const char* forced : {"", "tensor"})
+    for (const Shape& s : shapes) {
+      setenv("VKCNN_FULLY_CONNECTED", forced, 1);
+      Case c;
+      c.seed = seed;
+      seed += 10;
+      c.fullyConnected = true;
+      c.descriptor =
+          ConvolutionDescriptor::make(s.w, s.h, s.in, s.out, sampleNeuron(s.neuron, s.out));
+      if (s.out == 100) sampleBatchNormalization(c.descriptor, seed);
+      c.withBias = s.out != 1000;
+      c.width = s.w;
+      c.height = s.h;
+      c.format = ChannelFormat::float16;
+      c.destinationChannelOffset = s.out == 17 ? 3 : 0;
+      CAPTURE(forced);
+      const uint32_t pieces = uint32_t(s.split.size());
+      CHECK(fullyConnectedBatch(c, s.split) == 2 * pieces + (*forced ? 1 : 2));
+    }
+  unsetenv("VKCNN_FULLY_CONNECTED");
 }
 
 TEST_CASE("convolution: a float32 destinationFormat makes no float16 copies of the weights") {

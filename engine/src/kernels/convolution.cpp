@@ -1357,6 +1357,90 @@ void encodeOnTensors(detail::CommandBufferImpl& cb, const detail::ConvolutionSta
   markWritten(destination);
   consumeRead(source);
 }
+
+// fully_connected_matrix.comp then fully_connected_reduce.comp (float16, matrix units): a batch
+// has a few rows against thousands of columns and inputs, so the weights stream once through
+// cooperative matrices, the inputs split over about 2 workgroups a multiprocessor, and the splits
+// are added in order. fully_connected_tensor runs vgg16's fc6 at batch 32 in 0.47 ms (14 TFLOP/s
+// of float32 multiply-adds); this in 0.17 + 0.007 (H100, bench/NOTES.md, 2026-11-27, session 24),
+// still 1.2 TB/s of weights where the H100 streams 3.35.
+bool onMatrixUnits(const detail::CommandBufferImpl& cb, const detail::ConvolutionState& s,
+                   TensorDataType type) {
+  const auto& caps = cb.context->capabilities();
+  return caps.matrixUnits && caps.subgroupSize == 32 && type == TensorDataType::float16 &&
+         s.halfWeights && forcedFullyConnected() != "tensor";
+}
+
+void encodeOnMatrixUnits(CommandBuffer& commandBuffer, const detail::ConvolutionState& s,
+                         const std::string& label, const std::string& what, const Tensor& source,
+                         const Tensor& destination) {
+  using namespace detail;
+  CommandBufferImpl& cb = *commandBuffer.impl();
+  const ConvolutionDescriptor& d = s.descriptor;
+  constexpr uint32_t kColumns = 64, kChunk = 64;  // fully_connected_matrix.comp's TILE_N, K_CHUNK
+  const uint32_t images = source.shape()[0];
+  const uint32_t inputs = d.kernelWidth * d.kernelHeight * d.inputFeatureChannels;
+  const int32_t fragments = images > 16 ? 2 : 1;
+  const uint32_t rowTiles = (images + 16 * fragments - 1) / (16 * fragments);
+  const uint32_t columnTiles = (d.outputFeatureChannels + kColumns - 1) / kColumns;
+  const uint32_t chunks = (inputs + kChunk - 1) / kChunk;
+  const uint32_t known = cb.context->capabilities().multiprocessorCount;
+  // Workgroups a multiprocessor (VKCNN_FULLY_CONNECTED=matrixN for benchmarks), at most one wave:
+  // 2 was best of 2-32 on every layer measured (H100, vgg16 at batch 32: fc6 0.171 ms with 2,
+  // 0.175 with 4, 0.182 with 8, 0.206 with 32; fc7 0.034 to 0.062; resnet50's fc 0.012 to 0.014;
+  // bench/NOTES.md, session 24, run 3).
+  uint32_t perMultiprocessor = 2;
+  unsigned forced = 0;
+  if (std::sscanf(forcedFullyConnected().c_str(), "matrix%u", &forced) == 1 && forced > 0)
+    perMultiprocessor = forced;
+  const uint32_t wanted = perMultiprocessor * (known ? known : 132);
+  const uint32_t tiles = rowTiles * columnTiles;
+  const uint32_t splitsWanted = std::clamp(wanted / tiles, 1u, chunks);
+  const uint32_t chunksPerSplit = (chunks + splitsWanted - 1) / splitsWanted;
+  const uint32_t splits = (chunks + chunksPerSplit - 1) / chunksPerSplit;
+  const uint32_t rows = rowTiles * 16 * uint32_t(fragments), columns = columnTiles * kColumns;
+  TemporaryTensor partials(
+      commandBuffer, {{splits, rows, columns}, TensorDataType::float32, label + " (partial sums)"});
+  partials.setReadCount(1);
+  shader::FullyConnectedMatrixPush push{};
+  push.inputs = int32_t(inputs);
+  push.destinationChannels = int32_t(d.outputFeatureChannels);
+  push.imageCount = int32_t(images);
+  push.splits = int32_t(splits);
+  push.chunksPerSplit = int32_t(chunksPerSplit);
+  push.partialRows = int32_t(rows);
+  push.partialColumns = int32_t(columns);
+  push.neuron = neuronParams(d.neuron);
+  const auto aligned = [&](int32_t element, const char* name) {
+    // Both shaders read 4 elements at a time; fresh temporaries start at a slice of 4.
+    if (element % 4)
+      throw Error(ErrorCode::unsupported, what + ": the " + std::string(name) +
+                                              " start at element " + std::to_string(element) +
+                                              " of their binding, not at a multiple of 4");
+    return element;
+  };
+  {
+    DispatchRecorder r(cb, ShaderId::fully_connected_matrix, ShaderVariant::f16,
+                       what + " (batch of " + std::to_string(images) + " on the matrix units, " +
+                           std::to_string(splits) + " splits)",
+                       std::vector<int32_t>{fragments});
+    push.sourceFirst = aligned(bindTensor(r, cb, 0, source, false), "gathered sources");
+    r.bindBuffer(1, s.halfWeights);
+    push.partialsFirst = aligned(bindTensor(r, cb, 2, partials, true), "partial sums");
+    r.dispatchGroups(&push, sizeof push, columnTiles, splits, rowTiles);
+    markWritten(partials);
+    consumeRead(source);
+  }
+  DispatchRecorder r(cb, ShaderId::fully_connected_reduce, ShaderVariant::f16,
+                     what + " (the splits added)");
+  push.partialsFirst = aligned(bindTensor(r, cb, 0, partials, false), "partial sums");
+  push.destinationFirst = bindTensor(r, cb, 1, destination, true);
+  r.bindBuffer(3, s.bias);
+  r.bindBuffer(4, s.slopes);
+  r.dispatchGroups(&push, sizeof push, ((d.outputFeatureChannels + 3) / 4 + 255) / 256, images, 1);
+  markWritten(destination);
+  consumeRead(partials);
+}
 }  // namespace
 
 bool FullyConnected::batchOnTensors(const std::vector<Image>& sources,
@@ -1428,7 +1512,10 @@ void FullyConnected::encodeBatch(CommandBuffer& commandBuffer, const std::vector
   TemporaryTensor results(commandBuffer,
                           {{total, 1, 1, d.outputFeatureChannels}, type, label + " (results)"});
   results.setReadCount(uint32_t(destinations.size()));
-  encodeOnTensors(cb, *state_, "kernel '" + label + "'", gathered, results);
+  if (onMatrixUnits(cb, *state_, type))
+    encodeOnMatrixUnits(commandBuffer, *state_, label, "kernel '" + label + "'", gathered, results);
+  else
+    encodeOnTensors(cb, *state_, "kernel '" + label + "'", gathered, results);
   TensorToImage scatter(context(), TensorLayout::NHWC);
   scatter.label = label + " (scatter)";
   scatter.destinationFeatureChannelOffset = destinationFeatureChannelOffset;
