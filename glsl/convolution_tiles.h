@@ -90,6 +90,44 @@ inline constexpr MatrixTile kMatrixTiles[] = {
     {"64x32", 2, 1, 2, 2, 2, 1, 814},
 };
 
+// fully_connected_matrix.comp's tiles: destination channels a workgroup of 4 warps (16, 32 or 64:
+// a warp a 16-column fragment, the rest of the warps splitting each stage's steps) and inputs a
+// stage (specialization constants 1 and 2; constant 0 is the row fragments, 1 or 2, from the
+// batch).
+struct FullyConnectedMatrixTile {
+  const char* name;  // what VKCNN_FULLY_CONNECTED=matrixN/NAME and the profile call it
+  uint32_t columns, chunk;
+
+  constexpr uint32_t stepGroups() const { return 4 / (columns / 16); }
+  constexpr std::array<int32_t, 3> specialization(uint32_t fragmentsM) const {
+    return {int32_t(fragmentsM), int32_t(columns), int32_t(chunk)};
+  }
+  // Two stages of source rows (16 bytes of padding a row) and of weight rows (one input each,
+  // padded likewise), in float16.
+  constexpr uint32_t sharedBytes(uint32_t fragmentsM) const {
+    return 2 * (16 * fragmentsM * (chunk * 2 + 16) + chunk * (columns * 2 + 16));
+  }
+};
+
+// Measured (H100, vgg16's fc6 at batch 32, bench/NOTES.md session 24 run 4): 64x64 0.170 ms,
+// 32x128 0.190, 16x128 0.317; fc7, fc8 and resnet50's fc in the same order. Longer runs of a
+// slice's weights a stage did not help, so only 64x64 is kept.
+inline constexpr FullyConnectedMatrixTile kFullyConnectedMatrixTiles[] = {
+    {"64x64", 64, 64},
+};
+
+constexpr bool fullyConnectedTilesFit() {
+  for (const FullyConnectedMatrixTile& t : kFullyConnectedMatrixTiles)
+    if ((t.columns != 16 && t.columns != 32 && t.columns != 64) ||
+        t.chunk % (16 * t.stepGroups()) || (16 * 2 * t.chunk / 4) % 128 ||
+        (t.columns / 4 * t.chunk / 2) % 128 || t.sharedBytes(2) > 49152)
+      return false;
+  return true;
+}
+static_assert(fullyConnectedTilesFit(),
+              "every fully connected tile splits its loads evenly over 128 invocations and fits "
+              "48 KiB");
+
 static_assert(VKCNN_MATRIX_COLUMN_ALIGN % 128 == 0 && VKCNN_MATRIX_ROW_ALIGN % 64 == 0);
 constexpr bool tilesFit() {
   for (const MatrixTile& t : kMatrixTiles)

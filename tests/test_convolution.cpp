@@ -1615,10 +1615,11 @@ TEST_CASE("fully connected: encodeBatch over a batch held in several Images") {
 }
 
 TEST_CASE("fully connected: encodeBatch on the matrix units, and on tensors where forced") {
-  // Float16 batches on matrix units: inputs split over workgroups in chunks of 64 (partial chunks
-  // here), 64-column tiles (partial ones), row tiles of 16 or 32 images (two of them for 37, one
-  // with 12 rows of padding for 20), the splits added in order; each also forced onto
-  // fully_connected_tensor (VKCNN_FULLY_CONNECTED= tensor). Lavapipe has no matrix units
+  // Float16 batches on matrix units: inputs split over workgroups in chunks (partial chunks here),
+  // column tiles (partial ones), row tiles of 16 or 32 images (two of them for 37, one with 12
+  // rows of padding for 20), the splits added in order. Each shape also runs with 8 workgroups a
+  // multiprocessor (more splits) and on fully_connected_tensor (VKCNN_FULLY_CONNECTED); the tile
+  // table has one tile. Lavapipe has no matrix units
   // (docs/testing.md names the GPU command).
   if (!context().capabilities().matrixUnits || context().capabilities().subgroupSize != 32) return;
   struct Shape {
@@ -1631,7 +1632,7 @@ TEST_CASE("fully connected: encodeBatch on the matrix units, and on tensors wher
                           {1, 1, 512, 1000, {8, 8, 4}, NeuronType::none},
                           {3, 3, 8, 17, {1, 1, 1}, NeuronType::sigmoid}};
   uint32_t seed = 2700;
-  for (const char* forced : {"", "tensor"})
+  for (const char* forced : {"", "matrix8/64x64", "tensor"})
     for (const Shape& s : shapes) {
       setenv("VKCNN_FULLY_CONNECTED", forced, 1);
       Case c;
@@ -1648,7 +1649,8 @@ TEST_CASE("fully connected: encodeBatch on the matrix units, and on tensors wher
       c.destinationChannelOffset = s.out == 17 ? 3 : 0;
       CAPTURE(forced);
       const uint32_t pieces = uint32_t(s.split.size());
-      CHECK(fullyConnectedBatch(c, s.split) == 2 * pieces + (*forced ? 1 : 2));
+      CHECK(fullyConnectedBatch(c, s.split) ==
+            2 * pieces + (std::string(forced) == "tensor" ? 1 : 2));
     }
   unsetenv("VKCNN_FULLY_CONNECTED");
 }

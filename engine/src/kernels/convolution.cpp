@@ -1360,15 +1360,19 @@ void encodeOnTensors(detail::CommandBufferImpl& cb, const detail::ConvolutionSta
 
 // fully_connected_matrix.comp then fully_connected_reduce.comp (float16, matrix units): a batch
 // has a few rows against thousands of columns and inputs, so the weights stream once through
-// cooperative matrices, the inputs split over about 2 workgroups a multiprocessor, and the splits
+// cooperative matrices, the inputs split over about a workgroup a multiprocessor, and the splits
 // are added in order. fully_connected_tensor runs vgg16's fc6 at batch 32 in 0.47 ms (14 TFLOP/s
 // of float32 multiply-adds); this in 0.17 + 0.007 (H100, bench/NOTES.md, 2026-11-27, session 24),
 // still 1.2 TB/s of weights where the H100 streams 3.35.
 bool onMatrixUnits(const detail::CommandBufferImpl& cb, const detail::ConvolutionState& s,
                    TensorDataType type) {
   const auto& caps = cb.context->capabilities();
+  uint32_t shared = 0;  // the most any tile takes
+  for (const detail::FullyConnectedMatrixTile& t : detail::kFullyConnectedMatrixTiles)
+    shared = std::max(shared, t.sharedBytes(2));
   return caps.matrixUnits && caps.subgroupSize == 32 && type == TensorDataType::float16 &&
-         s.halfWeights && forcedFullyConnected() != "tensor";
+         s.halfWeights && caps.maxComputeSharedMemorySize >= shared &&
+         forcedFullyConnected() != "tensor";
 }
 
 void encodeOnMatrixUnits(CommandBuffer& commandBuffer, const detail::ConvolutionState& s,
@@ -1377,7 +1381,17 @@ void encodeOnMatrixUnits(CommandBuffer& commandBuffer, const detail::Convolution
   using namespace detail;
   CommandBufferImpl& cb = *commandBuffer.impl();
   const ConvolutionDescriptor& d = s.descriptor;
-  constexpr uint32_t kColumns = 64, kChunk = 64;  // fully_connected_matrix.comp's TILE_N, K_CHUNK
+  // Benchmarks force the workgroups a multiprocessor and the tile: VKCNN_FULLY_CONNECTED=matrixN
+  // or matrixN/TILE.
+  const std::string forced = forcedFullyConnected();
+  const FullyConnectedMatrixTile* tile = &kFullyConnectedMatrixTiles[0];
+  for (const FullyConnectedMatrixTile& t : kFullyConnectedMatrixTiles) {
+    const std::string suffix = std::string("/") + t.name;
+    if (forced.size() > suffix.size() &&
+        forced.compare(forced.size() - suffix.size(), suffix.size(), suffix) == 0)
+      tile = &t;
+  }
+  const uint32_t kColumns = tile->columns, kChunk = tile->chunk;
   const uint32_t images = source.shape()[0];
   const uint32_t inputs = d.kernelWidth * d.kernelHeight * d.inputFeatureChannels;
   const int32_t fragments = images > 16 ? 2 : 1;
@@ -1385,28 +1399,31 @@ void encodeOnMatrixUnits(CommandBuffer& commandBuffer, const detail::Convolution
   const uint32_t columnTiles = (d.outputFeatureChannels + kColumns - 1) / kColumns;
   const uint32_t chunks = (inputs + kChunk - 1) / kChunk;
   const uint32_t known = cb.context->capabilities().multiprocessorCount;
-  // Workgroups a multiprocessor (VKCNN_FULLY_CONNECTED=matrixN for benchmarks), at most one wave:
-  // 2 was best of 2-32 on every layer measured (H100, vgg16 at batch 32: fc6 0.171 ms with 2,
-  // 0.175 with 4, 0.182 with 8, 0.206 with 32; fc7 0.034 to 0.062; resnet50's fc 0.012 to 0.014;
-  // bench/NOTES.md, session 24, run 3).
-  uint32_t perMultiprocessor = 2;
-  unsigned forced = 0;
-  if (std::sscanf(forcedFullyConnected().c_str(), "matrix%u", &forced) == 1 && forced > 0)
-    perMultiprocessor = forced;
+  // Workgroups a multiprocessor, at most one wave: 1 was best of 1-32 on every layer measured
+  // (H100, vgg16 at batch 32: fc6 0.170 ms with 1, 0.172 with 2, 0.175 with 4, 0.182 with 8,
+  // 0.206 with 32; fc7 0.033 to 0.062; resnet50's fc 0.011 to 0.014; bench/NOTES.md, session
+  // 24, runs 3-4). More workgroups hold more loads in flight and take no less time.
+  uint32_t perMultiprocessor = 1;
+  unsigned workgroups = 0;
+  if (std::sscanf(forced.c_str(), "matrix%u", &workgroups) == 1 && workgroups > 0)
+    perMultiprocessor = workgroups;
   const uint32_t wanted = perMultiprocessor * (known ? known : 132);
   const uint32_t tiles = rowTiles * columnTiles;
   const uint32_t splitsWanted = std::clamp(wanted / tiles, 1u, chunks);
   const uint32_t chunksPerSplit = (chunks + splitsWanted - 1) / splitsWanted;
   const uint32_t splits = (chunks + chunksPerSplit - 1) / chunksPerSplit;
   const uint32_t rows = rowTiles * 16 * uint32_t(fragments), columns = columnTiles * kColumns;
+  // Each step group of a workgroup sums a split of its own.
+  const uint32_t partialSplits = splits * tile->stepGroups();
   TemporaryTensor partials(
-      commandBuffer, {{splits, rows, columns}, TensorDataType::float32, label + " (partial sums)"});
+      commandBuffer,
+      {{partialSplits, rows, columns}, TensorDataType::float32, label + " (partial sums)"});
   partials.setReadCount(1);
   shader::FullyConnectedMatrixPush push{};
   push.inputs = int32_t(inputs);
   push.destinationChannels = int32_t(d.outputFeatureChannels);
   push.imageCount = int32_t(images);
-  push.splits = int32_t(splits);
+  push.splits = int32_t(partialSplits);
   push.chunksPerSplit = int32_t(chunksPerSplit);
   push.partialRows = int32_t(rows);
   push.partialColumns = int32_t(columns);
@@ -1419,11 +1436,13 @@ void encodeOnMatrixUnits(CommandBuffer& commandBuffer, const detail::Convolution
                                               " of their binding, not at a multiple of 4");
     return element;
   };
+  const auto tileConstants = tile->specialization(uint32_t(fragments));
+  const std::vector<int32_t> specialization(tileConstants.begin(), tileConstants.end());
   {
     DispatchRecorder r(cb, ShaderId::fully_connected_matrix, ShaderVariant::f16,
-                       what + " (batch of " + std::to_string(images) + " on the matrix units, " +
-                           std::to_string(splits) + " splits)",
-                       std::vector<int32_t>{fragments});
+                       what + " (batch of " + std::to_string(images) + " on the matrix units " +
+                           tile->name + ", " + std::to_string(splits) + " splits)",
+                       specialization);
     push.sourceFirst = aligned(bindTensor(r, cb, 0, source, false), "gathered sources");
     r.bindBuffer(1, s.halfWeights);
     push.partialsFirst = aligned(bindTensor(r, cb, 2, partials, true), "partial sums");
