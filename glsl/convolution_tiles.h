@@ -128,6 +128,65 @@ static_assert(fullyConnectedTilesFit(),
               "every fully connected tile splits its loads evenly over 128 invocations and fits "
               "48 KiB");
 
+// winograd_matrix_gemm.comp's tiles (its specialization constants 0-6): WARPS_M x WARPS_N warps of
+// FRAG_M x FRAG_N fragments, K_STEPS 16-deep steps a stage, the products staged through shared
+// memory (1) or stored from the fragments (0). Every tile has the Winograd buffers' row block
+// (128 rows: a piece's rows start at one and no row is checked); the first tile whose columns
+// divide the layer's padded output channels runs it: 128 columns on 2 x 2 warps of 4 x 4
+// fragments (the best of five tiles on the eight weightiest shapes, 4-9% ahead of 2 x 4 warps of
+// 4 x 2: bench/NOTES.md, session 23, run 4), else 64 on 4 x 2 warps of 2 x 2.
+#define VKCNN_WINOGRAD_MATRIX_ROWS 128
+#define VKCNN_WINOGRAD_MATRIX_COLUMN_ALIGN 64
+struct WinogradMatrixTile {
+  uint32_t warpsM, warpsN, fragmentsM, fragmentsN, kSteps, stagedStore;
+
+  constexpr uint32_t rows() const { return warpsM * fragmentsM * 16; }
+  constexpr uint32_t columns() const { return warpsN * fragmentsN * 16; }
+  constexpr uint32_t threads() const { return 32 * warpsM * warpsN; }
+  constexpr uint32_t depth() const { return 16 * kSteps; }
+  constexpr std::array<int32_t, 7> specialization() const {
+    return {int32_t(warpsM), int32_t(warpsN),    int32_t(fragmentsM), int32_t(fragmentsN),
+            int32_t(kSteps), int32_t(threads()), int32_t(stagedStore)};
+  }
+  // The shader's uvec4 (8 float16) rows: A's of a stage, B's of the tile, each padded by one.
+  constexpr uint32_t aRow() const { return depth() / 8 + 1; }
+  constexpr uint32_t bRow() const { return columns() / 8 + 1; }
+  // Two stages of A (rows x depth) and B (depth x columns), as the shader declares them (the
+  // build reflects cooperative-matrix shaders through a trivial body, so reflection cannot say).
+  constexpr uint32_t sharedBytes() const { return 2 * (rows() * aRow() + depth() * bRow()) * 16; }
+  // The staged store: each warp's 16 rows of FRAG_N fragments (padded by a uvec4) inside A's
+  // stages.
+  constexpr bool storeFits() const {
+    return stagedStore == 0 || threads() / 32 * 16 * (fragmentsN * 4 + 1) <= 2 * rows() * aRow();
+  }
+};
+
+inline constexpr WinogradMatrixTile kWinogradMatrixTiles[] = {
+    {2, 2, 4, 4, 2, 1},  // 128 columns
+    {4, 2, 2, 2, 2, 1},  // 64 columns
+};
+
+constexpr uint32_t winogradMatrixSharedBytes() {
+  uint32_t most = 0;
+  for (const WinogradMatrixTile& t : kWinogradMatrixTiles)
+    most = t.sharedBytes() > most ? t.sharedBytes() : most;
+  return most;
+}
+
+constexpr bool winogradTilesFit() {
+  for (const WinogradMatrixTile& t : kWinogradMatrixTiles)
+    if (t.rows() != VKCNN_WINOGRAD_MATRIX_ROWS ||
+        t.columns() % VKCNN_WINOGRAD_MATRIX_COLUMN_ALIGN || t.sharedBytes() > 49152 ||
+        !t.storeFits() || (t.rows() * t.depth() / 8) % t.threads() ||
+        (t.depth() * t.columns() / 8) % t.threads())
+      return false;
+  return kWinogradMatrixTiles[sizeof kWinogradMatrixTiles / sizeof kWinogradMatrixTiles[0] - 1]
+             .columns() == VKCNN_WINOGRAD_MATRIX_COLUMN_ALIGN;
+}
+static_assert(winogradTilesFit(),
+              "every Winograd GEMM tile has the 128-row block, splits its loads evenly, fits "
+              "48 KiB, and the last one takes any padded layer");
+
 static_assert(VKCNN_MATRIX_COLUMN_ALIGN % 128 == 0 && VKCNN_MATRIX_ROW_ALIGN % 64 == 0);
 constexpr bool tilesFit() {
   for (const MatrixTile& t : kMatrixTiles)

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "convolution_interface.h"
+#include "convolution_tiles.h"
 #include "kernels/kernel_encoding.h"
 #include "kernels/tensor_encoding.h"
 #include "kernels/weights.h"
@@ -22,16 +23,15 @@ namespace {
 
 constexpr uint32_t kPositions = 36;        // F(4x4,3x3)'s 6x6 tile
 constexpr uint32_t kMatrixPositions = 16;  // F(2x2,3x3)'s 4x4 tile
-// winograd_matrix_gemm.comp's tile rows: the matrix scheme's buffers hold blocks of this many rows
-// ([row block][position][row][channel]), a piece's rows start at one, and no row is checked.
-constexpr uint32_t kMatrixTileRows = 128;
-constexpr uint32_t kMatrixChunk = 32;  // its reduction a stage
-// Its two shared stages on its largest tile (128 x 128): 128 rows of A and kMatrixChunk rows of B
-// (128 columns), each row padded by 16 bytes, as the shader declares them. Reflection cannot say
-// (the build reflects cooperative-matrix shaders through a trivial body).
-constexpr uint32_t kMatrixGemmSharedBytes =
-    2 * (kMatrixTileRows * (kMatrixChunk / 8 + 1) + kMatrixChunk * (128 / 8 + 1)) * 16;
-static_assert(kMatrixGemmSharedBytes == 37888, "winograd_matrix_gemm.comp's 128 x 128 tile");
+// winograd_matrix_gemm.comp's tile rows (convolution_tiles.h): the matrix scheme's buffers hold
+// blocks of this many rows ([row block][position][row][channel]), a piece's rows start at one, and
+// no row is checked.
+constexpr uint32_t kMatrixTileRows = VKCNN_WINOGRAD_MATRIX_ROWS;
+// Its reduction a stage, to which K is padded: every tile's.
+constexpr uint32_t kMatrixChunk = kWinogradMatrixTiles[0].depth();
+static_assert(std::ranges::all_of(kWinogradMatrixTiles, [](const WinogradMatrixTile& t) {
+  return t.depth() == kMatrixChunk;
+}));
 
 uint32_t slicesOf(uint32_t channels) {
   return (channels + 3) / 4;
@@ -183,7 +183,7 @@ uint32_t winogradMatrixK(const ConvolutionDescriptor& d) {
 
 // 64 or 128 output columns a GEMM workgroup (encodeWinograd).
 uint32_t winogradMatrixN(const ConvolutionDescriptor& d) {
-  return roundUp(d.outputFeatureChannels, 64);
+  return roundUp(d.outputFeatureChannels, VKCNN_WINOGRAD_MATRIX_COLUMN_ALIGN);
 }
 
 size_t winogradMatrixWeightCount(const ConvolutionDescriptor& d) {
@@ -218,7 +218,7 @@ bool winogradFits(const KernelEncoding& e, const ConvolutionDescriptor& d, Winog
   const bool shared =
       scheme == WinogradScheme::matrixUnits
           ? caps.matrixUnits && caps.subgroupSize == 32 &&
-                caps.maxComputeSharedMemorySize >= kMatrixGemmSharedBytes
+                caps.maxComputeSharedMemorySize >= winogradMatrixSharedBytes()
           : shaderModule(ShaderId::winograd_gemm, ShaderVariant::f32).sharedMemorySize <=
                 caps.maxComputeSharedMemorySize;
   return (e.destination.storageChannelOffset() + e.destinationChannelOffset) % 4 == 0 &&
@@ -261,17 +261,19 @@ void encodeWinograd(std::span<KernelEncoding> pieces, const ConvolutionDescripto
   }
   const Layout::Strides inputStrides = layout.strides(layout.inputChannels),
                         outputStrides = layout.strides(layout.outputChannels);
-  // Portable: 32 output slices a GEMM workgroup unless 16 waste fewer columns. Matrix units: 128
-  // columns where they divide N, on 2 x 2 warps of 4 x 4 fragments (the best of five tiles on
-  // the eight weightiest shapes, 4-9% ahead of 2 x 4 warps of 4 x 2: bench/NOTES.md, session 23,
-  // run 4), else 64 on 4 x 2 warps of 2 x 2; the products staged through shared memory.
-  uint32_t tileN = matrix ? (layout.outputChannels % 128 == 0 ? 128 : 64)
+  // Portable: 32 output slices a GEMM workgroup unless 16 waste fewer columns. Matrix units: the
+  // first tile of kWinogradMatrixTiles whose columns divide N.
+  const WinogradMatrixTile* matrixTile = nullptr;
+  for (const WinogradMatrixTile& t : kWinogradMatrixTiles)
+    if (!matrixTile && layout.outputChannels % t.columns() == 0) matrixTile = &t;
+  uint32_t tileN = matrix                                   ? matrixTile->columns()
                    : T % 32 == 0 || (T % 16 != 0 && T > 16) ? 32
                                                             : 16;
-  std::vector<int32_t> gemmSpecialization =
-      matrix ? (tileN == 128 ? std::vector<int32_t>{2, 2, 4, 4, 2, 128, 1}
-                             : std::vector<int32_t>{4, 2, 2, 2, 2, 256, 1})
-             : std::vector<int32_t>{int32_t(tileN), int32_t(16 * tileN)};
+  std::vector<int32_t> gemmSpecialization{int32_t(tileN), int32_t(16 * tileN)};
+  if (matrix) {
+    const auto constants = matrixTile->specialization();
+    gemmSpecialization.assign(constants.begin(), constants.end());
+  }
   // A benchmark hook: VKCNN_WINOGRAD_MATRIX_TILE=WMxWN/FMxFN/STAGED (warps, fragments a warp;
   // WM x FM must be 8, the layout's 128 rows; the products through shared memory or not) times
   // other configurations of winograd_matrix_gemm.comp.
@@ -279,8 +281,11 @@ void encodeWinograd(std::span<KernelEncoding> pieces, const ConvolutionDescripto
     int wm = 0, wn = 0, fm = 0, fn = 0, staged = 1;
     if (std::sscanf(forced, "%dx%d/%dx%d/%d", &wm, &wn, &fm, &fn, &staged) >= 4 && wm * fm == 8 &&
         wn > 0 && fn > 0 && layout.outputChannels % uint32_t(16 * wn * fn) == 0) {
-      tileN = uint32_t(16 * wn * fn);
-      gemmSpecialization = {wm, wn, fm, fn, 2, 32 * wm * wn, staged};
+      const WinogradMatrixTile t{uint32_t(wm), uint32_t(wn),      uint32_t(fm),
+                                 uint32_t(fn), kMatrixChunk / 16, uint32_t(staged != 0)};
+      tileN = t.columns();
+      const auto constants = t.specialization();
+      gemmSpecialization.assign(constants.begin(), constants.end());
     }
   }
   const TensorDataType inputType = matrix ? TensorDataType::float16 : TensorDataType::float32;
