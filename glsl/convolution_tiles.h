@@ -20,6 +20,9 @@
 #define VKCNN_MATRIX_COLUMN_ALIGN 128
 #define VKCNN_MATRIX_ROW_ALIGN 64
 #define VKCNN_MATRIX_GROUP_COLUMN_ALIGN 16
+// The shared memory a workgroup the matrix-unit kernels' tiles are built within (the checks
+// below); a device with less runs the portable kernels (DeviceCapabilities::matrixUnits).
+#define VKCNN_MATRIX_SHARED_MEMORY 49152
 
 #ifdef __cplusplus
 #include <array>
@@ -120,7 +123,7 @@ constexpr bool fullyConnectedTilesFit() {
   for (const FullyConnectedMatrixTile& t : kFullyConnectedMatrixTiles)
     if ((t.columns != 16 && t.columns != 32 && t.columns != 64) ||
         t.chunk % (16 * t.stepGroups()) || (16 * 2 * t.chunk / 4) % 128 ||
-        (t.columns / 4 * t.chunk / 2) % 128 || t.sharedBytes(2) > 49152)
+        (t.columns / 4 * t.chunk / 2) % 128 || t.sharedBytes(2) > VKCNN_MATRIX_SHARED_MEMORY)
       return false;
   return true;
 }
@@ -176,9 +179,9 @@ constexpr uint32_t winogradMatrixSharedBytes() {
 constexpr bool winogradTilesFit() {
   for (const WinogradMatrixTile& t : kWinogradMatrixTiles)
     if (t.rows() != VKCNN_WINOGRAD_MATRIX_ROWS ||
-        t.columns() % VKCNN_WINOGRAD_MATRIX_COLUMN_ALIGN || t.sharedBytes() > 49152 ||
-        !t.storeFits() || (t.rows() * t.depth() / 8) % t.threads() ||
-        (t.depth() * t.columns() / 8) % t.threads())
+        t.columns() % VKCNN_WINOGRAD_MATRIX_COLUMN_ALIGN ||
+        t.sharedBytes() > VKCNN_MATRIX_SHARED_MEMORY || !t.storeFits() ||
+        (t.rows() * t.depth() / 8) % t.threads() || (t.depth() * t.columns() / 8) % t.threads())
       return false;
   return kWinogradMatrixTiles[sizeof kWinogradMatrixTiles / sizeof kWinogradMatrixTiles[0] - 1]
              .columns() == VKCNN_WINOGRAD_MATRIX_COLUMN_ALIGN;
@@ -191,7 +194,7 @@ static_assert(VKCNN_MATRIX_COLUMN_ALIGN % 128 == 0 && VKCNN_MATRIX_ROW_ALIGN % 6
 constexpr bool tilesFit() {
   for (const MatrixTile& t : kMatrixTiles)
     if (VKCNN_MATRIX_COLUMN_ALIGN % t.columns() || VKCNN_MATRIX_ROW_ALIGN % (16 * t.kSteps) ||
-        t.sharedBytes() > 49152 || (t.rows() * t.kSteps * 4) % t.threads() ||
+        t.sharedBytes() > VKCNN_MATRIX_SHARED_MEMORY || (t.rows() * t.kSteps * 4) % t.threads() ||
         t.columns() % VKCNN_MATRIX_GROUP_COLUMN_ALIGN)
       return false;
   return true;

@@ -151,8 +151,8 @@ struct DeviceCapabilities {
   uint32_t maxComputeWorkGroupInvocations = 0;
   bool cooperativeMatrix = false;  // VK_KHR_cooperative_matrix or VK_NV_cooperative_matrix exposed
   // vkcnn's convolutions use the matrix units: VK_NV_cooperative_matrix enabled, with 16x16x16
-  // float16 x float16 + float32 subgroup matrices, float16 arithmetic, 16-bit storage and the
-  // Vulkan memory model.
+  // float16 x float16 + float32 subgroup matrices, float16 arithmetic, 16-bit storage, the
+  // Vulkan memory model and 48 KiB of shared memory a workgroup (what their tiles take).
   bool matrixUnits = false;
   // Streaming multiprocessors (VK_NV_shader_sm_builtins' shaderSMCount) where the device tells;
   // 0: unknown. The convolution's tile choice sizes its waves by it.

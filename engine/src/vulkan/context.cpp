@@ -11,6 +11,7 @@
 #include <sstream>
 #include <vector>
 
+#include "convolution_tiles.h"
 #include "memory/device_buffer.h"
 #include "vulkan/context_impl.h"
 #include "vulkan/context_start.h"
@@ -713,7 +714,8 @@ void ContextImpl::queryCapabilities(bool adopted, bool matrixUnits,
   c.multiprocessorCount = smBuiltins ? sm.shaderSMCount : 0;
   c.cooperativeMatrix = hasExtension(extensions, "VK_KHR_cooperative_matrix") ||
                         hasExtension(extensions, "VK_NV_cooperative_matrix");
-  c.matrixUnits = matrixUnits && c.shaderFloat16 && c.storage16Bit;
+  c.matrixUnits = matrixUnits && c.shaderFloat16 && c.storage16Bit &&
+                  c.maxComputeSharedMemorySize >= VKCNN_MATRIX_SHARED_MEMORY;
   c.pushDescriptors = hasExtension(extensions, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
   vki_.vkGetPhysicalDeviceMemoryProperties(physicalDevice_, &memoryProperties_);
 }
