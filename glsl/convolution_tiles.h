@@ -122,7 +122,7 @@ inline constexpr FullyConnectedMatrixTile kFullyConnectedMatrixTiles[] = {
 constexpr bool fullyConnectedTilesFit() {
   for (const FullyConnectedMatrixTile& t : kFullyConnectedMatrixTiles)
     if ((t.columns != 16 && t.columns != 32 && t.columns != 64) ||
-        t.chunk % (16 * t.stepGroups()) || (16 * 2 * t.chunk / 4) % 128 ||
+        t.chunk % (16 * t.stepGroups()) || (16 * t.chunk / 4) % 128 ||
         (t.columns / 4 * t.chunk / 2) % 128 || t.sharedBytes(2) > VKCNN_MATRIX_SHARED_MEMORY)
       return false;
   return true;
@@ -168,13 +168,6 @@ inline constexpr WinogradMatrixTile kWinogradMatrixTiles[] = {
     {2, 2, 4, 4, 2, 1},  // 128 columns
     {4, 2, 2, 2, 2, 1},  // 64 columns
 };
-
-constexpr uint32_t winogradMatrixSharedBytes() {
-  uint32_t most = 0;
-  for (const WinogradMatrixTile& t : kWinogradMatrixTiles)
-    most = t.sharedBytes() > most ? t.sharedBytes() : most;
-  return most;
-}
 
 constexpr bool winogradTilesFit() {
   for (const WinogradMatrixTile& t : kWinogradMatrixTiles)

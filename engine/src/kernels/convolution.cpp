@@ -1318,6 +1318,16 @@ void encodeBatched(detail::KernelEncoding& e, const detail::ConvolutionState& s)
   r.dispatchGroups(&push, sizeof push, imageGroups, (bound + 8 / rows - 1) / (8 / rows), 1);
 }
 
+// `element`, the first element of a Tensor's binding, for shaders that load 4 elements at a time
+// (a fresh temporary starts at its bound range's start, so this holds unless something changed).
+int32_t sliceAligned(int32_t element, const std::string& what, const char* name) {
+  if (element % 4)
+    throw Error(ErrorCode::unsupported, what + ": the " + std::string(name) + " start at element " +
+                                            std::to_string(element) +
+                                            " of their binding, not at a slice of 4");
+  return element;
+}
+
 // fully_connected_tensor(_half).comp: `source` [N][taps][C] to `destination` [N][outC], Tensors
 // of the variant's element type.
 void encodeOnTensors(detail::CommandBufferImpl& cb, const detail::ConvolutionState& s,
@@ -1337,12 +1347,7 @@ void encodeOnTensors(detail::CommandBufferImpl& cb, const detail::ConvolutionSta
           std::to_string(rows) + ")",
       specialization);
   shader::FullyConnectedTensorPush push{};
-  push.sourceFirst = bindTensor(r, cb, 0, source, false);
-  // The shader loads whole slices: a fresh temporary starts at its bound range's start.
-  if (push.sourceFirst % 4)
-    throw Error(ErrorCode::unsupported, what + ": the gathered sources start at element " +
-                                            std::to_string(push.sourceFirst) +
-                                            " of their binding, not at a slice of 4");
+  push.sourceFirst = sliceAligned(bindTensor(r, cb, 0, source, false), what, "gathered sources");
   push.destinationFirst = bindTensor(r, cb, 1, destination, true);
   r.bindBuffer(2, half ? s.halfWeights : s.weights);
   r.bindBuffer(3, s.bias);
@@ -1364,15 +1369,12 @@ void encodeOnTensors(detail::CommandBufferImpl& cb, const detail::ConvolutionSta
 // are added in order. fully_connected_tensor runs vgg16's fc6 at batch 32 in 0.47 ms (14 TFLOP/s
 // of float32 multiply-adds); this in 0.17 + 0.007 (H100, bench/NOTES.md, 2026-11-27, session 24),
 // still 1.2 TB/s of weights where the H100 streams 3.35.
+// Its tile fits the 48 KiB of shared memory matrixUnits guarantees (convolution_tiles.h).
 bool onMatrixUnits(const detail::CommandBufferImpl& cb, const detail::ConvolutionState& s,
                    TensorDataType type) {
   const auto& caps = cb.context->capabilities();
-  uint32_t shared = 0;  // the most any tile takes
-  for (const detail::FullyConnectedMatrixTile& t : detail::kFullyConnectedMatrixTiles)
-    shared = std::max(shared, t.sharedBytes(2));
   return caps.matrixUnits && caps.subgroupSize == 32 && type == TensorDataType::float16 &&
-         s.halfWeights && caps.maxComputeSharedMemorySize >= shared &&
-         forcedFullyConnected() != "tensor";
+         s.halfWeights && forcedFullyConnected() != "tensor";
 }
 
 void encodeOnMatrixUnits(CommandBuffer& commandBuffer, const detail::ConvolutionState& s,
@@ -1428,14 +1430,6 @@ void encodeOnMatrixUnits(CommandBuffer& commandBuffer, const detail::Convolution
   push.partialRows = int32_t(rows);
   push.partialColumns = int32_t(columns);
   push.neuron = neuronParams(d.neuron);
-  const auto aligned = [&](int32_t element, const char* name) {
-    // Both shaders read 4 elements at a time; fresh temporaries start at a slice of 4.
-    if (element % 4)
-      throw Error(ErrorCode::unsupported, what + ": the " + std::string(name) +
-                                              " start at element " + std::to_string(element) +
-                                              " of their binding, not at a multiple of 4");
-    return element;
-  };
   const auto tileConstants = tile->specialization(uint32_t(fragments));
   const std::vector<int32_t> specialization(tileConstants.begin(), tileConstants.end());
   {
@@ -1443,16 +1437,16 @@ void encodeOnMatrixUnits(CommandBuffer& commandBuffer, const detail::Convolution
                        what + " (batch of " + std::to_string(images) + " on the matrix units " +
                            tile->name + ", " + std::to_string(splits) + " splits)",
                        specialization);
-    push.sourceFirst = aligned(bindTensor(r, cb, 0, source, false), "gathered sources");
+    push.sourceFirst = sliceAligned(bindTensor(r, cb, 0, source, false), what, "gathered sources");
     r.bindBuffer(1, s.halfWeights);
-    push.partialsFirst = aligned(bindTensor(r, cb, 2, partials, true), "partial sums");
+    push.partialsFirst = sliceAligned(bindTensor(r, cb, 2, partials, true), what, "partial sums");
     r.dispatchGroups(&push, sizeof push, columnTiles, splits, rowTiles);
     markWritten(partials);
     consumeRead(source);
   }
   DispatchRecorder r(cb, ShaderId::fully_connected_reduce, ShaderVariant::f16,
                      what + " (the splits added)");
-  push.partialsFirst = aligned(bindTensor(r, cb, 0, partials, false), "partial sums");
+  push.partialsFirst = sliceAligned(bindTensor(r, cb, 0, partials, false), what, "partial sums");
   push.destinationFirst = bindTensor(r, cb, 1, destination, true);
   r.bindBuffer(3, s.bias);
   r.bindBuffer(4, s.slopes);

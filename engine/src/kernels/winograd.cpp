@@ -214,11 +214,10 @@ bool winogradFits(const KernelEncoding& e, const ConvolutionDescriptor& d, Winog
   const uint64_t imageBytes =
       layout.paddedRows(layout.blocks(e.clipWidth, e.clipHeight)) * layout.rowBytes();
   // The GEMM's shared memory: the portable one's as reflected (its 32-slice tile; the 16-slice
-  // one takes less), winograd_matrix_gemm.comp's largest tile where matrix units run.
+  // one takes less); winograd_matrix_gemm.comp's tiles fit the 48 KiB matrixUnits guarantees.
   const bool shared =
       scheme == WinogradScheme::matrixUnits
-          ? caps.matrixUnits && caps.subgroupSize == 32 &&
-                caps.maxComputeSharedMemorySize >= winogradMatrixSharedBytes()
+          ? caps.matrixUnits && caps.subgroupSize == 32
           : shaderModule(ShaderId::winograd_gemm, ShaderVariant::f32).sharedMemorySize <=
                 caps.maxComputeSharedMemorySize;
   return (e.destination.storageChannelOffset() + e.destinationChannelOffset) % 4 == 0 &&
