@@ -535,6 +535,58 @@ TEST_CASE("convolution: pieces of a batch side by side choose for all of them, s
   }
 }
 
+TEST_CASE("convolution: a pipeline already run in the command buffer is preferred when close") {
+  // A pipeline's first dispatch in a submission costs a batch-1 layer about 8 us (its code
+  // fetched into every multiprocessor), so the cost models add that to a candidate whose pipeline
+  // has no dispatch yet in the command buffer. 1x1 64 -> 64 on one 56x56 image alone takes the
+  // 32 x 64 tile; after 1x1 64 -> 256 on the same image (the 64 x 64 tile, the same epilogue) it
+  // takes 64 x 64, whose model cost is within those 8 us. Either way the result is the
+  // convolution's. Without matrix units (lavapipe) both run the portable shaders.
+  const bool matrixUnits = context().capabilities().matrixUnits;
+  const ChannelFormat format = matrixUnits ? ChannelFormat::float16 : ChannelFormat::float32;
+  Case wide, narrow;
+  wide.descriptor = ConvolutionDescriptor::make(1, 1, 64, 256, NeuronDescriptor::relu());
+  narrow.descriptor = ConvolutionDescriptor::make(1, 1, 64, 64, NeuronDescriptor::relu());
+  for (Case* c : {&wide, &narrow}) {
+    c->width = c->height = 56;
+    c->format = format;
+  }
+  wide.seed = 51;
+  narrow.seed = 53;
+  const std::string alone = run(narrow);
+  const std::string wideAlone = run(wide);
+
+  const Tensor x = roundedTo(randomTensor(1, 64, 56, 56, narrow.seed, -1, 1), format);
+  const std::vector<float> wideWeights = randomWeights(wide.descriptor, wide.seed + 1);
+  const std::vector<float> narrowWeights = randomWeights(narrow.descriptor, narrow.seed + 1);
+  const std::vector<float> bias = randomFloats(64, narrow.seed + 2);
+  Convolution first(context(), wide.descriptor, wideWeights, randomFloats(256, wide.seed + 2));
+  Convolution second(context(), narrow.descriptor, narrowWeights, bias);
+  Image source = makeImage(x, format, "x");
+  Image wideDestination = makePoisoned(context(), {56, 56, 256, 1, format, ImageUsage::all, "w"});
+  Image destination = makePoisoned(context(), {56, 56, 64, 1, format, ImageUsage::all, "y"});
+  runOnce([&](CommandBuffer& cb) {
+    first.encode(cb, source, wideDestination);
+    second.encode(cb, source, destination);
+  });
+  compare(download(destination), reference(narrow, x, narrowWeights, bias, 56, 56, 1, 64),
+          tolerance(format));
+  CAPTURE(alone);
+  CAPTURE(wideAlone);
+  CAPTURE(second.configuration());
+  CHECK(first.configuration() == wideAlone);
+  const uint32_t reported = context().capabilities().multiprocessorCount;
+  const uint32_t multiprocessors = reported ? reported : 132;
+  if (!matrixUnits) {
+    CHECK(second.configuration() == alone);  // the portable shaders' rule has no such cost
+  } else if (context().capabilities().subgroupSize == 32 && multiprocessors >= 100 &&
+             multiprocessors <= 200) {
+    CHECK(alone == "32x64");
+    CHECK(wideAlone == "64x64");
+    CHECK(second.configuration() == "64x64");
+  }
+}
+
 TEST_CASE("convolution: every portable GEMM tile, forced") {
   // VKCNN_CONVOLUTION_TILE forces each portable GEMM shader (float32 destinations everywhere,
   // float16 ones on devices without matrix units): the two-stage 128 x 32 and 128 x 16 tiles

@@ -528,6 +528,21 @@ std::optional<bool> forcedEpilogueAhead() {
   return std::nullopt;
 }
 
+// convolution_tiled's EPILOGUE for a layer of `workgroups` (its pieces side by side included):
+// the epilogue that reads ahead where they make several waves; below that (batch 1) its larger
+// code costs more than it saves.
+int32_t tiledEpilogue(const KernelEncoding& e, uint64_t workgroups, uint64_t multiprocessors) {
+  const bool ahead = forcedEpilogueAhead().value_or(workgroups >= 4 * multiprocessors);
+  return ahead ? (e.residual ? 2 : 1) : 0;
+}
+
+// What the first dispatch of a pipeline in a submission costs a layer over a later one: its code
+// fetched into every multiprocessor (H200; bench/NOTES.md, 2026-11-27, sessions 20 and 25). The
+// cost models below add it to a candidate whose pipeline has no dispatch yet in the command
+// buffer, so that a batch-1 network keeps to the pipelines it already runs where another one
+// would win by less.
+constexpr double kFirstDispatchNanoseconds = 8000.0;
+
 // Encodes of the same layer running side by side with this one, itself included
 // (Convolution::imagesSideBySide): their workgroups share the device with this encode's.
 uint64_t piecesSideBySide(const KernelEncoding& e) {
@@ -546,8 +561,9 @@ constexpr double kSplitNanoseconds = 3346.0, kSplitShareNanoseconds = 821.0;
 // split module, a reduction whole included: the first dispatch of each pipeline in an inference
 // takes 8-10 us longer (bench/NOTES.md, 2026-11-27, session 20), so these layers share one
 // pipeline per tile.
-template <class TilesOf>
-GemmChoice latencyChoice(const TilesOf& tilesOf, uint64_t chunks, uint64_t sms) {
+template <class TilesOf, class FirstDispatch>
+GemmChoice latencyChoice(const TilesOf& tilesOf, uint64_t chunks, uint64_t sms,
+                         const FirstDispatch& firstDispatch) {
   const MatrixTile* best = nullptr;
   uint32_t bestSplits = 1;
   double bestCost = 0;
@@ -559,7 +575,8 @@ GemmChoice latencyChoice(const TilesOf& tilesOf, uint64_t chunks, uint64_t sms) 
       const uint64_t waves = (tiles * splits + sms - 1) / sms;
       const double cost =
           double(waves * ((chunks + splits - 1) / splits)) * t.nanosecondsPerChunkAlone +
-          (splits > 1 ? kSplitNanoseconds + kSplitShareNanoseconds * splits : 0.0);
+          (splits > 1 ? kSplitNanoseconds + kSplitShareNanoseconds * splits : 0.0) +
+          firstDispatch(ShaderId::convolution_tiled_split, t, tiles);
       if (!best || cost < bestCost) best = &t, bestSplits = splits, bestCost = cost;
     }
   }
@@ -598,6 +615,14 @@ GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, b
     // tile-chunks on, loses below (fewer output tiles than that: 1x1 576->96 @14², 0.011 ->
     // 0.015 ms; the fully connected layers). Only for a layer alone: beside the other pieces of a
     // split batch, densenet121's 3x3 128->32 @7² at batch 32 took it and the network lost 9%.
+    // kFirstDispatchNanoseconds where `tile` on `shader` with the epilogue `workgroups` take has
+    // no dispatch yet in this command buffer (a standalone encode: every candidate alike).
+    auto firstDispatch = [&](ShaderId shader, const MatrixTile& tile, uint64_t workgroups) {
+      const auto constants = tile.specialization(tiledEpilogue(e, workgroups, multiprocessors));
+      return e.commandBuffer.dispatched(uint32_t(shader), uint32_t(ShaderVariant::f16), constants)
+                 ? 0.0
+                 : kFirstDispatchNanoseconds;
+    };
     const uint64_t fewTiles = tilesOf(32, 64), chunks = (k + 31) / 32;
     const uint64_t splits32x64 =
         fewTiles ? std::min<uint64_t>({8, 2 * sms / fewTiles, chunks / 8}) : 0;
@@ -614,15 +639,17 @@ GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, b
     // bench/NOTES.md, 2026-11-27, session 20).
     if (tiledAllowed && forced != "legacy" && pieces == 1 && chunks >= 8 &&
         tilesOf(64, 64) < 2 * sms && (tiledRegime || splitRule))
-      return latencyChoice(tilesOf, chunks, sms);
+      return latencyChoice(tilesOf, chunks, sms, firstDispatch);
     if (tiledAllowed && forced != "legacy" && tiledRegime) {
       const MatrixTile* best = nullptr;
       double bestCost = 0;
       for (const MatrixTile& t : kMatrixTiles) {
         if (!t.nanosecondsPerStage) continue;
         const uint64_t perWave = sms * t.residentPerMultiprocessor;
-        const double cost = double((tilesOf(t.rows(), t.columns()) + perWave - 1) / perWave) *
-                            double((k + t.depth() - 1) / t.depth()) * t.nanosecondsPerStage;
+        const uint64_t tiles = tilesOf(t.rows(), t.columns());
+        const double cost = double((tiles + perWave - 1) / perWave) *
+                                double((k + t.depth() - 1) / t.depth()) * t.nanosecondsPerStage +
+                            firstDispatch(ShaderId::convolution_tiled, t, tiles);
         if (!best || cost < bestCost) best = &t, bestCost = cost;
       }
       return {ShaderId::convolution_tiled, best};
@@ -995,14 +1022,9 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
         d.groups > 1 ? d.outputFeatureChannels / d.groups : (e.destinationChannels + 3) / 4 * 4;
     rowTiles = uint32_t((rows + t->rows() - 1) / t->rows());
     columnTiles = (columns + t->columns() - 1) / t->columns();
-    // The epilogue that reads ahead (convolution_tiled.glsl's EPILOGUE) where the layer's
-    // workgroups, its pieces side by side included, make several waves; below that (batch 1)
-    // its larger code costs more than it saves.
     const uint64_t workgroups = uint64_t(rowTiles) * columnTiles * d.groups * piecesSideBySide(e);
-    const bool ahead =
-        forcedEpilogueAhead().value_or(workgroups >= 4ull * caps.multiprocessorCount);
-    const int32_t epilogue = ahead ? (e.residual ? 2 : 1) : 0;
-    const auto constants = t->specialization(epilogue);
+    const auto constants =
+        t->specialization(tiledEpilogue(e, workgroups, caps.multiprocessorCount));
     specialization.assign(constants.begin(), constants.end());
   }
   DispatchRecorder r(e.commandBuffer, shader, variant, what, specialization);

@@ -147,6 +147,7 @@ DispatchRecorder::DispatchRecorder(CommandBufferImpl& cb, ShaderId shader, Shade
     : commandBuffer_(cb), what_(std::move(what)) {
   pipeline_ = &cb.context->pipelines().get(shader, variant, specialization);
   module_ = pipeline_->module;
+  cb.noteDispatch(uint32_t(shader), uint32_t(variant), specialization);
 }
 
 const ShaderBinding& DispatchRecorder::expect(uint32_t binding, BindingType type) const {

@@ -190,6 +190,19 @@ void CommandBufferImpl::timestampAfter() {
                                     q.used++);
 }
 
+void CommandBufferImpl::noteDispatch(uint32_t shader, uint32_t variant,
+                                     std::span<const int32_t> specialization) {
+  dispatchedPipelines_.emplace(shader, variant,
+                               std::vector<int32_t>(specialization.begin(), specialization.end()));
+}
+
+bool CommandBufferImpl::dispatched(uint32_t shader, uint32_t variant,
+                                   std::span<const int32_t> specialization) const {
+  return dispatchedPipelines_.count(
+             {shader, variant, std::vector<int32_t>(specialization.begin(), specialization.end())}) >
+         0;
+}
+
 std::vector<KernelTiming> CommandBufferImpl::kernelTimings() {
   std::vector<KernelTiming> timings;
   if (!options_.profile || status() != CommandBufferStatus::completed) return timings;

@@ -2,8 +2,12 @@
 // alive until the GPU is done, and the accesses since the last barrier.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <set>
+#include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "memory/parameter_arena.h"
@@ -71,6 +75,13 @@ class CommandBufferImpl : public std::enable_shared_from_this<CommandBufferImpl>
   void timestampBefore(const std::string& label);
   void timestampAfter();
   std::vector<KernelTiming> kernelTimings();
+  // Pipelines (shader id, variant, specialization constants) with a dispatch recorded here. The
+  // first dispatch of a pipeline in a submission fetches its code into every multiprocessor that
+  // runs it, which costs a batch-1 layer about 8 us (bench/NOTES.md, 2026-11-27, sessions 20 and
+  // 25): the convolution selector weighs that against what another configuration costs.
+  void noteDispatch(uint32_t shader, uint32_t variant, std::span<const int32_t> specialization);
+  bool dispatched(uint32_t shader, uint32_t variant,
+                  std::span<const int32_t> specialization) const;
   void waitUntilCompleted();
   CommandBufferStatus status();
   void endEncoding();
@@ -106,6 +117,7 @@ class CommandBufferImpl : public std::enable_shared_from_this<CommandBufferImpl>
   };
   std::vector<QueryPool> queryPools_;
   std::vector<std::string> timedLabels_;
+  std::set<std::tuple<uint32_t, uint32_t, std::vector<int32_t>>> dispatchedPipelines_;
   static constexpr uint32_t kQueriesPerPool = 1024;
 };
 
