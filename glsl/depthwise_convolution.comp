@@ -4,7 +4,13 @@
 //
 // Weights: float weights[kernelHeight][kernelWidth][outputChannels], so the 4 outputs of a slice
 // load 4 neighbouring floats per tap at any destination channel offset.
+//
+// With one output channel per input channel and a source slice that starts at a layer, a kernel
+// row of up to 5 taps is unrolled: its fetches are all issued before any is used (at clamped
+// positions; taps outside the source count as zero). In the loop over taps, bounded by push
+// constants, each fetch waited for the one before it (bench/NOTES.md, 2026-11-27, session 25).
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 
 layout(local_size_x = 8, local_size_y = 8, local_size_z = 1) in;
 
@@ -28,6 +34,30 @@ void main() {
   ivec4 ic = oc / cp.outputChannelsPerGroup;
   ivec4 lane = ic - ic.x;
   vec4 acc = vec4(0.0);
+  const int shifted = ic.x + pc.source.channelShift;
+  if (cp.outputChannelsPerGroup == 1 && cp.kernelWidth <= 5 && (shifted & 3) == 0 &&
+      ic.x + 4 <= pc.source.featureChannels && oc0 >= 0 && oc0 + 4 <= outputChannels) {
+    const int layer = img * pc.source.layersPerImage + (shifted >> 2);
+    for (int ky = 0; ky < cp.kernelHeight; ++ky) {
+      const int sy = origin.y + ky * cp.dilationY;
+      if (sy < 0 || sy >= size.y) continue;
+      vec4 x[5], w[5];
+      [[unroll]] for (int kx = 0; kx < 5; ++kx) {
+        const int sx = origin.x + kx * cp.dilationX;
+        x[kx] = w[kx] = vec4(0.0);
+        if (kx < cp.kernelWidth) {
+          const vec4 texel = texelFetch(uSource, ivec3(clamp(sx, 0, size.x - 1), sy, layer), 0);
+          x[kx] = sx >= 0 && sx < size.x ? texel : vec4(0.0);
+          const int at = (ky * cp.kernelWidth + kx) * outputChannels + oc0;
+          w[kx] = vec4(weights[at], weights[at + 1], weights[at + 2], weights[at + 3]);
+        }
+      }
+      [[unroll]] for (int kx = 0; kx < 5; ++kx) acc += x[kx] * w[kx];
+    }
+    const ivec2 p = ivec2(g.clipX, g.clipY) + gid.xy;
+    writeSlice(pc.destination, p, img, t, convolutionOutput(p, img, t, oc, acc));
+    return;
+  }
   for (int ky = 0; ky < cp.kernelHeight; ++ky) {
     int sy = origin.y + ky * cp.dilationY;
     if (sy < 0 || sy >= size.y) continue;

@@ -1390,6 +1390,37 @@ TEST_CASE("convolution: depthwise with channel multipliers 1, 2 and 3") {
     }
 }
 
+TEST_CASE("convolution: depthwise rows of 1 to 7 taps, dilated, strided, windows, float16") {
+  // One output channel per input channel and whole source slices take the unrolled rows of up to
+  // 5 taps (depthwise_convolution.comp); wider kernels, channel windows not starting at a layer
+  // and a last partial slice take the loop. Edges on every side (padding), dilation and stride
+  // put taps outside the source.
+  uint32_t seed = 450;
+  for (auto [kw, kh] : {std::pair{1u, 1u}, {3u, 3u}, {5u, 5u}, {5u, 3u}, {2u, 4u}, {7u, 7u}})
+    for (uint32_t variant = 0; variant < 4; ++variant) {
+      Case c;
+      c.seed = seed++;
+      const uint32_t channels = variant == 3 ? 14 : 8 + 4 * variant;
+      c.descriptor =
+          ConvolutionDescriptor::depthwise(kw, kh, channels, 1, NeuronDescriptor::relu());
+      c.descriptor.strideInPixelsX = 1 + variant % 2;
+      c.descriptor.strideInPixelsY = 1 + (variant / 2) % 2;
+      c.descriptor.dilationRateX = variant == 1 ? 2 : 1;
+      c.descriptor.dilationRateY = variant == 2 ? 2 : 1;
+      c.width = 11;
+      c.height = 9;
+      if (variant == 2) {  // a window starting inside a layer: the loop
+        c.extraSourceChannels = 3;
+        c.sourceChannelOffset = 1;
+      }
+      c.format = variant == 1 ? ChannelFormat::float16 : ChannelFormat::float32;
+      CAPTURE(kw);
+      CAPTURE(kh);
+      CAPTURE(variant);
+      run(c);
+    }
+}
+
 TEST_CASE("convolution: groups with channels per group not a multiple of 4") {
   uint32_t seed = 500;
   for (auto [in, out, groups] : {std::tuple{6u, 9u, 3u},
