@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Session 25, run 6. N = depthwise convolutions through a shared-memory window (each source texel
+# fetched once by the workgroup) against R = 52ce362 (rows of taps unrolled, .dev-ab/R).
+# The depthwise/sweep cases of test_convolution under validation with synchronization validation;
+# profiles of four networks at batch 32, R and N (depthwise kernels compared); networks A/B (R N N
+# R) at batch 32 and three at batch 1, PyTorch in the same run.
+# Carried: .device-build, .gl, .dev-ab.
+set -uo pipefail
+root=$(pwd); D=$root/.device-build; t0=$(date +%s)
+R=/tmp/r6; mkdir -p $R
+for f in .gl/*.deb; do case "$f" in *validationlayers*) ;; *) dpkg -x $f / ;; esac; done; ldconfig
+mkdir -p /tmp/vl && dpkg -x .gl/vulkan-validationlayers_*.deb /tmp/vl
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $R/device.txt; cat $R/device.txt
+(export VK_LAYER_PATH=/tmp/vl/usr/share/vulkan/explicit_layer.d VKCNN_VALIDATION=1
+ export LD_LIBRARY_PATH=/tmp/vl/usr/lib/x86_64-linux-gnu:$D/lib
+ timeout 150 $D/bin/test_convolution -tc='*depthwise*,*sampled sweep*,*residual added*,*float16 and unorm8*' > $R/test_convolution.txt 2>&1
+ echo "test_convolution rc=$? $(( $(date +%s) - t0 )) s: $(tail -3 $R/test_convolution.txt | head -2 | tr '\n' ' ')")
+grep -B3 -A20 'ERROR\|FAILED' $R/test_*.txt | head -40
+work=/tmp/ab; mkdir -p $work/models
+nets=mobilenet_v2,efficientnet_b0,mobilenet_v3_large,regnet_y_800mf
+PYTHONUNBUFFERED=1 timeout 220 python3 scripts/bench/pytorch_side.py $work/models --networks $nets --runs 10 --warmup 3 > $R/pytorch.log 2>&1 || tail -5 $R/pytorch.log
+cp $work/models/pytorch.json $R/ 2>/dev/null
+echo "models $(( $(date +%s) - t0 )) s"
+lib() { case $1 in N) echo $D/lib;; *) echo $root/.dev-ab/$1/lib:$D/lib;; esac; }
+run() {  # lib net batch round
+  LD_LIBRARY_PATH=$(lib $1) VKCNN_PIPELINE_CACHE_DIR=/tmp/cache-$1 timeout 60 $D/bin/vkcnn bench $work/models/$2.onnx \
+    --fp16 --batch $3 --iterations 20 --input $work/models/${2}_b$3_input.npy \
+    --reference $work/models/${2}_b$3_output.npy --json $R/${1}_${2}_fp16_b$3_$4.json > $R/${1}_${2}_fp16_b$3_$4.txt 2>&1 || echo "FAILED $1 $2 $3"
+}
+for net in ${nets//,/ }; do
+  for c in R N; do
+    LD_LIBRARY_PATH=$(lib $c) VKCNN_PIPELINE_CACHE_DIR=/tmp/cache-$c timeout 60 $D/bin/vkcnn profile $work/models/$net.onnx --fp16 --batch 32 --iterations 10 --json $R/profile_${net}_b32_$c.json > $R/profile_${net}_b32_$c.txt 2>&1
+  done
+done
+echo "profiles $(( $(date +%s) - t0 )) s"
+for net in ${nets//,/ }; do run R $net 32 1; run N $net 32 1; run N $net 32 2; run R $net 32 2; done
+echo "batch 32 $(( $(date +%s) - t0 )) s"
+for net in mobilenet_v2 efficientnet_b0 mobilenet_v3_large; do run R $net 1 1; run N $net 1 1; run N $net 1 2; run R $net 1 2; done
+echo "batch 1 $(( $(date +%s) - t0 )) s"
+python3 - $R <<'PY'
+import json, sys, glob, collections, statistics
+o = sys.argv[1]
+t = collections.defaultdict(lambda: collections.defaultdict(list)); l2 = {}
+for f in sorted(glob.glob(o + "/[RN]_*.json")):
+    j = json.load(open(f)); lib, rest = f.split("/")[-1].split("_", 1); key = rest.rsplit("_", 1)[0]
+    t[key][lib].append(j["resident_median_ms"]); l2[(key, lib)] = j.get("relative_l2")
+r = json.load(open(o + "/pytorch.json"))["networks"]
+print("network format batch | R ms | N ms | N/R | eager | graph | N vs eager | N vs graph | L2 R / N")
+for k, v in t.items():
+    n, fmt, b = k.rsplit("_", 2); a = statistics.mean(v["R"]); s = statistics.mean(v["N"])
+    e = r[n][f"{fmt}_{b}"]["eager"]["median_ms"]; g = r[n][f"{fmt}_{b}"]["graph"]["median_ms"]
+    print(f"{n} {fmt} {b} | {a:.3f} | {s:.3f} | {s/a:.3f} | {e:.3f} | {g:.3f} | {e/s:.2f}x | {g/s:.2f}x | {l2[(k,'R')]:.2g} / {l2[(k,'N')]:.2g} | {v['R']} {v['N']}")
+for net in "mobilenet_v2,efficientnet_b0,mobilenet_v3_large,regnet_y_800mf".split(","):
+    s = {}
+    for c in "RN":
+        try: p = json.load(open(f"{o}/profile_{net}_b32_{c}.json"))
+        except Exception: continue
+        agg = collections.Counter()
+        for k in p["kernels"]:
+            kind = ("pool" if "Pool" in k["label"] and "Global" not in k["label"] else
+                    "depthwise" if k["label"].endswith("Conv'") and not k.get("configuration") else "other")
+            agg[kind] += k["median_ms"]
+        s[c] = (p["total_ms"], agg)
+    if len(s) == 2:
+        print(f"{net} b32 profile R {s['R'][0]:.3f} N {s['N'][0]:.3f}; depthwise {s['R'][1]['depthwise']:.3f} -> {s['N'][1]['depthwise']:.3f}")
+PY
+cd /tmp && tar czf $OUT/r6.tgz r6
