@@ -570,13 +570,14 @@ GemmChoice latencyChoice(const TilesOf& tilesOf, uint64_t chunks, uint64_t sms,
   for (const MatrixTile& t : kMatrixTiles) {
     if (!t.nanosecondsPerChunkAlone) continue;
     const uint64_t tiles = tilesOf(t.rows(), t.columns());
+    // One pipeline for every split count (the split is the dispatch's z).
+    const double first = firstDispatch(ShaderId::convolution_tiled_split, t, tiles);
     for (uint32_t splits : {1u, 2u, 4u, 8u}) {
       if (splits > 1 && chunks / splits < 2) break;
       const uint64_t waves = (tiles * splits + sms - 1) / sms;
       const double cost =
           double(waves * ((chunks + splits - 1) / splits)) * t.nanosecondsPerChunkAlone +
-          (splits > 1 ? kSplitNanoseconds + kSplitShareNanoseconds * splits : 0.0) +
-          firstDispatch(ShaderId::convolution_tiled_split, t, tiles);
+          (splits > 1 ? kSplitNanoseconds + kSplitShareNanoseconds * splits : 0.0) + first;
       if (!best || cost < bestCost) best = &t, bestSplits = splits, bestCost = cost;
     }
   }

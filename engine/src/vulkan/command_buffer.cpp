@@ -199,8 +199,8 @@ void CommandBufferImpl::noteDispatch(uint32_t shader, uint32_t variant,
 bool CommandBufferImpl::dispatched(uint32_t shader, uint32_t variant,
                                    std::span<const int32_t> specialization) const {
   return dispatchedPipelines_.count(
-             {shader, variant, std::vector<int32_t>(specialization.begin(), specialization.end())}) >
-         0;
+             {shader, variant,
+              std::vector<int32_t>(specialization.begin(), specialization.end())}) > 0;
 }
 
 std::vector<KernelTiming> CommandBufferImpl::kernelTimings() {
