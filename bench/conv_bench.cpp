@@ -28,7 +28,8 @@
 //     C against the CPU. --modes: the shader's MODE, which takes the global loads, the barriers,
 //     the fragment loads away in turn (gemm_ceiling.comp) to show what each costs. Each
 //     configuration runs --warmup seconds (0.4) before the timed round; MODE 4 reads B as
-//     [N][K], 8 pipelines the fragment loads, 16 re-walks the workgroups (gemm_ceiling.comp).
+//     [N][K], 8 pipelines the fragment loads, 16 re-walks the workgroups, 32 + P << 6 + S << 10
+//     adds P producer warps feeding a ring of S stages (gemm_ceiling.comp).
 //
 // Random inputs and weights (never zeros: METHOD.md); timings are GPU timestamps, medians of N.
 #include <dlfcn.h>
@@ -511,12 +512,18 @@ int benchGemm(const std::string& spirvPath, uint32_t M, uint32_t N, uint32_t K, 
   for (const auto& [tile, mode] : runs) {
     const uint32_t tileM = tile.warpsM * tile.fragmentsM * 16,
                    tileN = tile.warpsN * tile.fragmentsN * 16;
+    // MODE + 32 (gemm_ceiling.comp): producer warps beside the tile's, and a ring of stages.
+    const bool specialized = (mode & 32) != 0;
+    const uint32_t producers = specialized ? (uint32_t(mode) >> 6) & 15 : 0;
+    const uint32_t stages = specialized ? (uint32_t(mode) >> 10) & 7 : 2;
+    const uint32_t threads = 32 * (tile.warpsM * tile.warpsN + producers);
     // The ceiling has no register prefetch of its own (convolution_tiled.glsl's PREFETCH).
     // Nor a guard for weight rows narrower than its workgroup (the 128x16 tile).
+    const uint32_t loaders = specialized ? 32 * producers : tile.threads();
     if (tile.prefetch != 1 || M % tileM || N % tileN || K % (16 * tile.kSteps) ||
-        (tile.kSteps * 16 * tileN / 8) % tile.threads() ||
-        (tile.kSteps * 16 * tileM / 8) % tile.threads() ||
-        2 * (tileM * (tile.kSteps * 32 + 16) + tile.depth() * (tileN * 2 + 16)) >
+        (specialized && (producers == 0 || stages < 2 || (mode & 3) > 1)) ||
+        (tile.kSteps * 16 * tileN / 8) % loaders || (tile.kSteps * 16 * tileM / 8) % loaders ||
+        stages * (tileM * (tile.kSteps * 32 + 16) + tile.depth() * (tileN * 2 + 16)) >
             context.capabilities().maxComputeSharedMemorySize) {
       if (tile.prefetch == 1)
         std::printf(
@@ -530,7 +537,7 @@ int benchGemm(const std::string& spirvPath, uint32_t M, uint32_t N, uint32_t K, 
                              int32_t(tile.fragmentsM),
                              int32_t(tile.fragmentsN),
                              int32_t(tile.kSteps),
-                             int32_t(32 * tile.warpsM * tile.warpsN),
+                             int32_t(threads),
                              int32_t(mode)};
     VkSpecializationMapEntry entries[7];
     for (uint32_t i = 0; i < 7; ++i) entries[i] = {i, i * 4, 4};

@@ -17,11 +17,19 @@
 // the next chunk's first: the matrix units and the shared-memory loads overlap within a warp.
 // MODE + 16: workgroups walk the output in column groups of GROUP_M tiles (all of a group's
 // rows, then the next column), so that those running at once share A and B rows in L2.
+// MODE + 32: warp-specialized (PARTS 0 or 1 only): the WARPS_M x WARPS_N warps only load
+// fragments and multiply, PRODUCERS = (MODE >> 6) & 15 more warps only copy chunks from A and B
+// into a ring of STAGES = (MODE >> 10) & 7 shared stages, and the two sides wait on counters in
+// shared memory (a full and an empty count a stage) instead of a workgroup barrier a chunk: no
+// barrier at all in the loop, and the copies of later chunks in flight while the matrix units
+// work. PARTS 1: the producers copy nothing (the counters' cost alone). The host sizes the
+// workgroup with the producer warps.
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_control_flow_attributes : require
+#extension GL_KHR_shader_subgroup_basic : require
 
 layout(constant_id = 0) const int WARPS_M = 2;
 layout(constant_id = 1) const int WARPS_N = 4;
@@ -32,6 +40,9 @@ layout(local_size_x_id = 5) in;  // 32 * WARPS_M * WARPS_N
 layout(constant_id = 6) const int MODE = 0;
 const int PARTS = MODE & 3;
 const bool B_T = (MODE & 4) != 0;
+const bool SPECIALIZED = (MODE & 32) != 0;
+const int PRODUCERS = (MODE >> 6) & 15;
+const int STAGES = SPECIALIZED ? (MODE >> 10) & 7 : 2;
 
 // -DRESTRICT_OPERANDS: A and B also restrict (may the driver use its read-only data path?).
 #ifdef RESTRICT_OPERANDS
@@ -56,8 +67,19 @@ const int A_STAGE = TILE_M * A_ROW;
 const int B_STAGE = (B_T ? TILE_N : K_CHUNK) * B_ROW;
 const int A_LOADS = TILE_M * A_VECS / THREADS;
 const int B_LOADS = K_CHUNK * TILE_N / 8 / THREADS;
-shared uvec4 aS[2 * A_STAGE];
-shared uvec4 bS[2 * B_STAGE];
+shared uvec4 aS[STAGES * A_STAGE];
+shared uvec4 bS[STAGES * B_STAGE];
+// MODE + 32: chunks stored into each stage (counted by producer warps) and released from it
+// (counted by consumer warps), from the start of the dispatch.
+shared uint fullCount[8], emptyCount[8];
+const int P_THREADS = 32 * PRODUCERS;
+const int P_A_LOADS = SPECIALIZED ? TILE_M * A_VECS / P_THREADS : 1;
+const int P_B_LOADS = SPECIALIZED ? K_CHUNK * TILE_N / 8 / P_THREADS : 1;
+
+#define LOAD_COUNT(counter) \
+  atomicLoad(counter, gl_ScopeWorkgroup, gl_StorageSemanticsShared, gl_SemanticsAcquire)
+#define COUNT_ONE(counter) \
+  atomicAdd(counter, 1u, gl_ScopeWorkgroup, gl_StorageSemanticsShared, gl_SemanticsRelease)
 
 // The uvec4 of B that element e of a chunk's staging loads.
 int bIndex(int e, int k0, int n0, int NV, int KV) {
@@ -123,6 +145,61 @@ void main() {
     [[unroll]] for (int j = 0; j < FRAG_N; ++j) \
       acc[i][j] = coopMatMulAddNV(pa[set][i], pb[set][j], acc[i][j]);
   fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> pa[2][FRAG_M], pb[2][FRAG_N];
+
+  if (SPECIALIZED) {
+    const int chunks = p.K / K_CHUNK, consumers = WARPS_M * WARPS_N;
+    if (t < 8) fullCount[t] = emptyCount[t] = 0u;
+    barrier();
+    if (warp >= consumers) {
+      const int pt = t - 32 * consumers, lane = t % 32;
+      uvec4 qa[P_A_LOADS], qb[P_B_LOADS];
+      for (int chunk = 0; chunk < chunks; ++chunk) {
+        const int s = chunk % STAGES, round = chunk / STAGES, k0 = chunk * K_CHUNK;
+        [[unroll]] for (int l = 0; l < P_A_LOADS; ++l) {
+          const int e = pt + l * P_THREADS;
+          qa[l] = PARTS == 0 ? a[(m0 + e / A_VECS) * KV + k0 / 8 + e % A_VECS] : uvec4(0);
+        }
+        [[unroll]] for (int l = 0; l < P_B_LOADS; ++l) {
+          const int e = pt + l * P_THREADS;
+          qb[l] = PARTS == 0 ? b[bIndex(e, k0, n0, NV, KV)] : uvec4(0);
+        }
+        // The stage's previous chunk released by every consumer warp.
+        if (round > 0)
+          while (LOAD_COUNT(emptyCount[s]) < uint(consumers * round)) {
+          }
+        [[unroll]] for (int l = 0; l < P_A_LOADS; ++l) {
+          const int e = pt + l * P_THREADS;
+          aS[s * A_STAGE + (e / A_VECS) * A_ROW + e % A_VECS] = qa[l];
+        }
+        [[unroll]] for (int l = 0; l < P_B_LOADS; ++l) {
+          const int e = pt + l * P_THREADS;
+          bS[s * B_STAGE + (e / B_VECS) * B_ROW + e % B_VECS] = qb[l];
+        }
+        subgroupMemoryBarrierShared();
+        subgroupBarrier();
+        if (lane == 0) COUNT_ONE(fullCount[s]);
+      }
+      return;
+    }
+    for (int chunk = 0; chunk < chunks; ++chunk) {
+      const int s = chunk % STAGES, round = chunk / STAGES;
+      while (LOAD_COUNT(fullCount[s]) < uint(PRODUCERS * (round + 1))) {
+      }
+      [[unroll]] for (int step = 0; step < K_STEPS; ++step) {
+        LOAD_FRAGMENTS(0, s, step)
+        MULTIPLY(0)
+      }
+      subgroupMemoryBarrierShared();
+      subgroupBarrier();
+      if (t % 32 == 0) COUNT_ONE(emptyCount[s]);
+    }
+    [[unroll]] for (int i = 0; i < FRAG_M; ++i)
+      [[unroll]] for (int j = 0; j < FRAG_N; ++j)
+        coopMatStoreNV(acc[i][j], c,
+                       uint((m0 + (wm * FRAG_M + i) * 16) * p.N + n0 + (wn * FRAG_N + j) * 16),
+                       uint(p.N), false);
+    return;
+  }
 
   FETCH(0)
   STAGE(0)

@@ -410,7 +410,10 @@ int main(int argc, char** argv) {
         ++skipped;
         continue;
       }
-      build(gemm, "gemm_ceiling " + label, {c[0], c[1], c[2], c[3], c[4], 32 * c[0] * c[1], c[5]});
+      // MODE + 32: (MODE >> 6) & 15 producer warps beside the tile's (gemm_ceiling.comp).
+      const int producers = (c[5] & 32) ? (c[5] >> 6) & 15 : 0;
+      build(gemm, "gemm_ceiling " + label,
+            {c[0], c[1], c[2], c[3], c[4], 32 * (c[0] * c[1] + producers), c[5]});
     }
   }
   for (uint32_t id = 0; id < kShaderIdCount && gemmCode.empty(); ++id) {
