@@ -48,6 +48,10 @@ struct MatrixTile {
   // batch-1 shape of five networks with the caches flushed (bench/results/2026-11-27-h200-b1-
   // splits/; bench/NOTES.md, session 20). 0: not a candidate there.
   uint32_t nanosecondsPerChunkAlone = 0;
+  // A tile fitted on dense layers at batch 32 alone: the cost model offers it to dense layers of
+  // at least this many waves of its workgroups (fewer, as at batch 1, it was not measured on,
+  // and vgg16 at batch 1 ran 3.5% slower with it), never to grouped ones. 0: everywhere.
+  uint32_t denseWaves = 0;
 
   constexpr uint32_t rows() const { return warpsM * fragmentsM * 16; }
   constexpr uint32_t columns() const { return warpsN * fragmentsN * 16; }
@@ -91,6 +95,15 @@ inline constexpr MatrixTile kMatrixTiles[] = {
     {"128x32", 4, 1, 2, 2, 2, 1, 0},
     {"64x16", 2, 1, 2, 1, 2, 2, 985},
     {"64x32", 2, 1, 2, 2, 2, 1, 814},
+    // 16-deep stages (bench/NOTES.md, 2026-11-28, session 26): fewer registers than their 32-deep
+    // siblings (64x64k16 110 against 145; 128x64w4k16 174 on 4 warps), so more workgroups reside.
+    // 128x64w4k16 beat 64x64 on every 64-column layer of vgg16 and the resnets at batch 32
+    // (64->64 @224² 1.59 -> 1.53 ms, @56² -8%, the first layers -11 to -15%); its constants put
+    // it exactly there in the replay of that run, from two waves on. The other two win on some
+    // shapes only (first layers, strided 1x1): tuning-only.
+    {"128x64w4k16", 2, 2, 4, 2, 1, 2, 1100, 1, 0, 2},
+    {"64x64k16", 2, 2, 2, 2, 1, 1, 0},
+    {"64x128w4k16", 2, 2, 2, 4, 1, 1, 0},
 };
 
 // fully_connected_matrix.comp's tiles: destination channels a workgroup of 4 warps (16, 32 or 64:

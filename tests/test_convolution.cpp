@@ -587,6 +587,32 @@ TEST_CASE("convolution: a pipeline already run in the command buffer is preferre
   }
 }
 
+TEST_CASE("convolution: a tile fitted at batch 32 takes only layers with waves of work") {
+  // 128x64w4k16 is in the cost model from two waves of its workgroups on (denseWaves,
+  // convolution_tiles.h): 1x1 64 -> 64 on 32 images of 56x56 (784 of its tiles) takes it, one
+  // image (25) does not. Both results are the convolution's. The 32 images run where there are
+  // matrix units only: in float32 on lavapipe they would take minutes, and its portable shaders
+  // never take the tile.
+  const DeviceCapabilities& caps = context().capabilities();
+  const bool matrixUnits = caps.matrixUnits && caps.subgroupSize == 32;
+  const uint32_t multiprocessors = caps.multiprocessorCount ? caps.multiprocessorCount : 132;
+  for (const uint32_t images : {1u, 32u}) {
+    if (images == 32 && !matrixUnits) continue;
+    CAPTURE(images);
+    Case c;
+    c.descriptor = ConvolutionDescriptor::make(1, 1, 64, 64, NeuronDescriptor::relu());
+    c.width = c.height = 56;
+    c.sourceImages = images;
+    c.format = matrixUnits ? ChannelFormat::float16 : ChannelFormat::float32;
+    c.seed = 61;
+    const std::string configuration = run(c);
+    CAPTURE(configuration);
+    // Elsewhere the waves fall differently; the results above are the check there.
+    if (images == 1 || (multiprocessors >= 100 && multiprocessors <= 200))
+      CHECK((configuration == "128x64w4k16") == (images == 32));
+  }
+}
+
 TEST_CASE("convolution: every portable GEMM tile, forced") {
   // VKCNN_CONVOLUTION_TILE forces each portable GEMM shader (float32 destinations everywhere,
   // float16 ones on devices without matrix units): the two-stage 128 x 32 and 128 x 16 tiles

@@ -52,8 +52,12 @@ def tiles_from_header():
     tiles = {}
     for m in re.finditer(r'\{"([0-9a-z]+)",\s*([^}]*)\}', text):
         v = [int(x) for x in m.group(2).split(",") if x.strip()]
+        if len(v) < 7:  # kFullyConnectedMatrixTiles' entries, not convolution tiles
+            continue
         wm, wn, fm, fn, ks, res, ns = v[:7]
+        dense_waves = v[9] if len(v) > 9 else 0  # MatrixTile::denseWaves
         tiles[m.group(1)] = dict(rows=wm * fm * 16, cols=wn * fn * 16, depth=16 * ks, res=res, ns=ns,
+                                 dense_waves=dense_waves,
                                  threads=32 * wm * wn,
                                  smem=2 * (wm * fm * 16 * (ks * 32 + 16) + ks * 16 * (wn * fn * 32 + 16)) +
                                  wm * wn * 16 * 20 * 4)
@@ -100,16 +104,19 @@ class Shape:
             total += -(-tiles // (sms * res)) * -(-self.K // t["depth"]) * ns
         return total
 
-    def choice_cost(self, t, res, ns, sms=132):
-        # gemmShader's comparison: a batch's pieces run side by side (imagesSideBySide), their
-        # tiles sharing the device, where cost() sums them one after another as they were timed.
+    def tiles(self, t):
+        # Every piece of the batch side by side (imagesSideBySide), as gemmShader counts them.
         rows = self.ow * self.oh * self.chunks[0]
         if self.grouped:
             tiles = -(-rows // t["rows"]) * (self.cols // t["cols"]) * self.g
         else:
             tiles = -(-rows // t["rows"]) * -(-self.cols // t["cols"])
-        tiles *= len(self.chunks)
-        return -(-tiles // (sms * res)) * -(-self.K // t["depth"]) * ns
+        return tiles * len(self.chunks)
+
+    def choice_cost(self, t, res, ns, sms=132):
+        # gemmShader's comparison: a batch's pieces run side by side (imagesSideBySide), their
+        # tiles sharing the device, where cost() sums them one after another as they were timed.
+        return -(-self.tiles(t) // (sms * res)) * -(-self.K // t["depth"]) * ns
 
     def splitk(self, sms):
         # gemmShader: below 0.6 tiles of 32x64 per multiprocessor, every piece side by side
@@ -175,6 +182,8 @@ def choose(s, tiles, params, sms, narrow_dense=True):
         if not ns or not s.fits(t) or name not in s.times:
             continue
         if not narrow_dense and not s.grouped and t["cols"] < 64:
+            continue
+        if t["dense_waves"] and (s.grouped or s.tiles(t) < t["dense_waves"] * sms * res):
             continue
         c = s.choice_cost(t, res, ns, sms)
         if best is None or c < bc:

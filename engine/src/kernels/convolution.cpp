@@ -648,6 +648,7 @@ GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, b
         if (!t.nanosecondsPerStage) continue;
         const uint64_t perWave = sms * t.residentPerMultiprocessor;
         const uint64_t tiles = tilesOf(t.rows(), t.columns());
+        if (tiles < uint64_t(t.denseWaves) * perWave) continue;
         const double cost = double((tiles + perWave - 1) / perWave) *
                                 double((k + t.depth() - 1) / t.depth()) * t.nanosecondsPerStage +
                             firstDispatch(ShaderId::convolution_tiled, t, tiles);
@@ -726,7 +727,7 @@ const MatrixTile* groupedTile(const KernelEncoding& e, const ConvolutionDescript
   const MatrixTile* best = nullptr;
   double bestCost = 0;
   for (const MatrixTile& t : kMatrixTiles) {
-    if (!t.nanosecondsPerStage || columns % t.columns()) continue;
+    if (!t.nanosecondsPerStage || t.denseWaves || columns % t.columns()) continue;
     const uint64_t tiles =
         (rows + t.rows() - 1) / t.rows() * (columns / t.columns()) * d.groups * pieces;
     const uint64_t perWave = sms * t.residentPerMultiprocessor;
