@@ -167,13 +167,16 @@ struct WinogradMatrixTile {
   // The shader's uvec4 (8 float16) rows: A's of a stage, B's of the tile, each padded by one.
   constexpr uint32_t aRow() const { return depth() / 8 + 1; }
   constexpr uint32_t bRow() const { return columns() / 8 + 1; }
-  // Two stages of A (rows x depth) and B (depth x columns), as the shader declares them (the
-  // build reflects cooperative-matrix shaders through a trivial body, so reflection cannot say).
-  constexpr uint32_t sharedBytes() const { return 2 * (rows() * aRow() + depth() * bRow()) * 16; }
-  // The staged store: each warp's 16 rows of FRAG_N fragments (padded by a uvec4) inside A's
-  // stages.
-  constexpr bool storeFits() const {
-    return stagedStore == 0 || threads() / 32 * 16 * (fragmentsN * 4 + 1) <= 2 * rows() * aRow();
+  // The staged store: each warp's 16 rows of FRAG_N fragments (padded by a uvec4), in A's stages.
+  constexpr uint32_t storeVecs() const {
+    return stagedStore ? threads() / 32 * 16 * (fragmentsN * 4 + 1) : 0;
+  }
+  // Two stages of A (rows x depth, at least the staged store) and B (depth x columns), as the
+  // shader declares them (the build reflects cooperative-matrix shaders through a trivial body,
+  // so reflection cannot say).
+  constexpr uint32_t sharedBytes() const {
+    const uint32_t a = 2 * rows() * aRow();
+    return ((a > storeVecs() ? a : storeVecs()) + 2 * depth() * bRow()) * 16;
   }
 };
 
@@ -186,8 +189,8 @@ constexpr bool winogradTilesFit() {
   for (const WinogradMatrixTile& t : kWinogradMatrixTiles)
     if (t.rows() != VKCNN_WINOGRAD_MATRIX_ROWS ||
         t.columns() % VKCNN_WINOGRAD_MATRIX_COLUMN_ALIGN ||
-        t.sharedBytes() > VKCNN_MATRIX_SHARED_MEMORY || !t.storeFits() ||
-        (t.rows() * t.depth() / 8) % t.threads() || (t.depth() * t.columns() / 8) % t.threads())
+        t.sharedBytes() > VKCNN_MATRIX_SHARED_MEMORY || (t.rows() * t.depth() / 8) % t.threads() ||
+        (t.depth() * t.columns() / 8) % t.threads())
       return false;
   return kWinogradMatrixTiles[sizeof kWinogradMatrixTiles / sizeof kWinogradMatrixTiles[0] - 1]
              .columns() == VKCNN_WINOGRAD_MATRIX_COLUMN_ALIGN;

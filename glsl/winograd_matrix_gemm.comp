@@ -57,7 +57,10 @@ const int A_STAGE = TILE_M * A_ROW;
 const int B_STAGE = K_CHUNK * B_ROW;
 const int A_LOADS = TILE_M * A_VECS / THREADS;
 const int B_LOADS = K_CHUNK * TILE_N / 8 / THREADS;
-shared uvec4 aS[2 * A_STAGE];
+// The staged store (below) takes each warp's 16 rows of FRAG_N fragments, padded by a uvec4, from
+// A's stages, which are made at least that large.
+const int STORE_VECS = STAGED_STORE != 0 ? THREADS / 32 * 16 * (FRAG_N * 4 + 1) : 0;
+shared uvec4 aS[2 * A_STAGE > STORE_VECS ? 2 * A_STAGE : STORE_VECS];
 shared uvec4 bS[2 * B_STAGE];
 
 void main() {

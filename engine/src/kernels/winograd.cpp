@@ -27,10 +27,10 @@ constexpr uint32_t kMatrixPositions = 16;  // F(2x2,3x3)'s 4x4 tile
 // blocks of this many rows ([row block][position][row][channel]), a piece's rows start at one, and
 // no row is checked.
 constexpr uint32_t kMatrixTileRows = VKCNN_WINOGRAD_MATRIX_ROWS;
-// Its reduction a stage, to which K is padded: every tile's.
-constexpr uint32_t kMatrixChunk = kWinogradMatrixTiles[0].depth();
+// What K is padded to: a multiple of every tile's reduction a stage.
+constexpr uint32_t kMatrixChunk = 32;
 static_assert(std::ranges::all_of(kWinogradMatrixTiles, [](const WinogradMatrixTile& t) {
-  return t.depth() == kMatrixChunk;
+  return kMatrixChunk % t.depth() == 0;
 }));
 
 uint32_t slicesOf(uint32_t channels) {
@@ -273,15 +273,22 @@ void encodeWinograd(std::span<KernelEncoding> pieces, const ConvolutionDescripto
     const auto constants = matrixTile->specialization();
     gemmSpecialization.assign(constants.begin(), constants.end());
   }
-  // A benchmark hook: VKCNN_WINOGRAD_MATRIX_TILE=WMxWN/FMxFN/STAGED (warps, fragments a warp;
-  // WM x FM must be 8, the layout's 128 rows; the products through shared memory or not) times
-  // other configurations of winograd_matrix_gemm.comp.
+  // A benchmark hook: VKCNN_WINOGRAD_MATRIX_TILE=WMxWN/FMxFN/STAGED[/KSTEPS] (warps, fragments a
+  // warp; WM x FM must be 8, the layout's 128 rows; the products through shared memory or not;
+  // 16-deep steps a stage, 1 or 2) times other configurations of winograd_matrix_gemm.comp.
   if (const char* forced = matrix ? std::getenv("VKCNN_WINOGRAD_MATRIX_TILE") : nullptr) {
-    int wm = 0, wn = 0, fm = 0, fn = 0, staged = 1;
-    if (std::sscanf(forced, "%dx%d/%dx%d/%d", &wm, &wn, &fm, &fn, &staged) >= 4 && wm * fm == 8 &&
-        wn > 0 && fn > 0 && layout.outputChannels % uint32_t(16 * wn * fn) == 0) {
-      const WinogradMatrixTile t{uint32_t(wm), uint32_t(wn),      uint32_t(fm),
-                                 uint32_t(fn), kMatrixChunk / 16, uint32_t(staged != 0)};
+    int wm = 0, wn = 0, fm = 0, fn = 0, staged = 1, steps = 2;
+    if (std::sscanf(forced, "%dx%d/%dx%d/%d/%d", &wm, &wn, &fm, &fn, &staged, &steps) >= 4 &&
+        wm * fm == 8 && wn > 0 && fn > 0 && (steps == 1 || steps == 2) &&
+        layout.outputChannels % uint32_t(16 * wn * fn) == 0) {
+      const WinogradMatrixTile t{uint32_t(wm), uint32_t(wn),    uint32_t(fm),
+                                 uint32_t(fn), uint32_t(steps), uint32_t(staged != 0)};
+      // Loads split evenly over the workgroup (winogradTilesFit's condition).
+      if ((t.rows() * t.depth() / 8) % t.threads() || (t.depth() * t.columns() / 8) % t.threads() ||
+          t.sharedBytes() > VKCNN_MATRIX_SHARED_MEMORY)
+        throw Error(ErrorCode::invalidArgument,
+                    what + ": VKCNN_WINOGRAD_MATRIX_TILE=" + forced +
+                        " does not split its loads evenly or does not fit 48 KiB");
       tileN = t.columns();
       const auto constants = t.specialization();
       gemmSpecialization.assign(constants.begin(), constants.end());
