@@ -96,22 +96,19 @@ class Shape:
         ns = t["ns"] if ns is None else ns
         total = 0.0
         for n in self.chunks:
-            rows = self.ow * self.oh * n
-            if self.grouped:
-                tiles = -(-rows // t["rows"]) * (self.cols // t["cols"]) * self.g
-            else:
-                tiles = -(-rows // t["rows"]) * -(-self.cols // t["cols"])
+            tiles = self.piece_tiles(t, n)
             total += -(-tiles // (sms * res)) * -(-self.K // t["depth"]) * ns
         return total
 
+    def piece_tiles(self, t, images):
+        rows = self.ow * self.oh * images
+        if self.grouped:
+            return -(-rows // t["rows"]) * (self.cols // t["cols"]) * self.g
+        return -(-rows // t["rows"]) * -(-self.cols // t["cols"])
+
     def tiles(self, t):
         # Every piece of the batch side by side (imagesSideBySide), as gemmShader counts them.
-        rows = self.ow * self.oh * self.chunks[0]
-        if self.grouped:
-            tiles = -(-rows // t["rows"]) * (self.cols // t["cols"]) * self.g
-        else:
-            tiles = -(-rows // t["rows"]) * -(-self.cols // t["cols"])
-        return tiles * len(self.chunks)
+        return self.piece_tiles(t, self.chunks[0]) * len(self.chunks)
 
     def choice_cost(self, t, res, ns, sms=132):
         # gemmShader's comparison: a batch's pieces run side by side (imagesSideBySide), their
