@@ -12,8 +12,9 @@
 //     VKCNN_CONVOLUTION_TILE forces (convolution.cpp; tile names in convolution_tiles.h).
 //     --neuron: the fused neuron (ReLU unless said), to see what the epilogue costs.
 //     --pieces: where the layer limit splits the batch, also the wall time of its pieces run
-//     one after another against side by side, as a Graph runs them (no timestamps; side by side
-//     with Convolution::imagesSideBySide set to the batch, as the Graph sets it).
+//     one after another, side by side (Convolution::imagesSideBySide set to the batch, one encode
+//     a piece), and through Convolution::encodeBatch as a Graph runs them (one dispatch where
+//     convolution_tiled_pieces can), without timestamps.
 //     --residual: a residual added before the neuron (a bottleneck block's last convolution).
 //     --warmup: each configuration runs at least this long (0.1 s) right before its timed round,
 //     its pipeline built beforehand, so that the GPU's clocks have not dropped when it is timed.
@@ -274,18 +275,24 @@ int benchConvolutions(const std::string& path, ChannelFormat format, int iterati
             unsetenv("VKCNN_CONVOLUTION_TILE");
           else
             setenv("VKCNN_CONVOLUTION_TILE", tile.c_str(), 1);
-          double ms[2] = {0, 0};
-          for (int concurrent = 0; concurrent < 2; ++concurrent) {
+          double ms[3] = {0, 0, 0};
+          std::string batchConfiguration;
+          for (int concurrent = 0; concurrent < 3; ++concurrent) {
             const int rounds = 20;
             CommandBufferOptions options;
             options.reusable = true;
             CommandBuffer cb(context, "pieces", options);
             // Side by side the configuration is chosen for every piece at once, as a Graph does.
-            conv.imagesSideBySide = concurrent ? s.n : 0;
+            conv.imagesSideBySide = concurrent == 1 ? s.n : 0;
+            const std::vector<Image> residuals(withResidual ? dispatches : 0, residual);
             for (int r = 0; r < rounds; ++r)
-              for (uint32_t i = 0; i < dispatches; ++i)
-                encode(cb, sources[i], destinations[concurrent ? i : 0]);
+              if (concurrent == 2)
+                conv.encodeBatch(cb, sources, destinations, residuals);
+              else
+                for (uint32_t i = 0; i < dispatches; ++i)
+                  encode(cb, sources[i], destinations[concurrent ? i : 0]);
             conv.imagesSideBySide = 0;
+            if (concurrent == 2) batchConfiguration = conv.configuration();
             std::vector<double> runs;
             for (int repeat = 0; repeat < 9; ++repeat) {
               const auto start = std::chrono::steady_clock::now();
@@ -301,8 +308,10 @@ int benchConvolutions(const std::string& path, ChannelFormat format, int iterati
           }
           std::printf(
               "{\"name\": \"%s\", \"pieces\": %u, \"pieces_tile\": \"%s\", "
-              "\"images_per_piece\": %u, \"serial_ms\": %.6f, \"concurrent_ms\": %.6f}\n",
-              s.name.c_str(), dispatches, tile.c_str(), chunk, ms[0], ms[1]);
+              "\"images_per_piece\": %u, \"serial_ms\": %.6f, \"concurrent_ms\": %.6f, "
+              "\"batch_ms\": %.6f, \"batch_config\": \"%s\"}\n",
+              s.name.c_str(), dispatches, tile.c_str(), chunk, ms[0], ms[1], ms[2],
+              batchConfiguration.c_str());
           std::fflush(stdout);
         }
         unsetenv("VKCNN_CONVOLUTION_TILE");

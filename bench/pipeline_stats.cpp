@@ -222,6 +222,10 @@ int main(int argc, char** argv) {
   VkPhysicalDeviceVulkan12Features enable12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   enable12.shaderFloat16 = supported12.shaderFloat16;
   enable12.storageBuffer8BitAccess = supported12.storageBuffer8BitAccess;
+  enable12.shaderSampledImageArrayNonUniformIndexing =
+      supported12.shaderSampledImageArrayNonUniformIndexing;
+  enable12.shaderStorageImageArrayNonUniformIndexing =
+      supported12.shaderStorageImageArrayNonUniformIndexing;
   VkPhysicalDeviceVulkan11Features enable11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
   enable11.storageBuffer16BitAccess = supported11.storageBuffer16BitAccess;
   enable11.pNext = &enable12;
@@ -445,6 +449,14 @@ int main(int argc, char** argv) {
             build(m, std::string(m.name) + " " + t.name + epilogues[epilogue],
                   {constants.begin(), constants.end()});
           }
+      } else if (ShaderId(id) == ShaderId::convolution_tiled_pieces) {
+        // Each tile reading ahead, as over a batch's pieces (IMAGES_PER_PIECE, id 8: 4).
+        for (const MatrixTile& t : kMatrixTiles) {
+          const auto constants = t.specialization(1);
+          std::vector<int32_t> c(constants.begin(), constants.end());
+          c.push_back(4);
+          build(m, std::string(m.name) + " " + t.name, c);
+        }
       } else {
         build(m, m.name, {});
       }

@@ -11,15 +11,42 @@
 #define VKCNN_WEIGHT_TYPE vec4
 #endif
 
+#ifdef VKCNN_PIECES
+// One dispatch over the pieces of a batch that the layer limit splits (convolution_tiled_pieces):
+// piece p's source, destination and residual at element p of each array (the host binds every
+// element, repeating its last piece), IMAGES_PER_PIECE images in each but the last: piece p
+// holds images [p, p + 1) x IMAGES_PER_PIECE of the batch. uSource, uDestination and uResidual
+// name piece `currentPiece`'s, so that the epilogue's helpers (residualOf, writeSlice) read and
+// write the piece pieceImage last set.
+#extension GL_EXT_nonuniform_qualifier : require
+layout(constant_id = 8) const int IMAGES_PER_PIECE = 1;
+layout(set = 0, binding = 0) uniform sampler2DArray uSources[VKCNN_MAX_PIECES];
+layout(set = 0, binding = 1, VKCNN_OUTPUT_FORMAT) uniform image2DArray
+    uDestinations[VKCNN_MAX_PIECES];
+layout(set = 0, binding = 5) uniform sampler2DArray uResiduals[VKCNN_MAX_PIECES];
+int currentPiece = 0;
+#define uSource uSources[nonuniformEXT(currentPiece)]
+#define uDestination uDestinations[nonuniformEXT(currentPiece)]
+#define uResidual uResiduals[nonuniformEXT(currentPiece)]
+// Image `img` of the batch as an image of its piece, which becomes the current one.
+int pieceImage(int img) {
+  currentPiece = img / IMAGES_PER_PIECE;
+  return img - currentPiece * IMAGES_PER_PIECE;
+}
+#else
 layout(set = 0, binding = 0) uniform sampler2DArray uSource;
 layout(set = 0, binding = 1, VKCNN_OUTPUT_FORMAT) uniform image2DArray uDestination;
+int pieceImage(int img) { return img; }
+#endif
 layout(set = 0, binding = 2, std430) readonly buffer Weights { VKCNN_WEIGHT_TYPE weights[]; };
 layout(set = 0, binding = 3, std430) readonly buffer Bias { float bias[]; };
 layout(set = 0, binding = 4, std430) readonly buffer Slopes { float slopes[]; };
 #define VKCNN_NEURON_SLOPES
 // Added before the neuron when pc.neuron.residual is set (a residual block's shortcut); the host
 // binds the source here otherwise.
+#ifndef VKCNN_PIECES
 layout(set = 0, binding = 5) uniform sampler2DArray uResidual;
+#endif
 layout(push_constant) uniform Push { ConvolutionPush pc; };
 
 #include "image_io.glsl"

@@ -13,6 +13,9 @@ using int_t = int32_t;
 #define int_t int
 #endif
 
+// The most pieces of a batch convolution_tiled_pieces takes in one dispatch (its image arrays).
+#define VKCNN_MAX_PIECES 8
+
 VKCNN_STRUCT(ConvolutionParams) {
   int_t kernelWidth, kernelHeight;
   int_t strideX, strideY;

@@ -139,6 +139,16 @@ void main() {
   // The rows this invocation fetches: their window origin and first layer, once.
   ivec2 origin[A_LOADS];
   int layer[A_LOADS];
+#ifdef VKCNN_PIECES
+  // Over a batch's pieces each row fetches from its own piece's source: an index per row
+  // (bench/NOTES.md, 2026-11-28, session 27: a workgroup-uniform index where a tile lies in one
+  // piece, chosen at run time, made every layer slower).
+  int sourcePiece[A_LOADS];
+#define FETCH_TEXEL(l, p, s)                                                                       \
+  texelFetch(uSources[nonuniformEXT(sourcePiece[l])], ivec3(p, layer[l] + (s)), 0)
+#else
+#define FETCH_TEXEL(l, p, s) texelFetch(uSource, ivec3(p, layer[l] + (s)), 0)
+#endif
   [[unroll]] for (int l = 0; l < A_LOADS; ++l) {
     const int m = m0 + t % ROW_STEP + l * ROW_STEP;
     const int img = min(m, rowCount - 1) / pixels, pixel = min(m, rowCount - 1) - img * pixels;
@@ -146,7 +156,10 @@ void main() {
                 ivec2(g.offsetX, g.offsetY);
     // Rows past the end read nothing: an origin no tap brings inside the source.
     if (m >= rowCount) origin[l] = ivec2(-1 << 30);
-    layer[l] = img * pc.source.layersPerImage + group * S;
+    layer[l] = pieceImage(img) * pc.source.layersPerImage + group * S;
+#ifdef VKCNN_PIECES
+    sourcePiece[l] = currentPiece;
+#endif
   }
 
   fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[FRAG_M][FRAG_N];
@@ -174,7 +187,7 @@ void main() {
       const ivec2 p = origin[l] + d;                                                               \
       xa##R[l] = vec4(0.0);                                                                        \
       if (all(greaterThanEqual(p, ivec2(0))) && all(lessThan(p, size)) && gs < slots)              \
-        xa##R[l] = texelFetch(uSource, ivec3(p, layer[l] + s), 0);                                 \
+        xa##R[l] = FETCH_TEXEL(l, p, s);                                                           \
     }                                                                                              \
     [[unroll]] for (int l = 0; l < B_LOADS; ++l) {                                                 \
       const int e = t + l * THREADS, k = (chunk) * K_CHUNK + e / B_VECS;                           \
@@ -322,7 +335,8 @@ void main() {
         if (m >= rowCount || n >= groupSlices) continue;
         const int at = cBase + row * C_ROW + 4 * q;
         const vec4 sum = vec4(cS[at], cS[at + 1], cS[at + 2], cS[at + 3]);
-        const int img = m / pixels, pixel = m - img * pixels;
+        const int batchImage = m / pixels, pixel = m - batchImage * pixels;
+        const int img = pieceImage(batchImage);  // the piece's, which becomes the current one
         const ivec2 p = ivec2(g.clipX + pixel % g.clipWidth, g.clipY + pixel / g.clipWidth);
         // Lanes past the output channels compute a clamped channel; writeSlice drops them.
         const int slice = firstSlice + n;
@@ -333,7 +347,8 @@ void main() {
       subgroupBarrier();
     }
   } else {
-    // Per fragment row i and lane pair h: the output pixel and image (x -1 past the last row).
+    // Per fragment row i and lane pair h: the output pixel and image of the batch (x -1 past the
+    // last row).
     ivec3 positions[FRAG_M][2];
     // Per fragment column j and lane pair h: the bias; per fragment and h: the residual texel.
     vec4 biases[FRAG_N][2], residuals[FRAG_M * FRAG_N][2];
@@ -357,7 +372,7 @@ void main() {
           const int n = (n0 + (wn * FRAG_N + k % FRAG_N) * 16) / 4 + q;
           residuals[k][h] = vec4(0.0);
           if (at.x >= 0 && n < groupSlices)
-            residuals[k][h] = residualOf(at.xy, at.z, firstSlice + n);
+            residuals[k][h] = residualOf(at.xy, pieceImage(at.z), firstSlice + n);
         }
       }
     }
@@ -383,7 +398,7 @@ void main() {
         const int slice = firstSlice + n;
         const ivec4 oc =
             min(ivec4(4 * slice) + ivec4(0, 1, 2, 3), pc.destination.featureChannels - 1);
-        writeSlice(pc.destination, position[h].xy, position[h].z, slice,
+        writeSlice(pc.destination, position[h].xy, pieceImage(position[h].z), slice,
                    convolutionOutputOf(oc, sum, residual[h], biasValues[h]));
       }
       subgroupBarrier();

@@ -1239,6 +1239,107 @@ TEST_CASE("convolution: encodeBatch runs a batch's pieces as one") {
                        doctest::Contains("as many residuals or none"), Error);
 }
 
+TEST_CASE("convolution: a batch's pieces in one matrix-unit dispatch") {
+  // Where the layer limit splits a batch, a Graph hands the pieces to encodeBatch; on the matrix
+  // units, pieces laid out alike run as ONE dispatch of convolution_tiled_pieces, its rows over
+  // every piece's images, each row reading and writing its own piece's images. Pieces of 3, 3 and
+  // 2 images of 9x7 (tiles holding rows of two or three pieces, the last piece smaller), 1x1 and
+  // 3x3 with stride 1 and 2, with and without residuals, a grouped layer, 9 pieces (8 in one
+  // dispatch, the ninth alone), forced tiles and the selector's choice; each piece against the
+  // reference with VKCNN_CONVOLUTION_PIECES=one (one dispatch wherever it can), =separate (one a
+  // piece) and unset (one where that saves a wave: none of these small layers). Without matrix
+  // units (lavapipe) the pieces run one by one in float32, checked alike.
+  const DeviceCapabilities& caps = context().capabilities();
+  const bool oneDispatch =
+      caps.matrixUnits && caps.subgroupSize == 32 && caps.imageArrayNonUniformIndexing;
+  const ChannelFormat format = caps.matrixUnits ? ChannelFormat::float16 : ChannelFormat::float32;
+  struct Shape {
+    uint32_t kernel, stride, in, out, groups;
+    std::vector<uint32_t> pieces;
+    bool residual;
+    std::string tile;  // forced, or empty: the selector's
+  };
+  const std::vector<Shape> shapes{
+      {1, 1, 64, 136, 1, {3, 3, 2}, true, "128x128"},
+      {3, 2, 40, 72, 1, {3, 3, 2}, true, "64x64"},
+      {3, 1, 32, 24, 1, {2, 2, 2}, false, "128x64w4k16"},
+      {3, 1, 64, 64, 2, {3, 3, 2}, true, "64x32"},
+      {1, 1, 16, 20, 1, {1, 1, 1, 1, 1, 1, 1, 1, 1}, false, "64x64"},
+      {1, 1, 64, 136, 1, {3, 3, 2}, false, ""},
+  };
+  uint32_t seed = 300;
+  for (const Shape& shape : shapes) {
+    CAPTURE(shape.kernel);
+    CAPTURE(shape.in);
+    CAPTURE(shape.tile);
+    Case c;
+    c.descriptor = ConvolutionDescriptor::make(shape.kernel, shape.kernel, shape.in, shape.out,
+                                               NeuronDescriptor::relu());
+    c.descriptor.strideInPixelsX = c.descriptor.strideInPixelsY = shape.stride;
+    c.descriptor.groups = shape.groups;
+    c.descriptor.destinationFormat = format;
+    const uint32_t pad = shape.kernel / 2;
+    c.padding = Padding::explicitPadding(pad, pad, pad, pad);
+    c.width = 9;
+    c.height = 7;
+    const std::vector<float> w = randomWeights(c.descriptor, ++seed);
+    const std::vector<float> bias = randomFloats(shape.out, ++seed);
+    Convolution kernel(context(), c.descriptor, w, bias);
+    kernel.padding = c.padding;
+    const uint32_t outW = kernel.destinationWidth(9), outH = kernel.destinationHeight(7);
+    std::vector<Tensor> xs, residualTensors;
+    std::vector<Image> sources, residuals;
+    for (uint32_t n : shape.pieces) {
+      xs.push_back(roundedTo(randomTensor(n, shape.in, 7, 9, ++seed), format));
+      sources.push_back(makeImage(xs.back(), format, "x"));
+      if (shape.residual) {
+        residualTensors.push_back(
+            roundedTo(randomTensor(n, shape.out, outH, outW, ++seed), format));
+        residuals.push_back(makeImage(residualTensors.back(), format, "r"));
+      }
+    }
+    for (const std::string mode : {"one", "separate", ""}) {
+      CAPTURE(mode);
+      std::vector<Image> destinations;
+      for (uint32_t n : shape.pieces)
+        destinations.push_back(
+            makePoisoned(context(), {outW, outH, shape.out, n, format, ImageUsage::all, "y"}));
+      if (!shape.tile.empty()) setenv("VKCNN_CONVOLUTION_TILE", shape.tile.c_str(), 1);
+      if (!mode.empty()) setenv("VKCNN_CONVOLUTION_PIECES", mode.c_str(), 1);
+      CommandBufferOptions options;
+      options.profile = true;
+      CommandBuffer cb(context(), "pieces", options);
+      kernel.encodeBatch(cb, sources, destinations, residuals);
+      unsetenv("VKCNN_CONVOLUTION_TILE");
+      unsetenv("VKCNN_CONVOLUTION_PIECES");
+      cb.commit();
+      cb.waitUntilCompleted();
+      const size_t pieces = shape.pieces.size();
+      if (oneDispatch && mode == "one" && !shape.tile.empty()) {
+        // 8 pieces at most a dispatch: the ninth runs alone, and names the configuration last.
+        const std::string expected = pieces > 8
+                                         ? shape.tile
+                                         : (shape.groups > 1 ? "grouped " : "") + shape.tile +
+                                               ", " + std::to_string(pieces) + " pieces";
+        CHECK(kernel.configuration() == expected);
+        CHECK(cb.kernelTimings().size() == (pieces > 8 ? 2u : 1u));
+      } else if (mode == "separate" || !oneDispatch) {
+        CHECK(kernel.configuration().find("pieces") == std::string::npos);
+        CHECK(cb.kernelTimings().size() == pieces);
+      }
+      for (size_t k = 0; k < pieces; ++k) {
+        CAPTURE(k);
+        Case piece = c;
+        piece.sourceImages = shape.pieces[k];
+        compare(download(destinations[k]),
+                reference(piece, xs[k], w, bias, outW, outH, shape.pieces[k], shape.out,
+                          shape.residual ? &residualTensors[k] : nullptr),
+                tolerance(format));
+      }
+    }
+  }
+}
+
 TEST_CASE("convolution: a residual added before the neuron, on every shader") {
   // Each path adds it in its own epilogue (convolution_bindings.glsl): GEMM tiles large and small
   // (and the matrix-unit tiles for float16 on GPUs that have them), the direct shader (groups, an

@@ -269,7 +269,9 @@ def main():
                 row["torch"] = th.get(i, {}).get("ms")
                 split = vk.get("pieces", {}).get(i)
                 if split:
-                    row["pieces"], row["pieces_ms"] = split["pieces"], split["concurrent_ms"]
+                    # As a Graph runs them (encodeBatch); older runs had one encode a piece.
+                    row["pieces"] = split["pieces"]
+                    row["pieces_ms"] = split.get("batch_ms", split["concurrent_ms"])
                 rows.append(row)
             everything["runs"][tag] = rows
             summary.append(write_table(args.out, tag, rows, fmt_tiles))

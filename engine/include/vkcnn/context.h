@@ -122,7 +122,8 @@ struct AdoptedDevice {
   uint32_t queueFamilyIndex = 0;
   VkQueue queue = VK_NULL_HANDLE;
   // The device's enabled Vulkan 1.1/1.2 features, if the application enabled any vkcnn can use
-  // (16-bit storage, shaderFloat16); null: vkcnn assumes only core 1.0 features.
+  // (16-bit storage, shaderFloat16, non-uniform indexing of sampled and storage image arrays);
+  // null: vkcnn assumes only core 1.0 features.
   const VkPhysicalDeviceVulkan11Features* enabledVulkan11Features = nullptr;
   const VkPhysicalDeviceVulkan12Features* enabledVulkan12Features = nullptr;
   // Whether VK_EXT_debug_utils is enabled on the instance (for object names).
@@ -143,6 +144,10 @@ struct DeviceCapabilities {
   uint32_t driverVersion = 0;
   bool shaderFloat16 = false;  // enabled on the device
   bool storage16Bit = false;   // storageBuffer16BitAccess enabled on the device
+  // shaderSampledImageArrayNonUniformIndexing and shaderStorageImageArrayNonUniformIndexing
+  // enabled on the device: a batch the layer limit splits into pieces may then run a matrix-unit
+  // convolution in one dispatch over all pieces.
+  bool imageArrayNonUniformIndexing = false;
   uint32_t subgroupSize = 0;
   uint32_t maxImageArrayLayers = 0;
   uint32_t maxImageDimension2D = 0;

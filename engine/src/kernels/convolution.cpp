@@ -22,6 +22,7 @@
 #include "kernels/weights.h"
 #include "kernels/winograd.h"
 #include "memory/half.h"
+#include "memory/image_storage.h"
 #include "vulkan/pipelines.h"
 #include "vulkan/context_impl.h"
 
@@ -798,31 +799,42 @@ const GemmKernel& tileOf(ShaderId shader) {
 
 // One dispatch; (leftEdge, topEdge) is where the window starts relative to the offset position.
 // `configurationOverride` (a trial of tuneShape) replaces VKCNN_CONVOLUTION_TILE and the tuning.
-// What every convolution shader reads alike (convolution_bindings.glsl): the windows, weights,
-// bias, slopes, the neuron, the residual, and the window's geometry. Returns the bound destination
-// slices.
-uint32_t bindConvolution(DispatchRecorder& r, shader::ConvolutionPush& push, KernelEncoding& e,
-                         const ConvolutionState& s, const std::shared_ptr<DeviceBuffer>& weights,
-                         int32_t originX, int32_t originY) {
-  const ConvolutionDescriptor& d = s.descriptor;
-  const uint32_t slices = r.bindWindows(push, e);
-  r.bindBuffer(2, weights);
-  r.bindBuffer(3, s.bias);
-  r.bindBuffer(4, s.slopes);
-  push.geometry.offsetX = originX;
-  push.geometry.offsetY = originY;
-  push.neuron = neuronParams(d.neuron);
+// What every convolution shader reads alike (convolution_bindings.glsl), in three parts.
+// The images: the source, the destination and the residual at element `element` of their bindings
+// (convolution_tiled_pieces binds a piece at each); fills push.source, push.destination and the
+// residual's fields of push.neuron, and returns the bound destination slices per image.
+uint32_t bindConvolutionImages(DispatchRecorder& r, shader::ConvolutionPush& push,
+                               const KernelEncoding& e, uint32_t element) {
+  push.source = r.bindSource(0, e.source, e.sourceFirstImage, e.imageCount, e.sourceChannelOffset,
+                             e.sourceChannels, element);
+  push.destination = r.bindDestination(1, e.destination, e.destinationFirstImage, e.imageCount,
+                                       e.destinationChannelOffset, e.destinationChannels, element);
+  push.neuron.residual = e.residual ? 1 : 0;
   if (e.residual) {
-    const shader::ImageView residual = r.bindSource(5, *e.residual, e.destinationFirstImage,
-                                                    e.imageCount, 0, e.destinationChannels);
-    push.neuron.residual = 1;
+    const shader::ImageView residual = r.bindSource(
+        5, *e.residual, e.destinationFirstImage, e.imageCount, 0, e.destinationChannels, element);
     push.neuron.residualLayersPerImage = residual.layersPerImage;
     push.neuron.residualChannelShift = residual.channelShift;
   } else {
     // Unread (push.neuron.residual is 0), but every binding needs a descriptor.
     r.bindSource(5, e.source, e.sourceFirstImage, e.imageCount, e.sourceChannelOffset,
-                 e.sourceChannels);
+                 e.sourceChannels, element);
   }
+  return touchedSlices(uint32_t(push.destination.channelShift), e.destinationChannels);
+}
+
+// The weights, bias and slopes, and the rest of the push constants (after the images and
+// push.geometry).
+void bindConvolutionParameters(DispatchRecorder& r, shader::ConvolutionPush& push,
+                               const ConvolutionState& s,
+                               const std::shared_ptr<DeviceBuffer>& weights, int32_t originX,
+                               int32_t originY) {
+  const ConvolutionDescriptor& d = s.descriptor;
+  r.bindBuffer(2, weights);
+  r.bindBuffer(3, s.bias);
+  r.bindBuffer(4, s.slopes);
+  push.geometry.offsetX = originX;
+  push.geometry.offsetY = originY;
   push.convolution.kernelWidth = int32_t(d.kernelWidth);
   push.convolution.kernelHeight = int32_t(d.kernelHeight);
   push.convolution.strideX = int32_t(d.strideInPixelsX);
@@ -831,6 +843,16 @@ uint32_t bindConvolution(DispatchRecorder& r, shader::ConvolutionPush& push, Ker
   push.convolution.dilationY = int32_t(d.dilationRateY);
   push.convolution.inputChannelsPerGroup = int32_t(d.inputFeatureChannels / d.groups);
   push.convolution.outputChannelsPerGroup = int32_t(d.outputFeatureChannels / d.groups);
+}
+
+// Both for one encode; returns the bound destination slices per image.
+uint32_t bindConvolution(DispatchRecorder& r, shader::ConvolutionPush& push, KernelEncoding& e,
+                         const ConvolutionState& s, const std::shared_ptr<DeviceBuffer>& weights,
+                         int32_t originX, int32_t originY) {
+  push.neuron = neuronParams(s.descriptor.neuron);
+  const uint32_t slices = bindConvolutionImages(r, push, e, 0);
+  push.geometry = e.geometry(slices);
+  bindConvolutionParameters(r, push, s, weights, originX, originY);
   return slices;
 }
 
@@ -1068,6 +1090,118 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
   r.dispatch(push, e.clipWidth, e.clipHeight, e.imageCount * slices);
 }
 
+// The test and benchmark hook VKCNN_CONVOLUTION_PIECES: "separate" encodes a batch's pieces one by
+// one, "one" in one dispatch wherever encodeTiledPieces can; unset or anything else, in one
+// dispatch where that saves a wave (encodeTiledPieces).
+std::string forcedPieces() {
+  const char* v = std::getenv("VKCNN_CONVOLUTION_PIECES");
+  return v ? std::string(v) : std::string();
+}
+
+// Whether `a` and `b` are laid out alike for a shader (the same layers per image, channels and
+// first channel in their storage): one set of push constants addresses both.
+bool sameLayout(const Image& a, const Image& b) {
+  return a.storage()->slicesPerImage() == b.storage()->slicesPerImage() &&
+         a.storage()->featureChannels == b.storage()->featureChannels &&
+         a.storageChannelOffset() == b.storageChannelOffset() && a.width() == b.width() &&
+         a.height() == b.height();
+}
+
+// Up to VKCNN_MAX_PIECES pieces of one batch as one dispatch of convolution_tiled_pieces, rows
+// running over every piece's images (convolution_tiled_pieces.comp). Only where the device
+// indexes image arrays per row, the pieces differ in nothing but their images (geometry, windows,
+// layouts; all but the last hold as many images), and what the selector picks for the whole
+// batch as one layer is a convolution_tiled tile (no split reduction, no other shader) that needs
+// fewer waves of workgroups in one dispatch than over the pieces side by side, each with a partial
+// last row tile. Only there: the per-row image index costs the one dispatch 3-8% (bench/NOTES.md,
+// 2026-11-28, session 27: 1x1 256->1024 @14² on 4 pieces of 8 images, 4 waves of 128x128 tiles
+// side by side and 3 in one dispatch, 74 -> 63 us; 1x1 128->512 @28² on 2 pieces of 16, 784
+// tiles either way, 81 -> 84). Returns false, having recorded nothing, otherwise.
+bool encodeTiledPieces(std::span<KernelEncoding> pieces, const ConvolutionState& s,
+                       int64_t leftEdge, int64_t topEdge, uint32_t imagesSideBySide,
+                       std::string& configuration) {
+  const ConvolutionDescriptor& d = s.descriptor;
+  const KernelEncoding& first = pieces.front();
+  const DeviceCapabilities& caps = first.commandBuffer.context->capabilities();
+  const std::string forced = forcedPieces();
+  if (forced == "separate" || pieces.size() < 2 || pieces.size() > VKCNN_MAX_PIECES ||
+      !caps.imageArrayNonUniformIndexing || caps.subgroupSize != 32 ||
+      s.shader != ShaderId::convolution || !s.matrixWeights ||
+      variantFor(first.destination) != ShaderVariant::f16)
+    return false;
+  uint32_t images = 0;
+  for (size_t k = 0; k < pieces.size(); ++k) {
+    const KernelEncoding& e = pieces[k];
+    const bool alike =
+        (k + 1 == pieces.size() ? e.imageCount <= first.imageCount
+                                : e.imageCount == first.imageCount) &&
+        e.clipX == first.clipX && e.clipY == first.clipY && e.clipWidth == first.clipWidth &&
+        e.clipHeight == first.clipHeight && e.offsetX == first.offsetX &&
+        e.offsetY == first.offsetY && e.sourceChannelOffset == first.sourceChannelOffset &&
+        e.sourceChannels == first.sourceChannels &&
+        e.destinationChannelOffset == first.destinationChannelOffset &&
+        e.destinationChannels == first.destinationChannels && sameLayout(e.source, first.source) &&
+        sameLayout(e.destination, first.destination) &&
+        (e.residual != nullptr) == (first.residual != nullptr) &&
+        (!e.residual || sameLayout(*e.residual, *first.residual));
+    if (!alike) return false;
+    images += e.imageCount;
+  }
+  // convolution_tiled's windows: a source texel is one fetch, destinations start at a layer.
+  if ((first.source.storageChannelOffset() + first.sourceChannelOffset) % 4 != 0 ||
+      (first.destination.storageChannelOffset() + first.destinationChannelOffset) % 4 != 0)
+    return false;
+  KernelEncoding whole = first;
+  whole.imageCount = images;
+  whole.imagesSideBySide = std::max(imagesSideBySide, images);
+  const uint32_t sms = caps.multiprocessorCount;
+  const std::string tile = forcedTile();
+  GemmChoice choice{ShaderId::convolution_tiled};
+  if (d.groups > 1)
+    choice.tile = groupedTile(whole, d, sms, tile);
+  else
+    choice = gemmShader(whole, d, true, true, sms, tile);
+  if (!choice.tile || choice.shader != ShaderId::convolution_tiled) return false;
+
+  const int32_t originX = shaderCoordinate(first.offsetX - leftEdge, "window origin x", first);
+  const int32_t originY = shaderCoordinate(first.offsetY - topEdge, "window origin y", first);
+  const MatrixTile& t = *choice.tile;
+  const uint64_t rows = uint64_t(first.clipWidth) * first.clipHeight * images;
+  const uint32_t columns =
+      d.groups > 1 ? d.outputFeatureChannels / d.groups : (first.destinationChannels + 3) / 4 * 4;
+  const uint32_t rowTiles = uint32_t((rows + t.rows() - 1) / t.rows());
+  const uint32_t columnTiles = (columns + t.columns() - 1) / t.columns();
+  const uint64_t besides = piecesSideBySide(whole);  // groups of pieces side by side
+  const uint64_t workgroups = uint64_t(rowTiles) * columnTiles * d.groups * besides;
+  if (forced != "one") {
+    uint64_t pieceRowTiles = 0;
+    for (const KernelEncoding& e : pieces)
+      pieceRowTiles +=
+          (uint64_t(e.clipWidth) * e.clipHeight * e.imageCount + t.rows() - 1) / t.rows();
+    const uint64_t perWave = uint64_t(sms ? sms : 132) * t.residentPerMultiprocessor;
+    const uint64_t separateWorkgroups = pieceRowTiles * columnTiles * d.groups * besides;
+    if ((workgroups + perWave - 1) / perWave >= (separateWorkgroups + perWave - 1) / perWave)
+      return false;
+  }
+  const auto constants = t.specialization(tiledEpilogue(whole, workgroups, sms ? sms : 132));
+  std::vector<int32_t> specialization(constants.begin(), constants.end());
+  specialization.push_back(int32_t(first.imageCount));  // IMAGES_PER_PIECE
+  configuration = std::string(d.groups > 1 ? "grouped " : "") + t.name + ", " +
+                  std::to_string(pieces.size()) + " pieces";
+  DispatchRecorder r(first.commandBuffer, ShaderId::convolution_tiled_pieces, ShaderVariant::f16,
+                     first.what() + " (" + configuration + ")", specialization);
+  shader::ConvolutionPush push{};
+  push.neuron = neuronParams(d.neuron);
+  // Every element is bound: past the last piece, the last piece again (never read).
+  uint32_t slices = 0;
+  for (uint32_t p = 0; p < VKCNN_MAX_PIECES; ++p)
+    slices = bindConvolutionImages(r, push, pieces[std::min<size_t>(p, pieces.size() - 1)], p);
+  push.geometry = whole.geometry(slices);
+  bindConvolutionParameters(r, push, s, s.matrixWeights, originX, originY);
+  r.dispatchGroups(&push, sizeof push, rowTiles, columnTiles, d.groups);
+  return true;
+}
+
 // The pieces of one batch (Convolution::encodeBatch), side by side: as one Winograd encode where
 // each could take it and VKCNN_CONVOLUTION_TILE forces it or its scheme's rule takes the layer
 // (its buffers have no layer limit, so the GEMMs run once over every piece's blocks), else each
@@ -1099,9 +1233,18 @@ void encodeConvolutionPieces(std::span<KernelEncoding> pieces, const Convolution
     tuningKey.clear();
     return;
   }
-  for (KernelEncoding& e : pieces) {
-    e.imagesSideBySide = std::max(e.imagesSideBySide, images);
-    encodeConvolution(e, s, s.shader, leftEdge, topEdge, &configuration, &tuningKey);
+  // In groups of at most VKCNN_MAX_PIECES, each one dispatch where it can be.
+  for (size_t at = 0; at < pieces.size(); at += VKCNN_MAX_PIECES) {
+    const std::span<KernelEncoding> group =
+        pieces.subspan(at, std::min<size_t>(VKCNN_MAX_PIECES, pieces.size() - at));
+    if (encodeTiledPieces(group, s, leftEdge, topEdge, images, configuration)) {
+      tuningKey.clear();
+      continue;
+    }
+    for (KernelEncoding& e : group) {
+      e.imagesSideBySide = std::max(e.imagesSideBySide, images);
+      encodeConvolution(e, s, s.shader, leftEdge, topEdge, &configuration, &tuningKey);
+    }
   }
 }
 

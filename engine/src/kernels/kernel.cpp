@@ -150,7 +150,8 @@ DispatchRecorder::DispatchRecorder(CommandBufferImpl& cb, ShaderId shader, Shade
   cb.noteDispatch(uint32_t(shader), uint32_t(variant), specialization);
 }
 
-const ShaderBinding& DispatchRecorder::expect(uint32_t binding, BindingType type) const {
+const ShaderBinding& DispatchRecorder::expect(uint32_t binding, BindingType type,
+                                              uint32_t element) const {
   static const char* names[] = {"sampled image", "storage image", "storage buffer",
                                 "uniform buffer"};
   for (uint32_t i = 0; i < module_->bindingCount; ++i) {
@@ -165,6 +166,10 @@ const ShaderBinding& DispatchRecorder::expect(uint32_t binding, BindingType type
         (!b.arrayed || b.dimension != 1))
       throw Error(ErrorCode::vulkan, what_ + ": shader " + module_->name + " binding '" + b.name +
                                          "' is not a 2D array image");
+    if (element >= b.arraySize)
+      throw Error(ErrorCode::vulkan, what_ + ": host binds element " + std::to_string(element) +
+                                         " of binding '" + b.name + "' in shader " + module_->name +
+                                         ", which has " + std::to_string(b.arraySize));
     return b;
   }
   throw Error(ErrorCode::vulkan,
@@ -173,8 +178,9 @@ const ShaderBinding& DispatchRecorder::expect(uint32_t binding, BindingType type
 
 shader::ImageView DispatchRecorder::bindSource(uint32_t binding, const Image& image,
                                                uint32_t firstImage, uint32_t imageCount,
-                                               uint32_t channelOffset, uint32_t channels) {
-  expect(binding, BindingType::sampledImage);
+                                               uint32_t channelOffset, uint32_t channels,
+                                               uint32_t element) {
+  expect(binding, BindingType::sampledImage, element);
   ImageStorage& s = *image.storage();
   s.materialize();
   const uint32_t spi = s.slicesPerImage();
@@ -183,7 +189,8 @@ shader::ImageView DispatchRecorder::bindSource(uint32_t binding, const Image& im
   const uint32_t count = (imageCount - 1) * spi + touchedSlices(firstChannel % 4, channels);
   VkDescriptorImageInfo info{commandBuffer_.context->nearestSampler(), s.view(first, count),
                              s.layout()};
-  writes_.push_back({binding, VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, imageInfos_.size()});
+  writes_.push_back(
+      {binding, VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, imageInfos_.size(), element});
   imageInfos_.push_back(info);
   accesses_.push_back({&s, first, count, false});
   windows_.push_back(
@@ -199,8 +206,9 @@ shader::ImageView DispatchRecorder::bindSource(uint32_t binding, const Image& im
 
 shader::ImageView DispatchRecorder::bindDestination(uint32_t binding, const Image& image,
                                                     uint32_t firstImage, uint32_t imageCount,
-                                                    uint32_t channelOffset, uint32_t channels) {
-  const ShaderBinding& b = expect(binding, BindingType::storageImage);
+                                                    uint32_t channelOffset, uint32_t channels,
+                                                    uint32_t element) {
+  const ShaderBinding& b = expect(binding, BindingType::storageImage, element);
   ImageStorage& s = *image.storage();
   if (b.imageFormat != uint32_t(s.format))
     throw Error(ErrorCode::vulkan, what_ + ": shader " + module_->name + " writes format " +
@@ -221,7 +229,7 @@ shader::ImageView DispatchRecorder::bindDestination(uint32_t binding, const Imag
   const uint32_t first = (image.storageFirstImage() + firstImage) * spi + firstChannel / 4;
   const uint32_t count = (imageCount - 1) * spi + touchedSlices(firstChannel % 4, channels);
   VkDescriptorImageInfo info{VK_NULL_HANDLE, s.view(first, count), s.layout()};
-  writes_.push_back({binding, VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, imageInfos_.size()});
+  writes_.push_back({binding, VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, imageInfos_.size(), element});
   imageInfos_.push_back(info);
   accesses_.push_back({&s, first, count, true});
   windows_.push_back(
@@ -294,10 +302,14 @@ void DispatchRecorder::dispatchGroups(const void* push, size_t pushSize, uint32_
                                        " bytes, shader " + module_->name + " declares " +
                                        std::to_string(module_->pushConstantSize));
   for (uint32_t i = 0; i < module_->bindingCount; ++i) {
-    const uint32_t binding = module_->bindings[i].binding;
-    if (std::none_of(writes_.begin(), writes_.end(), [&](auto& w) { return w.binding == binding; }))
-      throw Error(ErrorCode::vulkan, what_ + ": shader " + module_->name + " binding '" +
-                                         module_->bindings[i].name + "' was not bound");
+    const ShaderBinding& b = module_->bindings[i];
+    for (uint32_t element = 0; element < b.arraySize; ++element)
+      if (std::none_of(writes_.begin(), writes_.end(),
+                       [&](auto& w) { return w.binding == b.binding && w.element == element; }))
+        throw Error(ErrorCode::vulkan,
+                    what_ + ": shader " + module_->name + " binding '" + b.name + "'" +
+                        (b.arraySize > 1 ? " element " + std::to_string(element) : "") +
+                        " was not bound");
   }
   if (!gx || !gy || !gz) return;
   // In-place use (reading and writing the same layers in one dispatch) is not supported. Other
@@ -321,6 +333,7 @@ void DispatchRecorder::dispatchGroups(const void* push, size_t pushSize, uint32_
     VkWriteDescriptorSet write{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
     write.dstSet = set;
     write.dstBinding = w.binding;
+    write.dstArrayElement = w.element;
     write.descriptorCount = 1;
     write.descriptorType = w.type;
     if (w.type == VK_DESCRIPTOR_TYPE_STORAGE_BUFFER || w.type == VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER)

@@ -95,10 +95,13 @@ class DispatchRecorder {
   // Binds images [firstImage, +imageCount) of `image`, window channels [channelOffset, +channels)
   // of the view, as a sampled source or a storage destination, and returns what the shader needs
   // to address them. The bound view covers exactly the layers the dispatch reads or writes.
+  // `element`: the element of an array binding (every element must be bound).
   shader::ImageView bindSource(uint32_t binding, const Image& image, uint32_t firstImage,
-                               uint32_t imageCount, uint32_t channelOffset, uint32_t channels);
+                               uint32_t imageCount, uint32_t channelOffset, uint32_t channels,
+                               uint32_t element = 0);
   shader::ImageView bindDestination(uint32_t binding, const Image& image, uint32_t firstImage,
-                                    uint32_t imageCount, uint32_t channelOffset, uint32_t channels);
+                                    uint32_t imageCount, uint32_t channelOffset, uint32_t channels,
+                                    uint32_t element = 0);
   void bindBuffer(uint32_t binding, const std::shared_ptr<DeviceBuffer>& buffer);
   // Binds bytes [offset, +size) of `buffer` as a storage buffer the dispatch reads or writes,
   // tracked for hazards like image layers (`owner` is kept alive until the GPU is done). The
@@ -143,7 +146,7 @@ class DispatchRecorder {
   void requireAliasingBarrier() { aliased_ = true; }
 
  private:
-  const ShaderBinding& expect(uint32_t binding, BindingType type) const;
+  const ShaderBinding& expect(uint32_t binding, BindingType type, uint32_t element = 0) const;
 
   CommandBufferImpl& commandBuffer_;
   const struct Pipeline* pipeline_;
@@ -155,6 +158,7 @@ class DispatchRecorder {
     uint32_t binding;
     VkDescriptorType type;
     size_t infoIndex;
+    uint32_t element = 0;
   };
   std::vector<PendingWrite> writes_;
   std::vector<LayerAccess> accesses_;

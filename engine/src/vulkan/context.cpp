@@ -564,6 +564,11 @@ void ContextImpl::createDevice(const ContextOptions& options) {
   VkPhysicalDeviceVulkan12Features enable12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   enable12.shaderFloat16 = supported12.shaderFloat16;
   enable12.storageBuffer8BitAccess = supported12.storageBuffer8BitAccess;
+  // A batch's pieces in one dispatch (convolution_tiled_pieces) index image arrays per row.
+  enable12.shaderSampledImageArrayNonUniformIndexing =
+      supported12.shaderSampledImageArrayNonUniformIndexing;
+  enable12.shaderStorageImageArrayNonUniformIndexing =
+      supported12.shaderStorageImageArrayNonUniformIndexing;
   VkPhysicalDeviceVulkan11Features enable11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
   enable11.storageBuffer16BitAccess = supported11.storageBuffer16BitAccess;
   enable11.pNext = &enable12;
@@ -710,6 +715,8 @@ void ContextImpl::queryCapabilities(bool adopted, bool matrixUnits,
   c.timestampPeriodNs = limits.timestampPeriod;
   c.shaderFloat16 = f12 && f12->shaderFloat16;
   c.storage16Bit = f11 && f11->storageBuffer16BitAccess;
+  c.imageArrayNonUniformIndexing = f12 && f12->shaderSampledImageArrayNonUniformIndexing &&
+                                   f12->shaderStorageImageArrayNonUniformIndexing;
   c.adopted = adopted;
   c.multiprocessorCount = smBuiltins ? sm.shaderSMCount : 0;
   c.cooperativeMatrix = hasExtension(extensions, "VK_KHR_cooperative_matrix") ||

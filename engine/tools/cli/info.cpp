@@ -45,6 +45,7 @@ int info(const std::vector<std::string>& rest) {
     std::printf("  cooperative matrix       %s\n", c.cooperativeMatrix ? "yes" : "no");
     std::printf("  matrix units in use      %s\n", c.matrixUnits ? "yes" : "no");
     std::printf("  push descriptors         %s\n", c.pushDescriptors ? "yes" : "no");
+    std::printf("  image arrays, per-row    %s\n", c.imageArrayNonUniformIndexing ? "yes" : "no");
     std::printf("limits:\n");
     std::printf("  subgroup size            %u\n", c.subgroupSize);
     std::printf("  maxImageArrayLayers      %u\n", c.maxImageArrayLayers);
@@ -89,6 +90,7 @@ int info(const std::vector<std::string>& rest) {
         .add("cooperative_matrix", c.cooperativeMatrix)
         .add("matrix_units", c.matrixUnits)
         .add("push_descriptors", c.pushDescriptors)
+        .add("image_array_nonuniform_indexing", c.imageArrayNonUniformIndexing)
         .add("subgroup_size", c.subgroupSize)
         .add("max_image_array_layers", c.maxImageArrayLayers)
         .add("max_image_dimension_2d", c.maxImageDimension2D)
