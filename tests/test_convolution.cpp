@@ -1100,6 +1100,24 @@ TEST_CASE("convolution: Winograd F(2x2,3x3) on the matrix units, forced") {
       runOnce([&](CommandBuffer& cb) { probe.encode(cb, x, y); });
       CHECK((probe.configuration() == "winograd") == p.chosen);
     }
+  // The benchmark hook VKCNN_WINOGRAD_MATRIX_TILE refuses a GEMM configuration whose loads do not
+  // split evenly over its workgroup (2 x 8 warps of 4 x 1 fragments: 512 invocations for 256
+  // loads of A a stage) with a message naming it, before anything is recorded.
+  if (matrixUnits) {
+    const ConvolutionDescriptor d = ConvolutionDescriptor::make(3, 3, 128, 128);
+    setenv("VKCNN_CONVOLUTION_TILE", "winograd", 1);
+    Convolution kernel(context(), d, randomWeights(d, 7));
+    kernel.padding = Padding::explicitPadding(1, 1, 1, 1);
+    const Image x(context(), {8, 8, 128, 1, ChannelFormat::float16, ImageUsage::all, "x"});
+    const Image y(context(), {8, 8, 128, 1, ChannelFormat::float16, ImageUsage::all, "y"});
+    setenv("VKCNN_WINOGRAD_MATRIX_TILE", "8x2/1x4/1/1", 1);
+    CommandBuffer cb(context(), "bad Winograd tile");
+    VKCNN_CHECK_ERROR(kernel.encode(cb, x, y), ErrorCode::invalidArgument,
+                      "VKCNN_WINOGRAD_MATRIX_TILE=8x2/1x4/1/1 does not split its loads evenly");
+    CHECK(cb.encodingStatistics().dispatches == 0);
+    unsetenv("VKCNN_WINOGRAD_MATRIX_TILE");
+    unsetenv("VKCNN_CONVOLUTION_TILE");
+  }
 }
 
 TEST_CASE("convolution: a device with less shared memory gets the tiles that fit, else direct") {
