@@ -799,6 +799,19 @@ const GemmKernel& tileOf(ShaderId shader) {
 
 // One dispatch; (leftEdge, topEdge) is where the window starts relative to the offset position.
 // `configurationOverride` (a trial of tuneShape) replaces VKCNN_CONVOLUTION_TILE and the tuning.
+// convolution_tiled's workgroups for `e` on tile `t`: row tiles, column tiles (grouped: a column
+// of tiles per group's outputs), the groups along z. Its destinations start at a layer: the
+// window's channels fill (channels + 3) / 4 layers.
+struct TileGrid {
+  uint32_t rowTiles, columnTiles;
+};
+TileGrid tileGridOf(const KernelEncoding& e, const ConvolutionDescriptor& d, const MatrixTile& t) {
+  const uint64_t rows = uint64_t(e.clipWidth) * e.clipHeight * e.imageCount;
+  const uint32_t columns =
+      d.groups > 1 ? d.outputFeatureChannels / d.groups : (e.destinationChannels + 3) / 4 * 4;
+  return {uint32_t((rows + t.rows() - 1) / t.rows()), (columns + t.columns() - 1) / t.columns()};
+}
+
 // What every convolution shader reads alike (convolution_bindings.glsl), in three parts.
 // The images: the source, the destination and the residual at element `element` of their bindings
 // (convolution_tiled_pieces binds a piece at each); fills push.source, push.destination and the
@@ -1036,16 +1049,11 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
         open == std::string::npos ? nameOf(choice) : what.substr(open + 2, what.size() - open - 3);
     if (shader == ShaderId::depthwise_convolution) *configuration = "depthwise";
   }
-  // convolution_tiled's workgroups: row tiles, column tiles (grouped: a column of tiles per
-  // group's outputs), the groups along z. Its destinations start at a layer: the window's
-  // channels fill (channels + 3) / 4 layers.
   uint32_t rowTiles = 0, columnTiles = 0;
   if (const MatrixTile* t = choice.tile) {
-    const uint64_t rows = uint64_t(e.clipWidth) * e.clipHeight * e.imageCount;
-    const uint32_t columns =
-        d.groups > 1 ? d.outputFeatureChannels / d.groups : (e.destinationChannels + 3) / 4 * 4;
-    rowTiles = uint32_t((rows + t->rows() - 1) / t->rows());
-    columnTiles = (columns + t->columns() - 1) / t->columns();
+    const TileGrid grid = tileGridOf(e, d, *t);
+    rowTiles = grid.rowTiles;
+    columnTiles = grid.columnTiles;
     const uint64_t workgroups = uint64_t(rowTiles) * columnTiles * d.groups * piecesSideBySide(e);
     const auto constants =
         t->specialization(tiledEpilogue(e, workgroups, caps.multiprocessorCount));
@@ -1166,24 +1174,18 @@ bool encodeTiledPieces(std::span<KernelEncoding> pieces, const ConvolutionState&
   const int32_t originX = shaderCoordinate(first.offsetX - leftEdge, "window origin x", first);
   const int32_t originY = shaderCoordinate(first.offsetY - topEdge, "window origin y", first);
   const MatrixTile& t = *choice.tile;
-  const uint64_t rows = uint64_t(first.clipWidth) * first.clipHeight * images;
-  const uint32_t columns =
-      d.groups > 1 ? d.outputFeatureChannels / d.groups : (first.destinationChannels + 3) / 4 * 4;
-  const uint32_t rowTiles = uint32_t((rows + t.rows() - 1) / t.rows());
-  const uint32_t columnTiles = (columns + t.columns() - 1) / t.columns();
+  const auto [rowTiles, columnTiles] = tileGridOf(whole, d, t);
   const uint64_t besides = piecesSideBySide(whole);  // groups of pieces side by side
   const uint64_t workgroups = uint64_t(rowTiles) * columnTiles * d.groups * besides;
   if (forced != "one") {
     uint64_t pieceRowTiles = 0;
-    for (const KernelEncoding& e : pieces)
-      pieceRowTiles +=
-          (uint64_t(e.clipWidth) * e.clipHeight * e.imageCount + t.rows() - 1) / t.rows();
+    for (const KernelEncoding& e : pieces) pieceRowTiles += tileGridOf(e, d, t).rowTiles;
     const uint64_t perWave = uint64_t(sms ? sms : 132) * t.residentPerMultiprocessor;
     const uint64_t separateWorkgroups = pieceRowTiles * columnTiles * d.groups * besides;
     if ((workgroups + perWave - 1) / perWave >= (separateWorkgroups + perWave - 1) / perWave)
       return false;
   }
-  const auto constants = t.specialization(tiledEpilogue(whole, workgroups, sms ? sms : 132));
+  const auto constants = t.specialization(tiledEpilogue(whole, workgroups, sms));
   std::vector<int32_t> specialization(constants.begin(), constants.end());
   specialization.push_back(int32_t(first.imageCount));  // IMAGES_PER_PIECE
   configuration = std::string(d.groups > 1 ? "grouped " : "") + t.name + ", " +
