@@ -408,6 +408,10 @@ TEST_CASE("cli: --shape and .npy inputs set dynamic dimensions; messages name th
   CHECK_MESSAGE(r.status == 0, r.output);
   INFO(r.output);
   CHECK(validJson(r.out.substr(0, r.out.find('\n'))));
+  r = cli("profile " + model + " --shape x=1x3x6x10 --iterations 1 --levels");
+  CHECK_MESSAGE(r.status == 0, r.output);
+  CHECK(r.has("dispatches side by side"));
+  CHECK(r.has("levels,"));
   r = cli("bench " + model + " --shape x=2x3x5x7 --iterations 2 --warmup 0");
   CHECK_MESSAGE(r.status == 0, r.output);
   CHECK(r.has("batch 2"));

@@ -61,3 +61,45 @@ TEST_CASE("command buffer: profiling gives one timing per dispatch") {
   for (const KernelTiming& k : timings) CHECK(k.milliseconds >= 0.0);
   CHECK(cb.gpuMilliseconds() >= timings[1].milliseconds);
 }
+
+TEST_CASE("command buffer: profiling by levels times the dispatches between barriers together") {
+  const Tensor x = randomTensor(1, 8, 16, 16, 4);
+  Image input = makeImage(x, ChannelFormat::float16);
+  Image a(context(), {16, 16, 8}), b(context(), {16, 16, 8}), c(context(), {16, 16, 8});
+  Neuron relu(context(), NeuronDescriptor::relu());
+  relu.label = "relu";
+  Neuron tanh(context(), NeuronDescriptor::of(NeuronType::tanh, 1.f, 1.f));
+  tanh.label = "tanh";
+  {
+    // The images laid out first, so that only the data orders the dispatches below.
+    CommandBuffer layOut(context());
+    for (Image* image : {&a, &b, &c}) relu.encode(layOut, input, *image);
+    layOut.commit();
+    layOut.waitUntilCompleted();
+  }
+  fill(c, std::nanf(""));
+  CommandBufferOptions options;
+  options.profile = true;
+  options.profileLevels = true;
+  CommandBuffer cb(context(), "levels", options);
+  relu.encode(cb, input, a);
+  relu.encode(cb, input, b);  // reads what the first one reads: beside it
+  tanh.encode(cb, a, c);      // reads what the first one wrote: after a barrier
+  cb.commit();
+  cb.waitUntilCompleted();
+  CHECK(cb.encodingStatistics().dispatches == 3);
+  const std::vector<KernelTiming> levels = cb.kernelTimings();
+  REQUIRE(levels.size() == 2);
+  CHECK(levels[0].dispatches == 2);
+  CHECK_MESSAGE(levels[0].label.find("'relu' x2") != std::string::npos, levels[0].label);
+  CHECK(levels[1].dispatches == 1);
+  CHECK_MESSAGE(levels[1].label.find("'tanh'") != std::string::npos, levels[1].label);
+  CHECK(levels[0].startMilliseconds == 0.0);
+  CHECK(levels[1].startMilliseconds == doctest::Approx(levels[0].milliseconds));
+  for (const KernelTiming& level : levels) CHECK(level.milliseconds >= 0.0);
+  CHECK(cb.gpuMilliseconds() == doctest::Approx(levels[0].milliseconds + levels[1].milliseconds));
+  // The profiled recording computes what it would unprofiled.
+  Tensor expected = x;
+  for (double& v : expected.data) v = std::tanh(std::max(0.0, double(float(v))));
+  CHECK(relativeL2(download(c), expected) <= 2e-3);
+}

@@ -48,15 +48,23 @@ struct CommandBufferOptions {
   // Keeps the recording, its temporaries' memory and descriptors after completion so commit() can
   // submit it again without re-recording (the same kernels on the same images).
   bool reusable = false;
-  // Writes a GPU timestamp before and after every dispatch (kernelTimings()).
+  // Writes a GPU timestamp before and after every dispatch (kernelTimings()). Each dispatch then
+  // runs alone: dispatches that would run side by side (a batch's pieces) are timed one by one.
   bool profile = false;
+  // With profile: timestamps at the barriers only, so the dispatches between two barriers (a
+  // barrier level) run side by side as they do unprofiled, and kernelTimings() has one entry per
+  // level: what an inference pays for those dispatches together, its barrier included.
+  bool profileLevels = false;
 };
 
-// GPU time of one dispatch, from timestamps.
+// GPU time of one dispatch, or of one barrier level (CommandBufferOptions::profileLevels), from
+// timestamps.
 struct KernelTiming {
+  // A level's: its dispatches' labels in order, repeats counted ("kernel 'a' (64x64) x8 + ...").
   std::string label;
   double startMilliseconds = 0;  // from the first timed dispatch's start
   double milliseconds = 0;
+  uint32_t dispatches = 1;
 };
 
 class VKCNN_API CommandBuffer {
@@ -82,7 +90,8 @@ class VKCNN_API CommandBuffer {
   const std::string& label() const;
   TemporaryPoolStatistics temporaryPoolStatistics() const;
   EncodingStatistics encodingStatistics() const;
-  // After completion, with CommandBufferOptions::profile: one entry per dispatch, in order.
+  // After completion, with CommandBufferOptions::profile: one entry per dispatch, in order (per
+  // barrier level with profileLevels).
   std::vector<KernelTiming> kernelTimings() const;
   // After completion: GPU time from the first dispatch's start to the last one's end (needs
   // profile), in milliseconds; 0 without timestamps.

@@ -150,6 +150,7 @@ void CommandBufferImpl::barrier(const std::vector<VkImageMemoryBarrier>& transit
   const bool memory = first || aliased || !hazards_.empty();
   if (!memory && transitions.empty()) return;
   firstDispatch_ = false;
+  closeLevel();
   VkMemoryBarrier global{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   global.srcAccessMask = first ? VK_ACCESS_MEMORY_WRITE_BIT | VK_ACCESS_MEMORY_READ_BIT
                                : VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT;
@@ -163,10 +164,9 @@ void CommandBufferImpl::barrier(const std::vector<VkImageMemoryBarrier>& transit
   hazards_.clear();
 }
 
-void CommandBufferImpl::timestampBefore(const std::string& kernelLabel) {
-  if (!options_.profile) return;
-  const auto& vk = context->vk();
-  if (queryPools_.empty() || queryPools_.back().used + 2 > kQueriesPerPool) {
+CommandBufferImpl::QueryPool& CommandBufferImpl::queryPoolFor(uint32_t count) {
+  if (queryPools_.empty() || queryPools_.back().used + count > kQueriesPerPool) {
+    const auto& vk = context->vk();
     VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
     info.queryType = VK_QUERY_TYPE_TIMESTAMP;
     info.queryCount = kQueriesPerPool;
@@ -178,16 +178,51 @@ void CommandBufferImpl::timestampBefore(const std::string& kernelLabel) {
     vk.vkCmdResetQueryPool(commandBuffer, q.pool, 0, kQueriesPerPool);
     queryPools_.push_back(q);
   }
-  QueryPool& q = queryPools_.back();
-  vk.vkCmdWriteTimestamp(commandBuffer, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, q.pool, q.used++);
+  return queryPools_.back();
+}
+
+void CommandBufferImpl::timestampBefore(const std::string& kernelLabel) {
+  if (!options_.profile) return;
+  if (options_.profileLevels) {
+    // The first level starts at the first dispatch; every later one where the last one closed.
+    if (queryPools_.empty()) {
+      QueryPool& q = queryPoolFor(1);
+      context->vk().vkCmdWriteTimestamp(commandBuffer, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, q.pool,
+                                        q.used++);
+    }
+    levelLabels_.push_back(kernelLabel);
+    return;
+  }
+  QueryPool& q = queryPoolFor(2);  // the pair in one pool
+  context->vk().vkCmdWriteTimestamp(commandBuffer, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, q.pool,
+                                    q.used++);
   timedLabels_.push_back(kernelLabel);
 }
 
 void CommandBufferImpl::timestampAfter() {
-  if (!options_.profile) return;
+  if (!options_.profile || options_.profileLevels) return;
   QueryPool& q = queryPools_.back();
   context->vk().vkCmdWriteTimestamp(commandBuffer, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, q.pool,
                                     q.used++);
+}
+
+void CommandBufferImpl::closeLevel() {
+  if (!options_.profile || !options_.profileLevels || levelLabels_.empty()) return;
+  QueryPool& q = queryPoolFor(1);
+  context->vk().vkCmdWriteTimestamp(commandBuffer, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, q.pool,
+                                    q.used++);
+  // The level's labels in order, consecutive repeats (a batch's pieces) counted.
+  std::string joined;
+  for (size_t i = 0; i < levelLabels_.size();) {
+    size_t j = i;
+    while (j < levelLabels_.size() && levelLabels_[j] == levelLabels_[i]) ++j;
+    joined += (joined.empty() ? "" : " + ") + levelLabels_[i];
+    if (j - i > 1) joined += " x" + std::to_string(j - i);
+    i = j;
+  }
+  timedLabels_.push_back(joined);
+  levelDispatches_.push_back(uint32_t(levelLabels_.size()));
+  levelLabels_.clear();
 }
 
 void CommandBufferImpl::noteDispatch(uint32_t shader, uint32_t variant,
@@ -207,23 +242,28 @@ std::vector<KernelTiming> CommandBufferImpl::kernelTimings() {
   std::vector<KernelTiming> timings;
   if (!options_.profile || status() != CommandBufferStatus::completed) return timings;
   const double period = context->capabilities().timestampPeriodNs;
-  size_t index = 0;
-  bool haveOrigin = false;
-  uint64_t origin = 0;
+  std::vector<uint64_t> ticks;
   for (QueryPool& q : queryPools_) {
-    std::vector<uint64_t> ticks(q.used);
     if (!q.used) continue;
+    const size_t at = ticks.size();
+    ticks.resize(at + q.used);
     context->check(
         context->vk().vkGetQueryPoolResults(
-            context->device(), q.pool, 0, q.used, ticks.size() * sizeof(uint64_t), ticks.data(),
+            context->device(), q.pool, 0, q.used, q.used * sizeof(uint64_t), ticks.data() + at,
             sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
         "vkGetQueryPoolResults");
-    for (uint32_t i = 0; i + 1 < q.used; i += 2) {
-      if (!haveOrigin) origin = ticks[i], haveOrigin = true;
-      timings.push_back({timedLabels_[index++], double(ticks[i] - origin) * period * 1e-6,
-                         double(ticks[i + 1] - ticks[i]) * period * 1e-6});
-    }
   }
+  if (ticks.empty()) return timings;
+  const auto ms = [&](uint64_t from, uint64_t to) { return double(to - from) * period * 1e-6; };
+  if (options_.profileLevels) {
+    // The start, then each level's end: a level's time runs from the end of the one before.
+    for (size_t i = 0; i < timedLabels_.size() && i + 1 < ticks.size(); ++i)
+      timings.push_back({timedLabels_[i], ms(ticks[0], ticks[i]), ms(ticks[i], ticks[i + 1]),
+                         levelDispatches_[i]});
+    return timings;
+  }
+  for (size_t i = 0; i + 1 < ticks.size() && i / 2 < timedLabels_.size(); i += 2)
+    timings.push_back({timedLabels_[i / 2], ms(ticks[0], ticks[i]), ms(ticks[i], ticks[i + 1])});
   return timings;
 }
 
@@ -252,6 +292,7 @@ void CommandBufferImpl::publishWrites() {
 
 void CommandBufferImpl::endEncoding() {
   if (status_ != CommandBufferStatus::encoding) return;
+  closeLevel();
   if (wrapped) publishWrites();
   status_ = CommandBufferStatus::committed;
 }
@@ -268,6 +309,7 @@ void CommandBufferImpl::commit() {
     return;
   }
   requireEncoding("commit");
+  closeLevel();
   publishWrites();
   context->check(context->vk().vkEndCommandBuffer(commandBuffer), "vkEndCommandBuffer");
   try {

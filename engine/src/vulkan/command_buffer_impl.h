@@ -74,6 +74,9 @@ class CommandBufferImpl : public std::enable_shared_from_this<CommandBufferImpl>
   // Profiling: called by the dispatch recorder around each vkCmdDispatch.
   void timestampBefore(const std::string& label);
   void timestampAfter();
+  // Profiling by levels: the timestamp that ends the level recorded so far (before a barrier, and
+  // at the end of the recording).
+  void closeLevel();
   std::vector<KernelTiming> kernelTimings();
   // Pipelines (shader id, variant, specialization constants) with a dispatch recorded here. The
   // first dispatch of a pipeline in a submission fetches its code into every multiprocessor that
@@ -115,7 +118,12 @@ class CommandBufferImpl : public std::enable_shared_from_this<CommandBufferImpl>
     uint32_t used = 0;
   };
   std::vector<QueryPool> queryPools_;
+  // Room for `count` more timestamps in the last pool (a new pool if needed).
+  QueryPool& queryPoolFor(uint32_t count);
   std::vector<std::string> timedLabels_;
+  // Profiling by levels: the open level's dispatch labels, and how many each level closed had.
+  std::vector<std::string> levelLabels_;
+  std::vector<uint32_t> levelDispatches_;
   std::set<std::tuple<uint32_t, uint32_t, std::vector<int32_t>>> dispatchedPipelines_;
   static constexpr uint32_t kQueriesPerPool = 1024;
 };

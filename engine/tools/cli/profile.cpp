@@ -1,4 +1,5 @@
-// vkcnn profile: the GPU time of every kernel of a model, from timestamps around each dispatch.
+// vkcnn profile: the GPU time of every kernel of a model, from timestamps around each dispatch,
+// or of every barrier level (--levels), from timestamps at the barriers.
 #include <algorithm>
 #include <cstdio>
 
@@ -10,12 +11,17 @@ int profile(const std::vector<std::string>& rest) {
   std::vector<Option> options = modelOptions();
   options.push_back({"--iterations", OptionKind::value});
   options.push_back({"--json", OptionKind::value});
+  options.push_back({"--levels", OptionKind::flag});
   Arguments args("profile", rest, options);
   if (args.has("--help")) {
     std::printf(
         "usage: vkcnn profile MODEL.onnx [options]\n\n"
         "Prints the GPU time of every kernel (median of --iterations runs, default 10), in "
         "order.\n\n"
+        "  --levels            the time of every barrier level instead: the dispatches between\n"
+        "                      two barriers run side by side, as in an inference (a timestamp\n"
+        "                      around each dispatch runs them one by one, so a batch split in\n"
+        "                      pieces shows the pieces' times added up)\n"
         "  --json FILE         the same as JSON (- for standard output)\n%s",
         kModelOptionsHelp);
     return 0;
@@ -23,16 +29,19 @@ int profile(const std::vector<std::string>& rest) {
   const long iterations = args.number("--iterations", 10);
   const ModelSetup setup = prepareModel(args, false);
   const std::string json = args.get("--json");
+  const bool levels = args.has("--levels");
   if (!json.empty()) checkWritable(json, "--json");
   Context context = makeContext(args);
   Session session = loadSession(context, setup);
   CommandBufferOptions cbOptions;
   cbOptions.reusable = true;
   cbOptions.profile = true;
+  cbOptions.profileLevels = levels;
   CommandBuffer cb(context, "profile", cbOptions);
   session.encode(cb);
   std::vector<std::vector<double>> times;
   std::vector<std::string> labels;
+  std::vector<uint32_t> dispatches;
   Progress progress("profiling");
   cb.commit();
   cb.waitUntilCompleted();
@@ -42,7 +51,7 @@ int profile(const std::vector<std::string>& rest) {
     const auto t = cb.kernelTimings();
     if (times.empty()) {
       times.resize(t.size());
-      for (const auto& k : t) labels.push_back(k.label);
+      for (const auto& k : t) labels.push_back(k.label), dispatches.push_back(k.dispatches);
     }
     for (size_t k = 0; k < t.size() && k < times.size(); ++k) times[k].push_back(t[k].milliseconds);
     progress.step(uint64_t(i + 1), uint64_t(iterations));
@@ -52,15 +61,25 @@ int profile(const std::vector<std::string>& rest) {
   std::vector<double> medians;
   for (auto& t : times) medians.push_back(summarize(t).median), total += medians.back();
   const uint32_t barriers = cb.encodingStatistics().barriers;
+  uint64_t count = 0;
+  for (uint32_t d : dispatches) count += d;
   // A convolution's label ends with its configuration in parentheses (Convolution::configuration).
+  // A level's label lists its dispatches' labels whole.
   std::vector<std::string> configs(labels.size());
-  for (size_t k = 0; k < labels.size(); ++k)
+  for (size_t k = 0; k < labels.size() && !levels; ++k)
     if (const size_t open = labels[k].rfind(" (");
         open != std::string::npos && labels[k].back() == ')') {
       configs[k] = labels[k].substr(open + 2, labels[k].size() - open - 3);
       labels[k].resize(open);
     }
-  if (json != "-") {
+  if (json != "-" && levels) {
+    std::printf("%-4s %10s %7s %5s  %s\n", "#", "ms", "%", "disp.", "dispatches side by side");
+    for (size_t k = 0; k < medians.size(); ++k)
+      std::printf("%-4zu %10.4f %6.1f%% %5u  %s\n", k, medians[k],
+                  100.0 * medians[k] / std::max(total, 1e-12), dispatches[k], labels[k].c_str());
+    std::printf("total GPU time %.3f ms over %zu levels, %llu dispatches (%u barriers)\n", total,
+                medians.size(), static_cast<unsigned long long>(count), barriers);
+  } else if (json != "-") {
     std::printf("%-4s %-52s %-18s %10s %7s\n", "#", "kernel", "configuration", "ms", "%");
     for (size_t k = 0; k < medians.size(); ++k)
       std::printf("%-4zu %-52.52s %-18.18s %10.4f %6.1f%%\n", k, labels[k].c_str(),
@@ -86,6 +105,7 @@ int profile(const std::vector<std::string>& rest) {
                                        .add("label", labels[k])
                                        .add("configuration", configs[k])
                                        .add("median_ms", medians[k])
+                                       .add("dispatches", uint64_t(dispatches[k]))
                                        .str();
     Json j;
     j.add("model", setup.path)
@@ -93,8 +113,9 @@ int profile(const std::vector<std::string>& rest) {
         .add("format", precisionName(session.precision()))
         .add("batch", session.batch())
         .add("iterations", uint64_t(iterations))
+        .add("levels", levels)
         .add("total_ms", total)
-        .add("dispatches", uint64_t(medians.size()))
+        .add("dispatches", count)
         .add("barriers", barriers)
         .raw("kernels", kernels + "]");
     std::string values = "[";
