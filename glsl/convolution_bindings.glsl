@@ -72,8 +72,17 @@ vec4 residualOf(ivec2 p, int img, int t) {
 vec4 biasOf(ivec4 oc) { return vec4(bias[oc.x], bias[oc.y], bias[oc.z], bias[oc.w]); }
 
 // convolutionOutput with the residual texel and the bias already read (residual unused unless
-// pc.neuron.residual is set).
+// pc.neuron.residual is set). A shader that defines VKCNN_EPILOGUE_OPS (a specialization constant:
+// the neuron's type, + 256 with a residual, -1 unknown) has both fixed where it is known.
 vec4 convolutionOutputOf(ivec4 oc, vec4 sum, vec4 residual, vec4 biasValues) {
+#ifdef VKCNN_EPILOGUE_OPS
+  if (VKCNN_EPILOGUE_OPS >= 0) {
+    const int type = VKCNN_EPILOGUE_OPS & 255;
+    if ((VKCNN_EPILOGUE_OPS & 256) != 0) sum += residual;
+    return applyNeuronOfType(type, pc.neuron, sum + biasValues,
+                             type == 18 ? neuronSlopes(oc, pc.neuron.slopeCount) : vec4(0.0));
+  }
+#endif
   if (pc.neuron.residual != 0) sum += residual;
   return applyNeuron4(pc.neuron, sum + biasValues, neuronSlopes(oc, pc.neuron.slopeCount));
 }
@@ -81,7 +90,13 @@ vec4 convolutionOutputOf(ivec4 oc, vec4 sum, vec4 residual, vec4 biasValues) {
 // What destination layer t of image img holds at pixel p for the accumulated `sum` of output
 // channels `oc` (clamped into range by the caller): bias, the residual, then the fused neuron.
 vec4 convolutionOutput(ivec2 p, int img, int t, ivec4 oc, vec4 sum) {
-  const vec4 residual = pc.neuron.residual != 0 ? residualOf(p, img, t) : vec4(0.0);
+#ifdef VKCNN_EPILOGUE_OPS
+  const bool withResidual = VKCNN_EPILOGUE_OPS >= 0 ? (VKCNN_EPILOGUE_OPS & 256) != 0
+                                                    : pc.neuron.residual != 0;
+#else
+  const bool withResidual = pc.neuron.residual != 0;
+#endif
+  const vec4 residual = withResidual ? residualOf(p, img, t) : vec4(0.0);
   return convolutionOutputOf(oc, sum, residual, biasOf(oc));
 }
 

@@ -6,7 +6,7 @@
 // ids: 0 WARPS_M, 1 WARPS_N, 2 FRAG_M, 3 FRAG_N, 4 K_STEPS, 5 the workgroup size
 // (32 x WARPS_M x WARPS_N), 6 PREFETCH, 7 EPILOGUE (0 reads as it goes, 1 reads ahead, 2 ahead
 // with a residual: the host's choice per dispatch, not a tile's; the GEMM ceiling has neither 6
-// nor 7).
+// nor 7). 8 and 9: below (specialization()).
 //
 // The float16 weight matrix of the matrix-unit shaders has its columns (output channels) padded
 // with zeros to a multiple of VKCNN_MATRIX_COLUMN_ALIGN, which every tile's width divides, and its
@@ -57,11 +57,21 @@ struct MatrixTile {
   constexpr uint32_t columns() const { return warpsN * fragmentsN * 16; }
   constexpr uint32_t threads() const { return 32 * warpsM * warpsN; }
   constexpr uint32_t depth() const { return 16 * kSteps; }
-  // convolution_tiled.glsl's specialization constants (ids 0-7 above) for this tile with
-  // `epilogue` (0 as it goes, 1 ahead, 2 ahead with a residual).
-  constexpr std::array<int32_t, 8> specialization(int32_t epilogue) const {
-    return {int32_t(warpsM), int32_t(warpsN),    int32_t(fragmentsM), int32_t(fragmentsN),
-            int32_t(kSteps), int32_t(threads()), int32_t(prefetch),   epilogue};
+  // convolution_tiled.glsl's specialization constants for this tile: ids 0-7 above with `epilogue`
+  // (0 as it goes, 1 ahead, 2 ahead with a residual), 8 the pieces shader's images a piece (set by
+  // its encoder), 9 the epilogue's operations (`ops`: the neuron's type, + 256 with a residual;
+  // -1 read from the push constants).
+  constexpr std::array<int32_t, 10> specialization(int32_t epilogue, int32_t ops = -1) const {
+    return {int32_t(warpsM),
+            int32_t(warpsN),
+            int32_t(fragmentsM),
+            int32_t(fragmentsN),
+            int32_t(kSteps),
+            int32_t(threads()),
+            int32_t(prefetch),
+            epilogue,
+            1,
+            ops};
   }
   // Shared memory of convolution_tiled.glsl: two stages of A (rows x depth float16, rows padded
   // by 16 bytes) and B (depth x columns, padded likewise), and a 16 x 20 float fragment per warp.

@@ -28,11 +28,12 @@ vec4 vkcnnErf4(vec4 x) {
 
 float vkcnnErf(float x) { return vkcnnErf4(vec4(x)).x; }
 
-// `slope` is PReLU's per-channel slope (type 18), unused otherwise. mix() with a bvec selects, so
-// a case's other branch (an infinity, a NaN) never reaches the result.
-vec4 applyNeuron4(NeuronParams n, vec4 x, vec4 slope) {
+// Neuron `type` with n's parameters: n.type, or a constant where the shader knows it (the switch
+// then folds away). `slope` is PReLU's per-channel slope (type 18), unused otherwise. mix() with a
+// bvec selects, so a case's other branch (an infinity, a NaN) never reaches the result.
+vec4 applyNeuronOfType(int type, NeuronParams n, vec4 x, vec4 slope) {
   const bvec4 positive = greaterThanEqual(x, vec4(0.0));
-  [[dont_flatten]] switch (n.type) {
+  [[dont_flatten]] switch (type) {
     case 0: return x;
     case 1: return max(x, 0.0);
     case 2: return n.a * x + n.b;
@@ -60,6 +61,8 @@ vec4 applyNeuron4(NeuronParams n, vec4 x, vec4 slope) {
   }
   return x;
 }
+
+vec4 applyNeuron4(NeuronParams n, vec4 x, vec4 slope) { return applyNeuronOfType(n.type, n, x, slope); }
 
 float applyNeuron(NeuronParams n, float x, float slope) {
   return applyNeuron4(n, vec4(x), vec4(slope)).x;

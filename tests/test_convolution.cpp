@@ -1324,12 +1324,16 @@ TEST_CASE("convolution: a batch's pieces in one matrix-unit dispatch") {
             makePoisoned(context(), {outW, outH, shape.out, n, format, ImageUsage::all, "y"}));
       if (!shape.tile.empty()) setenv("VKCNN_CONVOLUTION_TILE", shape.tile.c_str(), 1);
       if (!mode.empty()) setenv("VKCNN_CONVOLUTION_PIECES", mode.c_str(), 1);
+      // One dispatch with the epilogue reading ahead, as layers of several waves get it: the
+      // neuron and the residual fixed in the pipeline (EPILOGUE_OPS).
+      if (mode == "one") setenv("VKCNN_CONVOLUTION_EPILOGUE", "ahead", 1);
       CommandBufferOptions options;
       options.profile = true;
       CommandBuffer cb(context(), "pieces", options);
       kernel.encodeBatch(cb, sources, destinations, residuals);
       unsetenv("VKCNN_CONVOLUTION_TILE");
       unsetenv("VKCNN_CONVOLUTION_PIECES");
+      unsetenv("VKCNN_CONVOLUTION_EPILOGUE");
       cb.commit();
       cb.waitUntilCompleted();
       const size_t pieces = shape.pieces.size();
@@ -1619,6 +1623,40 @@ TEST_CASE("convolution: every neuron type fused, PReLU per channel and shared") 
   perChannel.descriptor.setNeuronToPReLUWithParametersA(slopes);
   perChannel.destinationChannelOffset = 2;
   run(perChannel);
+}
+
+TEST_CASE(
+    "convolution: every neuron type, with and without a residual, fixed in a tile's pipeline") {
+  // On layers of two waves of workgroups or more, the neuron's type and the residual are
+  // specialization constants of the tiles' pipelines (convolution_tiled.glsl's EPILOGUE_OPS),
+  // forced here on a small layer (VKCNN_CONVOLUTION_EPILOGUE): every type, each with and without
+  // a residual, on a 64x64 tile whose epilogue reads ahead ("ahead") or as it goes
+  // ("inline-fixed"); the pieces shader's in "a batch's pieces in one matrix-unit dispatch". On a
+  // GPU without matrix units (lavapipe) the same cases run on the portable shaders.
+  for (const char* epilogue : {"ahead", "inline-fixed"}) {
+    CAPTURE(epilogue);
+    setenv("VKCNN_CONVOLUTION_EPILOGUE", epilogue, 1);
+    for (uint32_t t = 0; t < kNeuronTypeCount; ++t) {
+      const auto type = NeuronType(t);
+      CAPTURE(toString(type));
+      for (bool residual : {false, true}) {
+        CAPTURE(residual);
+        setenv("VKCNN_CONVOLUTION_TILE", "64x64", 1);
+        Case c;
+        c.seed = 1700 + 2 * t + (residual ? 1 : 0);
+        c.descriptor = ConvolutionDescriptor::make(3, 3, 16, 24, sampleNeuron(type, 24));
+        c.padding = Padding::explicitPadding(1, 1, 1, 1);
+        c.width = 9;
+        c.height = 7;
+        c.sourceImages = 2;
+        c.residual = residual;
+        c.format = ChannelFormat::float16;
+        run(c);
+      }
+    }
+  }
+  unsetenv("VKCNN_CONVOLUTION_TILE");
+  unsetenv("VKCNN_CONVOLUTION_EPILOGUE");
 }
 
 TEST_CASE("convolution: batch normalization folded at init, with and without gamma, beta, bias") {

@@ -520,13 +520,19 @@ std::string forcedTile() {
 }
 
 // The test hook VKCNN_CONVOLUTION_EPILOGUE forces convolution_tiled's epilogue: "ahead" (reads
-// the bias, the residual and the output pixels before its loop) or "inline" (as it goes).
-// Unset or anything else: by the layer's workgroups (encodeConvolution).
-std::optional<bool> forcedEpilogueAhead() {
+// the bias, the residual and the output pixels before its loop) or "inline" (as it goes), with
+// the neuron and the residual fixed in the pipeline ("ahead", "inline-fixed") or read from the
+// push constants ("inline"). Unset or anything else: by the layer's workgroups
+// (tiledConstants).
+std::string forcedEpilogue() {
   const char* v = std::getenv("VKCNN_CONVOLUTION_EPILOGUE");
-  if (v && std::string(v) == "ahead") return true;
-  if (v && std::string(v) == "inline") return false;
-  return std::nullopt;
+  const std::string forced = v ? v : "";
+  return forced == "ahead" || forced == "inline" || forced == "inline-fixed" ? forced : "";
+}
+std::optional<bool> forcedEpilogueAhead() {
+  const std::string forced = forcedEpilogue();
+  if (forced.empty()) return std::nullopt;
+  return forced == "ahead";
 }
 
 // convolution_tiled's EPILOGUE for a layer of `workgroups` (its pieces side by side included):
@@ -535,6 +541,22 @@ std::optional<bool> forcedEpilogueAhead() {
 int32_t tiledEpilogue(const KernelEncoding& e, uint64_t workgroups, uint64_t multiprocessors) {
   const bool ahead = forcedEpilogueAhead().value_or(workgroups >= 4 * multiprocessors);
   return ahead ? (e.residual ? 2 : 1) : 0;
+}
+
+// convolution_tiled's specialization constants for `e` on tile `t` over `workgroups`: the epilogue
+// above and, on layers of two waves of workgroups or more, its operations (the neuron's type, + 256
+// with a residual) fixed in the pipeline. Known, they take 5-20% off layers with short reductions,
+// whose time is mostly the epilogue (bench/NOTES.md, 2026-11-28, session 28). Below that (batch 1)
+// they stay in the push constants, so that a network keeps one pipeline per tile there: each
+// pipeline's first dispatch in an inference costs it about 8 us, as much as such a layer gains.
+std::array<int32_t, 10> tiledConstants(const MatrixTile& t, const KernelEncoding& e,
+                                       const ConvolutionDescriptor& d, uint64_t workgroups,
+                                       uint64_t multiprocessors) {
+  const int32_t ops = int32_t(d.neuron.type) | (e.residual ? 256 : 0);
+  const uint64_t sms = multiprocessors ? multiprocessors : 132;
+  const std::string forced = forcedEpilogue();
+  const bool fixed = forced.empty() ? workgroups >= 2 * sms : forced != "inline";
+  return t.specialization(tiledEpilogue(e, workgroups, multiprocessors), fixed ? ops : -1);
 }
 
 // What the first dispatch of a pipeline in a submission costs a layer over a later one: its code
@@ -620,7 +642,7 @@ GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, b
     // kFirstDispatchNanoseconds where `tile` on `shader` with the epilogue `workgroups` take has
     // no dispatch yet in this command buffer (a standalone encode: every candidate alike).
     auto firstDispatch = [&](ShaderId shader, const MatrixTile& tile, uint64_t workgroups) {
-      const auto constants = tile.specialization(tiledEpilogue(e, workgroups, multiprocessors));
+      const auto constants = tiledConstants(tile, e, d, workgroups, multiprocessors);
       return e.commandBuffer.dispatched(uint32_t(shader), uint32_t(ShaderVariant::f16), constants)
                  ? 0.0
                  : kFirstDispatchNanoseconds;
@@ -1055,8 +1077,7 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
     rowTiles = grid.rowTiles;
     columnTiles = grid.columnTiles;
     const uint64_t workgroups = uint64_t(rowTiles) * columnTiles * d.groups * piecesSideBySide(e);
-    const auto constants =
-        t->specialization(tiledEpilogue(e, workgroups, caps.multiprocessorCount));
+    const auto constants = tiledConstants(*t, e, d, workgroups, caps.multiprocessorCount);
     specialization.assign(constants.begin(), constants.end());
   }
   DispatchRecorder r(e.commandBuffer, shader, variant, what, specialization);
@@ -1185,9 +1206,9 @@ bool encodeTiledPieces(std::span<KernelEncoding> pieces, const ConvolutionState&
     if ((workgroups + perWave - 1) / perWave >= (separateWorkgroups + perWave - 1) / perWave)
       return false;
   }
-  const auto constants = t.specialization(tiledEpilogue(whole, workgroups, sms));
+  const auto constants = tiledConstants(t, whole, d, workgroups, sms);
   std::vector<int32_t> specialization(constants.begin(), constants.end());
-  specialization.push_back(int32_t(first.imageCount));  // IMAGES_PER_PIECE
+  specialization[8] = int32_t(first.imageCount);  // IMAGES_PER_PIECE
   configuration = std::string(d.groups > 1 ? "grouped " : "") + t.name + ", " +
                   std::to_string(pieces.size()) + " pieces";
   DispatchRecorder r(first.commandBuffer, ShaderId::convolution_tiled_pieces, ShaderVariant::f16,
