@@ -1054,6 +1054,23 @@ TEST_CASE("onnx import: pooling, transposed convolution, PRelu and broadcasting"
     CHECK(relativeL2(r.outputs[0], wantM) <= 1e-7);
     CHECK(relativeL2(r.outputs[1], wantA) <= 1e-6);
   }
+  SUBCASE("a 1x1 window at stride 1 without padding passes its input through, no kernel") {
+    OnnxModelBuilder b(13);
+    b.input("x", {1, 5, 7, 6});
+    b.node("Relu", {"x"}, {"r"});
+    auto& ap = b.node("AveragePool", {"r"}, {"a"});
+    setAttribute(ap, "kernel_shape", std::vector<int64_t>{1, 1});
+    auto& mp = b.node("MaxPool", {"a"}, {"m"});
+    setAttribute(mp, "kernel_shape", std::vector<int64_t>{1, 1});
+    setAttribute(mp, "strides", std::vector<int64_t>{1, 1});
+    b.output("m", 4);
+    Result r = run(b, {toFloats(x)});
+    std::vector<double> want;
+    for (double v : x.data) want.push_back(std::max(v, 0.0));
+    CHECK(r.imported.info.outputs[0].dims == std::vector<int64_t>{1, 5, 7, 6});
+    CHECK(relativeL2(r.outputs[0], want) <= 1e-7);
+    CHECK(r.imported.graph.statistics().kernels == 1);  // the ReLU
+  }
   SUBCASE("ConvTranspose with output_shape") {
     OnnxModelBuilder b(13);
     b.input("x", {1, 5, 7, 6});

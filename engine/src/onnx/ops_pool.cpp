@@ -23,6 +23,11 @@ void pool(Importer& im, bool max) {
   const Window wy = win[0], wx = rank == 4 ? win[1] : Window{1, 1, 1, 0, 0};
   if (!max && im.attrInts("dilations") && (wx.dilation != 1 || wy.dilation != 1))
     unsupported("AveragePool with dilations");
+  // A 1x1 window at stride 1 without padding passes its input through: no kernel (torchvision's
+  // AdaptiveAvgPool2d((7, 7)) after VGG's features, exported as such a window).
+  if (wx.kernel == 1 && wy.kernel == 1 && wx.stride == 1 && wy.stride == 1 && wx.padBegin == 0 &&
+      wx.padEnd == 0 && wy.padBegin == 0 && wy.padEnd == 0)
+    return im.setImage(0, x);
   PoolingDescriptor d = PoolingDescriptor::of(u32(wx.kernel, "kernel"), u32(wy.kernel, "kernel"),
                                               u32(wx.stride, "stride"), u32(wy.stride, "stride"));
   d.dilationRateX = u32(wx.dilation, "dilation");
