@@ -585,6 +585,25 @@ TEST_CASE("convolution: a pipeline already run in the command buffer is preferre
     CHECK(wideAlone == "64x64");
     CHECK(second.configuration() == "64x64");
   }
+  // The same when the first layer's pipeline has its epilogue's operations fixed (a layer of
+  // several waves) and the second's does not: a tile and epilogue already run count, whatever
+  // the operations.
+  Image again = makePoisoned(context(), {56, 56, 64, 1, format, ImageUsage::all, "y2"});
+  runOnce([&](CommandBuffer& cb) {
+    setenv("VKCNN_CONVOLUTION_EPILOGUE", "inline-fixed", 1);
+    first.encode(cb, source, wideDestination);
+    unsetenv("VKCNN_CONVOLUTION_EPILOGUE");
+    second.encode(cb, source, again);
+  });
+  compare(download(again), reference(narrow, x, narrowWeights, bias, 56, 56, 1, 64),
+          tolerance(format));
+  CAPTURE(second.configuration());
+  CHECK(first.configuration() == wideAlone);
+  if (!matrixUnits)
+    CHECK(second.configuration() == alone);
+  else if (context().capabilities().subgroupSize == 32 && multiprocessors >= 100 &&
+           multiprocessors <= 200)
+    CHECK(second.configuration() == "64x64");
 }
 
 TEST_CASE("convolution: a tile fitted at batch 32 takes only layers with waves of work") {

@@ -640,10 +640,15 @@ GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, b
     // 0.015 ms; the fully connected layers). Only for a layer alone: beside the other pieces of a
     // split batch, densenet121's 3x3 128->32 @7² at batch 32 took it and the network lost 9%.
     // kFirstDispatchNanoseconds where `tile` on `shader` with the epilogue `workgroups` take has
-    // no dispatch yet in this command buffer (a standalone encode: every candidate alike).
+    // no dispatch yet in this command buffer (a standalone encode: every candidate alike). A
+    // pipeline counts as run when its tile and epilogue have, whatever its epilogue's operations
+    // (constants 8 and 9): the charge was fitted at that granularity, and counted per operations
+    // it moved shufflenet_v2's batch-32 1x1 layers from 64x64 to 128x128, 3% slower
+    // (bench/NOTES.md, 2026-11-28, session 28).
     auto firstDispatch = [&](ShaderId shader, const MatrixTile& tile, uint64_t workgroups) {
       const auto constants = tiledConstants(tile, e, d, workgroups, multiprocessors);
-      return e.commandBuffer.dispatched(uint32_t(shader), uint32_t(ShaderVariant::f16), constants)
+      return e.commandBuffer.dispatched(uint32_t(shader), uint32_t(ShaderVariant::f16), constants,
+                                        8)
                  ? 0.0
                  : kFirstDispatchNanoseconds;
     };

@@ -232,10 +232,15 @@ void CommandBufferImpl::noteDispatch(uint32_t shader, uint32_t variant,
 }
 
 bool CommandBufferImpl::dispatched(uint32_t shader, uint32_t variant,
-                                   std::span<const int32_t> specialization) const {
-  return dispatchedPipelines_.count(
-             {shader, variant,
-              std::vector<int32_t>(specialization.begin(), specialization.end())}) > 0;
+                                   std::span<const int32_t> specialization, size_t compared) const {
+  const std::vector<int32_t> prefix(
+      specialization.begin(), specialization.begin() + std::min(compared, specialization.size()));
+  // Every recorded vector that starts with `prefix` sorts at or after it, the first one first.
+  const auto at = dispatchedPipelines_.lower_bound({shader, variant, prefix});
+  if (at == dispatchedPipelines_.end()) return false;
+  const auto& [s, v, constants] = *at;
+  return s == shader && v == variant && constants.size() >= prefix.size() &&
+         std::equal(prefix.begin(), prefix.end(), constants.begin());
 }
 
 std::vector<KernelTiming> CommandBufferImpl::kernelTimings() {

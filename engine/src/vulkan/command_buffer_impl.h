@@ -83,7 +83,9 @@ class CommandBufferImpl : public std::enable_shared_from_this<CommandBufferImpl>
   // runs it, which costs a batch-1 layer about 8 us (bench/NOTES.md, 2026-11-27, sessions 20 and
   // 25): the convolution selector weighs that against what another configuration costs.
   void noteDispatch(uint32_t shader, uint32_t variant, std::span<const int32_t> specialization);
-  bool dispatched(uint32_t shader, uint32_t variant, std::span<const int32_t> specialization) const;
+  // `compared`: only the first that many constants need to match (a family of pipelines).
+  bool dispatched(uint32_t shader, uint32_t variant, std::span<const int32_t> specialization,
+                  size_t compared = SIZE_MAX) const;
   void waitUntilCompleted();
   CommandBufferStatus status();
   void endEncoding();
