@@ -73,12 +73,13 @@ vec4 biasOf(ivec4 oc) { return vec4(bias[oc.x], bias[oc.y], bias[oc.z], bias[oc.
 
 // convolutionOutput with the residual texel and the bias already read (residual unused unless
 // pc.neuron.residual is set). A shader that defines VKCNN_EPILOGUE_OPS (a specialization constant:
-// the neuron's type, + 256 with a residual, -1 unknown) has both fixed where it is known.
+// the neuron's type, + VKCNN_EPILOGUE_OPS_RESIDUAL with a residual, -1 unknown) has both fixed
+// where it is known.
 vec4 convolutionOutputOf(ivec4 oc, vec4 sum, vec4 residual, vec4 biasValues) {
 #ifdef VKCNN_EPILOGUE_OPS
   if (VKCNN_EPILOGUE_OPS >= 0) {
-    const int type = VKCNN_EPILOGUE_OPS & 255;
-    if ((VKCNN_EPILOGUE_OPS & 256) != 0) sum += residual;
+    const int type = VKCNN_EPILOGUE_OPS & (VKCNN_EPILOGUE_OPS_RESIDUAL - 1);
+    if ((VKCNN_EPILOGUE_OPS & VKCNN_EPILOGUE_OPS_RESIDUAL) != 0) sum += residual;
     return applyNeuronOfType(type, pc.neuron, sum + biasValues,
                              type == 18 ? neuronSlopes(oc, pc.neuron.slopeCount) : vec4(0.0));
   }
@@ -91,8 +92,9 @@ vec4 convolutionOutputOf(ivec4 oc, vec4 sum, vec4 residual, vec4 biasValues) {
 // channels `oc` (clamped into range by the caller): bias, the residual, then the fused neuron.
 vec4 convolutionOutput(ivec2 p, int img, int t, ivec4 oc, vec4 sum) {
 #ifdef VKCNN_EPILOGUE_OPS
-  const bool withResidual = VKCNN_EPILOGUE_OPS >= 0 ? (VKCNN_EPILOGUE_OPS & 256) != 0
-                                                    : pc.neuron.residual != 0;
+  const bool withResidual = VKCNN_EPILOGUE_OPS >= 0
+                                ? (VKCNN_EPILOGUE_OPS & VKCNN_EPILOGUE_OPS_RESIDUAL) != 0
+                                : pc.neuron.residual != 0;
 #else
   const bool withResidual = pc.neuron.residual != 0;
 #endif

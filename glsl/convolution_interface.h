@@ -15,6 +15,8 @@ using int_t = int32_t;
 
 // The most pieces of a batch convolution_tiled_pieces takes in one dispatch (its image arrays).
 #define VKCNN_MAX_PIECES 8
+// convolution_tiled's EPILOGUE_OPS: the fused neuron's type, plus this flag with a residual.
+#define VKCNN_EPILOGUE_OPS_RESIDUAL 256
 
 VKCNN_STRUCT(ConvolutionParams) {
   int_t kernelWidth, kernelHeight;

@@ -57,11 +57,11 @@ layout(constant_id = 6) const int PREFETCH = 1;  // chunks in flight in register
 // 0: the epilogue reads as it goes; 1: it reads ahead; 2: ahead, with a residual (below).
 layout(constant_id = 7) const int EPILOGUE = 0;
 // The epilogue's operations, known when the host makes the pipeline: the fused neuron's type, plus
-// 256 where a residual is added (-1: both read from the push constants). Known, the neuron is its
-// own few instructions instead of a switch over every type, and neither the residual nor PReLU's
-// slopes are tested per output: on layers with short reductions the epilogue is most of the time
-// (1x1 64->256 @56² b32, 128 us, of which 87 us without the reduction and the image stores;
-// bench/NOTES.md, 2026-11-28, session 28).
+// VKCNN_EPILOGUE_OPS_RESIDUAL where a residual is added (-1: both read from the push constants).
+// Known, the neuron is its own few instructions instead of a switch over every type, and neither
+// the residual nor PReLU's slopes are tested per output: on layers with short reductions the
+// epilogue is most of the time (1x1 64->256 @56² b32, 128 us, of which 87 us without the reduction
+// and the image stores; bench/NOTES.md, 2026-11-28, session 28).
 layout(constant_id = 9) const int EPILOGUE_OPS = -1;
 #define VKCNN_EPILOGUE_OPS EPILOGUE_OPS
 #ifdef VKCNN_SPLIT_REDUCTION

@@ -59,8 +59,8 @@ struct MatrixTile {
   constexpr uint32_t depth() const { return 16 * kSteps; }
   // convolution_tiled.glsl's specialization constants for this tile: ids 0-7 above with `epilogue`
   // (0 as it goes, 1 ahead, 2 ahead with a residual), 8 the pieces shader's images a piece (set by
-  // its encoder), 9 the epilogue's operations (`ops`: the neuron's type, + 256 with a residual;
-  // -1 read from the push constants).
+  // its encoder), 9 the epilogue's operations (`ops`: the neuron's type, plus
+  // VKCNN_EPILOGUE_OPS_RESIDUAL with a residual; -1 read from the push constants).
   constexpr std::array<int32_t, 10> specialization(int32_t epilogue, int32_t ops = -1) const {
     return {int32_t(warpsM),
             int32_t(warpsN),

@@ -62,7 +62,9 @@ vec4 applyNeuronOfType(int type, NeuronParams n, vec4 x, vec4 slope) {
   return x;
 }
 
-vec4 applyNeuron4(NeuronParams n, vec4 x, vec4 slope) { return applyNeuronOfType(n.type, n, x, slope); }
+vec4 applyNeuron4(NeuronParams n, vec4 x, vec4 slope) {
+  return applyNeuronOfType(n.type, n, x, slope);
+}
 
 float applyNeuron(NeuronParams n, float x, float slope) {
   return applyNeuron4(n, vec4(x), vec4(slope)).x;

@@ -552,7 +552,7 @@ int32_t tiledEpilogue(const KernelEncoding& e, uint64_t workgroups, uint64_t mul
 std::array<int32_t, 10> tiledConstants(const MatrixTile& t, const KernelEncoding& e,
                                        const ConvolutionDescriptor& d, uint64_t workgroups,
                                        uint64_t multiprocessors) {
-  const int32_t ops = int32_t(d.neuron.type) | (e.residual ? 256 : 0);
+  const int32_t ops = int32_t(d.neuron.type) | (e.residual ? VKCNN_EPILOGUE_OPS_RESIDUAL : 0);
   const uint64_t sms = multiprocessors ? multiprocessors : 132;
   const std::string forced = forcedEpilogue();
   const bool fixed = forced.empty() ? workgroups >= 2 * sms : forced != "inline";
