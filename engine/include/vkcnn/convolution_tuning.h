@@ -51,8 +51,9 @@ class VKCNN_API ConvolutionTuning {
   // Round 0 once more after the others times the cost model's choice anew (first rounds run on
   // cold clocks).
   static void beginRound(const Context& context, uint32_t round);
-  // The timings of a profiled command buffer encoded in this round; returns how many rounds
-  // the longest candidate list needs.
+  // The timings of a profiled command buffer encoded in this round, one per dispatch
+  // (CommandBufferOptions::profile without profileLevels: a level's time would include its
+  // barrier); returns how many rounds the longest candidate list needs.
   static uint32_t record(const Context& context, std::span<const KernelTiming> timings);
   // Keeps each tried shape's fastest candidate, writes the file, ends the trials.
   static std::vector<TunedConvolution> finish(const Context& context);
