@@ -182,20 +182,43 @@ void main() {
   vec4 xa0[A_LOADS], xa1[A_LOADS];
   bvec4 lanes0, lanes1;
   uvec4 rb0[B_LOADS], rb1[B_LOADS];
-  // Chunk `chunk` of this invocation's texels and weights into register set R (zero past the end).
+  // The im2col cursor of this invocation's slot, for the next chunk FETCH takes (chunks are fetched
+  // in order): the slot's index gs in the reduction, its input slice s, its tap's column kx and
+  // the tap's offset d in the source. Moved on by SLOTS slots a chunk without dividing: two
+  // integer divisions a chunk (tap and slice, then the tap's row and column) were a large share of
+  // the instructions a chunk issues besides the matrix steps. Where ROW_STEP is 32 (the large
+  // tiles) a warp's invocations share the slot, and so the cursor.
+  int gs = firstChunk * SLOTS + slot, s, kx;
+  ivec2 d;
+  {
+    const int tap = gs / S, ky = tap / cp.kernelWidth;
+    s = gs - tap * S;
+    kx = tap - ky * cp.kernelWidth;
+    d = ivec2(kx * cp.dilationX, ky * cp.dilationY);
+  }
+  // Chunk `chunk` of this invocation's texels and weights into register set R (zero past the
+  // end); the texels at the cursor, which then moves on to the next chunk.
 #define FETCH(R, chunk)                                                                            \
   {                                                                                                \
-    const int gs = (chunk) * SLOTS + slot;                                                         \
-    const int tap = gs / S, s = gs - tap * S;                                                      \
-    const int ky = tap / cp.kernelWidth, kx = tap - ky * cp.kernelWidth;                           \
-    const ivec2 d = ivec2(kx * cp.dilationX, ky * cp.dilationY);                                   \
     lanes##R = lessThan(ivec4(4 * s) + ivec4(0, 1, 2, 3),                                          \
                         ivec4(gs < slots ? cp.inputChannelsPerGroup : 0));                         \
+    const bool inside = gs < slots;                                                                \
     [[unroll]] for (int l = 0; l < A_LOADS; ++l) {                                                 \
       const ivec2 p = origin[l] + d;                                                               \
       xa##R[l] = vec4(0.0);                                                                        \
-      if (all(greaterThanEqual(p, ivec2(0))) && all(lessThan(p, size)) && gs < slots)              \
-        xa##R[l] = FETCH_TEXEL(l, p, s);                                                           \
+      /* unsigned: a negative coordinate compares past the end */                                 \
+      if (all(lessThan(uvec2(p), uvec2(size))) && inside) xa##R[l] = FETCH_TEXEL(l, p, s);         \
+    }                                                                                              \
+    gs += SLOTS;                                                                                   \
+    s += SLOTS;                                                                                    \
+    while (s >= S) {                                                                               \
+      s -= S;                                                                                      \
+      if (++kx == cp.kernelWidth) {                                                                \
+        kx = 0;                                                                                    \
+        d = ivec2(0, d.y + cp.dilationY);                                                          \
+      } else {                                                                                     \
+        d.x += cp.dilationX;                                                                       \
+      }                                                                                            \
     }                                                                                              \
     [[unroll]] for (int l = 0; l < B_LOADS; ++l) {                                                 \
       const int e = t + l * THREADS, k = (chunk) * K_CHUNK + e / B_VECS;                           \
