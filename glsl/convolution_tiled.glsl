@@ -180,8 +180,21 @@ void main() {
   // the texels at fetch time would wait for them right there). PREFETCH 2 keeps two chunks in
   // flight, in two register sets used in turn, for twice the time to hide.
   vec4 xa0[A_LOADS], xa1[A_LOADS];
-  bvec4 lanes0, lanes1;
+  bvec4 lanes0 = bvec4(true), lanes1 = bvec4(true);
   uvec4 rb0[B_LOADS], rb1[B_LOADS];
+  // Only a group whose input channels end inside a layer has lanes to mask (another layer's data,
+  // or padding, past its last channel); elsewhere a slot is all inside or past the reduction, whose
+  // texels FETCH leaves zero. Uniform branches, so that the common case issues no selects.
+  const bool ragged = (cp.inputChannelsPerGroup & 3) != 0;
+  // Each B load's element of the weight matrix in chunk 0; chunk c's is K_CHUNK * columns / 8 on.
+  // The weight rows are padded to VKCNN_MATRIX_ROW_ALIGN, a multiple of every K_CHUNK, so a chunk
+  // is all inside the matrix or all past it.
+  int weightIndex[B_LOADS];
+  [[unroll]] for (int l = 0; l < B_LOADS; ++l) {
+    const int e = t + l * THREADS;
+    weightIndex[l] = weightBase + (e / B_VECS) * (columns / 8) + n0 / 8 + e % B_VECS;
+  }
+  const int weightChunk = K_CHUNK * columns / 8;
   // The im2col cursor of this invocation's slot, for the next chunk FETCH takes (chunks are fetched
   // in order): the slot's index gs in the reduction, its input slice s, its tap's column kx and
   // the tap's offset d in the source. Moved on by SLOTS slots a chunk without dividing: two
@@ -200,8 +213,8 @@ void main() {
   // end); the texels at the cursor, which then moves on to the next chunk.
 #define FETCH(R, chunk)                                                                            \
   {                                                                                                \
-    lanes##R = lessThan(ivec4(4 * s) + ivec4(0, 1, 2, 3),                                          \
-                        ivec4(gs < slots ? cp.inputChannelsPerGroup : 0));                         \
+    if (ragged)                                                                                    \
+      lanes##R = lessThan(ivec4(4 * s) + ivec4(0, 1, 2, 3), ivec4(cp.inputChannelsPerGroup));      \
     const bool inside = gs < slots;                                                                \
     [[unroll]] for (int l = 0; l < A_LOADS; ++l) {                                                 \
       const ivec2 p = origin[l] + d;                                                               \
@@ -220,22 +233,23 @@ void main() {
         d.x += cp.dilationX;                                                                       \
       }                                                                                            \
     }                                                                                              \
+    const bool weightsInside = (chunk) * K_CHUNK < rowsOfWeights;                                  \
     [[unroll]] for (int l = 0; l < B_LOADS; ++l) {                                                 \
-      const int e = t + l * THREADS, k = (chunk) * K_CHUNK + e / B_VECS;                           \
       rb##R[l] = uvec4(0);                                                                         \
-      if (k < rowsOfWeights && (B_ELEMENTS % THREADS == 0 || e < B_ELEMENTS))                      \
-        rb##R[l] = weights[weightBase + (k * columns + n0) / 8 + e % B_VECS];                      \
+      if (weightsInside && (B_ELEMENTS % THREADS == 0 || t + l * THREADS < B_ELEMENTS))            \
+        rb##R[l] = weights[weightIndex[l] + (chunk) * weightChunk];                                \
     }                                                                                              \
   }
   // Register set R into shared stage `stage`: channels past the window (another layer's data, or
   // padding) as zero, whatever they hold.
 #define STORE(R, stage)                                                                            \
   {                                                                                                \
-    [[unroll]] for (int l = 0; l < A_LOADS; ++l) {                                                 \
-      const vec4 x = mix(vec4(0.0), xa##R[l], lanes##R);                                           \
-      aS[(stage) * A_STAGE + (t % ROW_STEP + l * ROW_STEP) * A_ROW + slot] =                       \
-          uvec2(packHalf2x16(x.xy), packHalf2x16(x.zw));                                           \
+    if (ragged) {                                                                                  \
+      [[unroll]] for (int l = 0; l < A_LOADS; ++l) xa##R[l] = mix(vec4(0.0), xa##R[l], lanes##R);  \
     }                                                                                              \
+    [[unroll]] for (int l = 0; l < A_LOADS; ++l)                                                   \
+      aS[(stage) * A_STAGE + (t % ROW_STEP + l * ROW_STEP) * A_ROW + slot] =                       \
+          uvec2(packHalf2x16(xa##R[l].xy), packHalf2x16(xa##R[l].zw));                             \
     [[unroll]] for (int l = 0; l < B_LOADS; ++l) {                                                 \
       const int e = t + l * THREADS;                                                               \
       if (B_ELEMENTS % THREADS == 0 || e < B_ELEMENTS)                                             \
