@@ -421,30 +421,52 @@ void main() {
         }
       }
     }
-    [[dont_unroll]] for (int f = 0; f < FRAG_M * FRAG_N; ++f) {
-      ivec3 position[2];
-      vec4 biasValues[2], residual[2] = vec4[2](vec4(0.0), vec4(0.0));
-      [[unroll]] for (int k = 0; k < FRAG_M * FRAG_N; ++k)
+    // Two fragments a round, so that each lane has four texels to write between two subgroup
+    // barriers instead of two: the first fragment through this warp's cS, the second through its
+    // share of A's stages, which nothing reads once the reduction is done (the shared memory
+    // holds nothing more: 128x128 has 48128 of its 49152 bytes). 1x1 64->256 @56² b32 -3%, the
+    // other batch-32 shapes -1 to -2% (bench/NOTES.md, 2026-11-28, session 29).
+    const int aBase = warp * 16 * (C_ROW / 2);
+    [[dont_unroll]] for (int f = 0; f < FRAG_M * FRAG_N; f += 2) {
+      ivec3 position[2][2];
+      vec4 biasValues[2][2], residual[2][2];
+      [[unroll]] for (int g = 0; g < 2; ++g) residual[g] = vec4[2](vec4(0.0), vec4(0.0));
+      [[unroll]] for (int k = 0; k < FRAG_M * FRAG_N; ++k) {
         if (k == f) {
           coopMatStoreNV(acc[k / FRAG_N][k % FRAG_N], cS, uint(cBase), uint(C_ROW), false);
-          position = positions[k / FRAG_N];
-          biasValues = biases[k % FRAG_N];
-          if (EPILOGUE == 2) residual = residuals[k];
+          position[0] = positions[k / FRAG_N];
+          biasValues[0] = biases[k % FRAG_N];
+          if (EPILOGUE == 2) residual[0] = residuals[k];
         }
+        if (k == f + 1) {
+          coopMatStoreNV(acc[k / FRAG_N][k % FRAG_N], aS, uint(aBase), uint(C_ROW / 2), false);
+          position[1] = positions[k / FRAG_N];
+          biasValues[1] = biases[k % FRAG_N];
+          if (EPILOGUE == 2) residual[1] = residuals[k];
+        }
+      }
       subgroupMemoryBarrierShared();
       subgroupBarrier();
-      const int j = f % FRAG_N;
-      [[unroll]] for (int h = 0; h < 2; ++h) {
-        const int e = lane + 32 * h, row = e % 16, q = e / 16;
-        const int n = (n0 + (wn * FRAG_N + j) * 16) / 4 + q;  // this group's slice
-        if (position[h].x < 0 || n >= groupSlices) continue;
-        const int at = cBase + row * C_ROW + 4 * q;
-        const vec4 sum = vec4(cS[at], cS[at + 1], cS[at + 2], cS[at + 3]);
-        const int slice = firstSlice + n;
-        const ivec4 oc =
-            min(ivec4(4 * slice) + ivec4(0, 1, 2, 3), pc.destination.featureChannels - 1);
-        writeSlice(pc.destination, position[h].xy, pieceImage(position[h].z), slice,
-                   convolutionOutputOf(oc, sum, residual[h], biasValues[h]));
+      [[unroll]] for (int g = 0; g < 2; ++g) {
+        const int j = (f + g) % FRAG_N;
+        [[unroll]] for (int h = 0; h < 2; ++h) {
+          const int e = lane + 32 * h, row = e % 16, q = e / 16;
+          const int n = (n0 + (wn * FRAG_N + j) * 16) / 4 + q;  // this group's slice
+          if (position[g][h].x < 0 || n >= groupSlices) continue;
+          vec4 sum;
+          if (g == 0) {
+            const int at = cBase + row * C_ROW + 4 * q;
+            sum = vec4(cS[at], cS[at + 1], cS[at + 2], cS[at + 3]);
+          } else {
+            const int at = aBase + row * (C_ROW / 2) + 2 * q;
+            sum = uintBitsToFloat(uvec4(aS[at], aS[at + 1]));
+          }
+          const int slice = firstSlice + n;
+          const ivec4 oc =
+              min(ivec4(4 * slice) + ivec4(0, 1, 2, 3), pc.destination.featureChannels - 1);
+          writeSlice(pc.destination, position[g][h].xy, pieceImage(position[g][h].z), slice,
+                     convolutionOutputOf(oc, sum, residual[g][h], biasValues[g][h]));
+        }
       }
       subgroupBarrier();
     }

@@ -214,12 +214,17 @@ constexpr bool tilesFit() {
   for (const MatrixTile& t : kMatrixTiles)
     if (VKCNN_MATRIX_COLUMN_ALIGN % t.columns() || VKCNN_MATRIX_ROW_ALIGN % (16 * t.kSteps) ||
         t.sharedBytes() > VKCNN_MATRIX_SHARED_MEMORY || (t.rows() * t.kSteps * 4) % t.threads() ||
-        t.columns() % VKCNN_MATRIX_GROUP_COLUMN_ALIGN)
+        t.columns() % VKCNN_MATRIX_GROUP_COLUMN_ALIGN ||
+        // The epilogue that reads ahead writes fragments in pairs, the second one through A's
+        // stages: a 16 x 20 float fragment a warp.
+        (t.fragmentsM * t.fragmentsN) % 2 ||
+        t.warpsM * t.warpsN * 16 * 20 * 4 > 2 * t.rows() * (t.kSteps * 32 + 16))
       return false;
   return true;
 }
 static_assert(tilesFit(),
-              "every tile divides the padding, fits 48 KiB and splits its source loads evenly");
+              "every tile divides the padding, fits 48 KiB, splits its source loads evenly and "
+              "has room for its epilogue's fragment pairs");
 
 }  // namespace vkcnn::detail
 #endif
