@@ -114,6 +114,15 @@ inline constexpr MatrixTile kMatrixTiles[] = {
     {"128x64w4k16", 2, 2, 4, 2, 1, 2, 1100, 1, 0, 2},
     {"64x64k16", 2, 2, 2, 2, 1, 1, 0},
     {"64x128w4k16", 2, 2, 2, 4, 1, 1, 0},
+    // 256 x 128 on 4 x 2 warps of 4 x 4 fragments (64 x 64 each), 16-deep stages: with the main
+    // loop's per-chunk instructions trimmed (session 29) it fits 220 registers, one workgroup a
+    // multiprocessor, and beats every other tile on the large 3x3 layers at 56² and up, batch 32
+    // (H200: 3x3 256->256 @56² 0.736 -> 0.679 ms against 128x128, 128->128 @112² 0.812 -> 0.750,
+    // 128->256 @56² 0.402 -> 0.370) and loses elsewhere (short reductions, fewer than ~6 waves).
+    // Tuning-only until the cost model is refitted on the new loop. 128x128 on 2 x 2 warps of
+    // 4 x 4, 256 x 64 on 4 x 2 of 4 x 2 and 128x128 with 16-deep stages were measured beside it
+    // and lost on every shape (bench/NOTES.md, 2026-11-28, session 29, run 4).
+    {"256x128w8k16", 4, 2, 4, 4, 1, 1, 0},
 };
 
 // fully_connected_matrix.comp's tiles: destination channels a workgroup of 4 warps (16, 32 or 64:
