@@ -346,13 +346,14 @@ void main() {
   }
 #endif
 
-  // Epilogue, one fragment at a time through this warp's 16 x 16 floats: each lane takes two
-  // (pixel, slice) pairs of it. The loop over fragments stays a loop: unrolled, it held a copy of
-  // the whole output path (residual, bias, a 20-way neuron switch per channel, the image store)
-  // per fragment, ~25 KB of code each, 80-250 KB in all (pipeline statistics), streamed through
-  // the instruction caches by every workgroup; as a loop the shader is 42-58 KB and short
-  // reductions run 15-25% faster (bench/NOTES.md, 2026-11-26). Accumulators are picked by
-  // constant indices (an array indexed at run time would not stay in registers).
+  // Epilogue, one fragment at a time through this warp's 16 x 16 floats (two at a time where it
+  // reads ahead, below): each lane takes two (pixel, slice) pairs of it. The loop over fragments
+  // stays a loop: unrolled, it held a copy of the whole output path (residual, bias, a 20-way
+  // neuron switch per channel, the image store) per fragment, ~25 KB of code each, 80-250 KB in
+  // all (pipeline statistics), streamed through the instruction caches by every workgroup; as a
+  // loop the shader is 42-58 KB and short reductions run 15-25% faster (bench/NOTES.md,
+  // 2026-11-26). Accumulators are picked by constant indices (an array indexed at run time would
+  // not stay in registers).
   //
   // EPILOGUE 1 and 2 first work out each lane's output pixels (no integer division left in the
   // loop) and read the bias and, with 2, every residual texel, all in flight at once: read in
