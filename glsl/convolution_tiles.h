@@ -74,11 +74,14 @@ struct MatrixTile {
             ops};
   }
   // Shared memory of convolution_tiled.glsl: two stages of A (rows x depth float16, rows padded
-  // by 16 bytes) and B (depth x columns, padded likewise), and a 16 x 20 float fragment per warp.
+  // by 16 bytes) and B (depth x columns, padded likewise), and a 16 x 20 float fragment per warp
+  // (the epilogue's, C_ROW = 20).
   constexpr uint32_t sharedBytes() const {
-    return 2 * (rows() * (kSteps * 32 + 16) + kSteps * 16 * (columns() * 2 + 16)) +
-           warpsM * warpsN * 16 * 20 * 4;
+    return aStagesBytes() + 2 * kSteps * 16 * (columns() * 2 + 16) + epilogueFragmentBytes();
   }
+  // A's two stages (the epilogue that reads ahead writes a second fragment a warp through them).
+  constexpr uint32_t aStagesBytes() const { return 2 * rows() * (kSteps * 32 + 16); }
+  constexpr uint32_t epilogueFragmentBytes() const { return warpsM * warpsN * 16 * 20 * 4; }
 };
 
 // 128x64, 64x128 with 4 warps (of 64x32 / 32x64) and 128x128 with 4 warps of 64x64 were measured
@@ -225,9 +228,8 @@ constexpr bool tilesFit() {
         t.sharedBytes() > VKCNN_MATRIX_SHARED_MEMORY || (t.rows() * t.kSteps * 4) % t.threads() ||
         t.columns() % VKCNN_MATRIX_GROUP_COLUMN_ALIGN ||
         // The epilogue that reads ahead writes fragments in pairs, the second one through A's
-        // stages: a 16 x 20 float fragment a warp.
-        (t.fragmentsM * t.fragmentsN) % 2 ||
-        t.warpsM * t.warpsN * 16 * 20 * 4 > 2 * t.rows() * (t.kSteps * 32 + 16))
+        // stages.
+        (t.fragmentsM * t.fragmentsN) % 2 || t.epilogueFragmentBytes() > t.aStagesBytes())
       return false;
   return true;
 }
