@@ -2,8 +2,8 @@
 // scripts/bench/conv_shapes.py on the GPU machine), and the GEMM ceiling.
 //
 //   vkcnn-bench-conv conv SHAPES --fp16|--fp32 [--iterations N] [--tiles auto,NAME,...]
-//                             [--neuron relu|none|relu6|silu] [--pieces] [--residual]
-//                             [--warmup SECONDS] [--cold]
+//                             [--neuron relu|none|relu6|silu] [--pieces] [--batch]
+//                             [--residual] [--warmup SECONDS] [--cold]
 //     SHAPES: one convolution a line, "name n c h w k kh kw sh sw ph pw dh dw groups"
 //     (PyTorch's conv2d geometry, symmetric padding). Prints one JSON object a line: the median
 //     and minimum GPU time of the convolution (the sum of its dispatches when the batch needs
@@ -15,6 +15,11 @@
 //     one after another, side by side (Convolution::imagesSideBySide set to the batch, one encode
 //     a piece), and through Convolution::encodeBatch as a Graph runs them (one dispatch where
 //     convolution_tiled_pieces can), without timestamps.
+//     --batch: times each configuration as a Graph runs the layer: a split batch's pieces, each
+//     its own images, through Convolution::encodeBatch, with timestamps at the barriers only
+//     (CommandBufferOptions::profileLevels) so that the pieces run side by side as they do
+//     there. What the cost model's choice meets inside a network; without it, one dispatch a
+//     piece, each timed alone.
 //     --residual: a residual added before the neuron (a bottleneck block's last convolution).
 //     --warmup: each configuration runs at least this long (0.1 s) right before its timed round,
 //     its pipeline built beforehand, so that the GPU's clocks have not dropped when it is timed.
@@ -125,7 +130,8 @@ class CacheFlush {
 
 int benchConvolutions(const std::string& path, ChannelFormat format, int iterations,
                       const std::vector<std::string>& tiles, const NeuronDescriptor& neuron,
-                      bool pieces, bool withResidual, double warmupSeconds, bool cold) {
+                      bool pieces, bool asBatch, bool withResidual, double warmupSeconds,
+                      bool cold) {
   Context context;
   std::optional<CacheFlush> flush;
   if (cold) flush.emplace(context);
@@ -186,6 +192,24 @@ int benchConvolutions(const std::string& path, ChannelFormat format, int iterati
         else
           conv.encode(cb, from, to);
       };
+      // --batch: every piece its own images, as a Graph holds them.
+      std::vector<Image> batchSources, batchDestinations;
+      for (uint32_t i = 0; asBatch && i < dispatches; ++i) {
+        batchSources.emplace_back(
+            context, ImageDescriptor{s.w, s.h, s.c, chunk, format, ImageUsage::all, "x"});
+        for (uint32_t j = 0; j < chunk; ++j)
+          batchSources.back().writeFloats(x, DataLayout::HeightxWidthxFeatureChannels, j);
+        batchDestinations.emplace_back(
+            context, ImageDescriptor{ow, oh, s.k, chunk, format, ImageUsage::all, "y"});
+      }
+      const std::vector<Image> batchResiduals(withResidual && asBatch ? dispatches : 0, residual);
+      // One round: the whole batch.
+      const auto encodeRound = [&](CommandBuffer& cb) {
+        if (asBatch)
+          conv.encodeBatch(cb, batchSources, batchDestinations, batchResiduals);
+        else
+          for (uint32_t i = 0; i < dispatches; ++i) encode(cb, source, destination);
+      };
       const double flops = 2.0 * s.n * ow * oh * s.k * s.kh * s.kw * (s.c / s.groups);
       // Clocks may still be rising after a warm-up (seen on the H100 for the largest shapes):
       // the first configuration is timed again after the others and reported at its faster.
@@ -201,18 +225,18 @@ int benchConvolutions(const std::string& path, ChannelFormat format, int iterati
         const int warmup = 3;
         CommandBufferOptions options;
         options.profile = true;
+        options.profileLevels = asBatch;
         CommandBuffer cb(context, "bench", options);
         for (int r = 0; r < warmup + iterations; ++r) {
           if (flush) flush->record(cb);
-          for (uint32_t i = 0; i < dispatches; ++i) encode(cb, source, destination);
+          encodeRound(cb);
         }
         // Recorded (its pipeline built) before the warm-up, which runs the same configuration
         // until the moment the timed round is submitted behind it.
         CommandBufferOptions again;
         again.reusable = true;
         CommandBuffer warm(context, "warm-up", again);
-        for (int r = 0; r < 4; ++r)
-          for (uint32_t i = 0; i < dispatches; ++i) encode(warm, source, destination);
+        for (int r = 0; r < 4; ++r) encodeRound(warm);
         const auto warmStart = std::chrono::steady_clock::now();
         do {
           warm.commit();
@@ -225,13 +249,15 @@ int benchConvolutions(const std::string& path, ChannelFormat format, int iterati
         warm.waitUntilCompleted();
         cb.waitUntilCompleted();
         const std::vector<KernelTiming> timings = cb.kernelTimings();
-        // An encode may record several dispatches (Winograd: two transforms around the GEMMs).
-        const size_t perEncode = timings.size() / (size_t(warmup + iterations) * dispatches);
+        // An encode may record several dispatches (Winograd: two transforms around the GEMMs);
+        // with --batch a round is one or more barrier levels.
+        const size_t perEncode =
+            timings.size() / (size_t(warmup + iterations) * (asBatch ? 1 : dispatches));
+        const size_t perRound = perEncode * (asBatch ? 1 : dispatches);
         std::vector<double> perRun;
         for (int r = warmup; r < warmup + iterations; ++r) {
           double sum = 0;
-          for (size_t i = 0; i < dispatches * perEncode; ++i)
-            sum += timings.at(r * dispatches * perEncode + i).milliseconds;
+          for (size_t i = 0; i < perRound; ++i) sum += timings.at(r * perRound + i).milliseconds;
           perRun.push_back(sum);
         }
         double med = median(perRun);
@@ -240,7 +266,7 @@ int benchConvolutions(const std::string& path, ChannelFormat format, int iterati
         for (size_t i = 0; perEncode > 1 && i < perEncode; ++i) {
           std::vector<double> part;
           for (int r = warmup; r < warmup + iterations; ++r)
-            part.push_back(timings.at(r * dispatches * perEncode + i).milliseconds);
+            part.push_back(timings.at(r * perRound + i).milliseconds);
           parts += (i ? ", " : "") + std::to_string(median(part));
         }
         if (o == 0 || o + 1 == order.size()) firstTimes.push_back(med);
@@ -252,7 +278,7 @@ int benchConvolutions(const std::string& path, ChannelFormat format, int iterati
             "\"tflops\": %.3f, \"dispatches\": %u, \"parts_ms\": [%s], \"config\": \"%s\"}\n",
             s.name.c_str(), tile.c_str(), med, *std::min_element(perRun.begin(), perRun.end()),
             flops / (med * 1e-3) / 1e12, dispatches, parts.c_str(),
-            timings.at(warmup * dispatches * perEncode).label.c_str());
+            timings.at(warmup * perRound).label.c_str());
         std::fflush(stdout);
       }
       if (pieces && dispatches > 1) {
@@ -667,6 +693,7 @@ int main(int argc, char** argv) {
   double warmupSeconds = -1;  // 0.4 s for gemm, 0.1 s for conv
   bool residual = false;
   bool pieces = false;
+  bool asBatch = false;
   bool cold = false;
   std::vector<detail::MatrixTile> gemmTiles;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -709,6 +736,8 @@ int main(int argc, char** argv) {
       }
     } else if (args[i] == "--pieces") {
       pieces = true;
+    } else if (args[i] == "--batch") {
+      asBatch = true;
     } else if (args[i] == "--residual") {
       residual = true;
     } else if (args[i] == "--cold") {
@@ -723,8 +752,8 @@ int main(int argc, char** argv) {
   if (tiles.empty()) tiles.push_back("auto");
   try {
     if (positional.size() == 2 && positional[0] == "conv")
-      return benchConvolutions(positional[1], format, iterations, tiles, neuron, pieces, residual,
-                               warmupSeconds < 0 ? 0.1 : warmupSeconds, cold);
+      return benchConvolutions(positional[1], format, iterations, tiles, neuron, pieces, asBatch,
+                               residual, warmupSeconds < 0 ? 0.1 : warmupSeconds, cold);
     if (positional.size() == 5 && positional[0] == "gemm")
       return benchGemm(positional[1], uint32_t(std::stoul(positional[2])),
                        uint32_t(std::stoul(positional[3])), uint32_t(std::stoul(positional[4])),
@@ -736,7 +765,8 @@ int main(int argc, char** argv) {
   }
   std::cerr
       << "usage: vkcnn-bench-conv conv SHAPES [--fp16|--fp32] [--iterations N] [--tiles auto,...]\n"
-         "                             [--neuron relu|none|relu6|silu] [--pieces] [--residual]\n"
+         "                             [--neuron relu|none|relu6|silu] [--pieces] [--batch]\n"
+         "                             [--residual]\n"
          "                             [--warmup SECONDS] [--cold]\n"
          "       vkcnn-bench-conv gemm SPIRV M N K [--iterations N] [--modes 0,1,2,3]\n"
          "                             [--gemm-tiles WMxWN/FMxFN/KSTEPS;...] [--warmup SECONDS]\n";
