@@ -3,61 +3,75 @@
 per-shape forced timings, without a GPU.
 
 The model (engine/src/kernels/convolution.cpp, gemmShader and groupedTile): a matrix-unit tile
-costs waves x stages x nanosecondsPerStage per dispatch, where waves = ceil(tiles / (SMs x
-residentPerMultiprocessor)) and stages = ceil(K / tile depth); the split-k shaders take layers
-with fewer than 0.6 tiles of 32x64 per multiprocessor. This script
+costs waves x (stages x nanosecondsPerStage + nanosecondsPerWave) per dispatch, where waves =
+ceil(tiles / (SMs x residentPerMultiprocessor)) and stages = ceil(K / tile depth); the per-wave
+term is what a wave costs besides its stages (prologue, epilogue, stores). The layers it decides
+are those gemmShader hands it ("the model's regime", regime() below): not the ones its latency
+model, the split reduction or the split-k shaders take, and not the 3x3 layers Winograd's rule
+takes (winograd_taken()). This script
 
-  1. joins the forced timings of every tile over the runs given (later runs' columns scaled per
-     shape by a column both runs timed, so that one run's clocks do not bias a tile),
-  2. fits each tile's (resident, nanoseconds) to those timings (weighted least squares in log
-     time, weights = time: the costly shapes matter),
-  3. reports ("current": the constants glsl/convolution_tiles.h holds now), per batch and network, the convolution time (sum of time x uses, measured)
-     of the current model's choice, of the refitted model's choice, and of the oracle (the best
-     measured configuration per shape), and prints the refitted table rows.
+  1. takes every tile's time on every shape of that regime at batch 32: the timestamps of one
+     dispatch where the layer fits one Image (RUNS, the smaller of two samples where SECOND
+     gives another), and where the layer limit splits the batch the wall time of the pieces as
+     a Graph runs them, through Convolution::encodeBatch (PIECES, the smaller of two runs):
+     timestamps there would time each piece alone;
+  2. fits each tile's (resident, nanosecondsPerStage, nanosecondsPerWave) to those times
+     (least squares of the relative error, weights = time**WEIGHT);
+  3. with --selection, refines the fitted nanoseconds by coordinate descent on what the model
+     then chooses (the choice, not the fit, is what costs time): each network's chosen time
+     over its oracle's, summed;
+  4. reports, per network, the measured time of the current constants' choice, of the fit's, of
+     the refined one's and of the best tile per shape (oracle), at batch 32 and on the model's
+     regime at batch 1 (where the timestamps are what a Graph runs), a held-out check (fit and
+     refine on half the shapes, judged on the other half), and prints the table rows.
 
 Usage: scripts/bench/fit_cost_model.py [--sms 132] [--layers 2048] [--selection] [--alone]
-  --selection  also refine the fitted nanoseconds by coordinate descent on the selection's own
-               total (the choice, not the fit, is what costs time); reported separately.
   --alone      fit the latency model of layers with few tiles instead (ALONE_RUN below).
-Inputs are the committed per-shape runs named in RUNS below. Their times are per dispatch, one
-after another: where the layer limit splits a batch, a Graph runs the pieces side by side and the
-selector chooses for that (choice_cost; bench/NOTES.md, 2026-11-27), so the totals reported for
-those shapes are the serial ones (conv_shapes.py --pieces measures side by side).
 """
 import argparse
+import collections
 import json
 import math
 import os
+import random
 import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RES = os.path.join(ROOT, "bench", "results")
-# (file, columns to take; the first is the per-shape anchor joined with earlier runs)
-RUNS = [
-    # The epilogue of convolution_tiled became a loop (2026-11-26): every tile's time changed,
-    # so the tiled columns of the runs before (2026-11-24-h100-conv*/) no longer describe the
-    # shader; 2026-11-26-h200-epilogue/refit/ forced every dense tile and the split-k shaders on
-    # every shape (H200). Every tile forced again after the im2col fetch remap and the read-ahead
-    # epilogue (session 17) changed the tiles' times (H200, 2026-11-28, session 18); the constants
-    # in convolution_tiles.h are this run's --selection fit (session 19, measured on networks in
-    # bench/results/2026-11-27-h200-fc-batch/). Its shapes' pieces were timed each alone.
-    ("2026-11-28-h200-splitk/refit/conv_shapes.json", None),
-]
-SPLITK = "legacy"  # run 4's legacy column at layers below the tile threshold: the split-k choice
+S30 = "2026-11-28-s30"
+# Every tile forced on every shape of nine networks at batch 32 and 1, timestamps, after session
+# 29's main loop (H200; bench/NOTES.md, 2026-11-28, session 30, run 1).
+RUNS = [f"{S30}/refit/conv_shapes.json"]
+# Run 2: the unsplit shapes of the regime again, timestamps (shape names in the shapes file).
+SECOND = [(f"{S30}/pieces/run2-whole.jsonl", f"{S30}/shapes_whole_b32.txt", "tile", "ms")]
+# Runs 2-4: the split shapes through encodeBatch, so that the pieces run side by side (runs 2
+# and 3 wall time, run 4 timestamps at the barriers: vkcnn-bench-conv --batch). Within a shape
+# each of them timed some configurations up to 2-4x slow (the clocks, in the order timed; 128x128
+# timed again last disagreed with itself): the smallest of the three, and never more than the
+# pieces one after another (run 1), is taken.
+PIECES = [(f"{S30}/pieces/run2.jsonl", f"{S30}/shapes_pieces_b32.txt", "pieces_tile", "batch_ms"),
+          (f"{S30}/pieces/run3.jsonl", f"{S30}/shapes_pieces_b32.txt", "pieces_tile", "batch_ms"),
+          (f"{S30}/pieces/run4.jsonl", f"{S30}/shapes_pieces_b32.txt", "tile", "ms")]
+SPLITK = "legacy"  # the split-k shaders' column
+# Tiles no model offers (forced or tuned only): the grouped-only narrow ones of 128 rows.
+NOT_MODELLED = ("128x16", "128x32", "64x64p2")
 
 
 def tiles_from_header():
     text = open(os.path.join(ROOT, "glsl", "convolution_tiles.h")).read()
     tiles = {}
     for m in re.finditer(r'\{"([0-9a-z]+)",\s*([^}]*)\}', text):
-        v = [int(x) for x in m.group(2).split(",") if x.strip()]
+        # Numbers only (withResidual, a bool, is not the model's and reads as 1 or 0).
+        v = [int(x) if x.strip().isdigit() else int(x.strip() == "true")
+             for x in m.group(2).split(",") if x.strip()]
         if len(v) < 7:  # kFullyConnectedMatrixTiles' entries, not convolution tiles
             continue
         wm, wn, fm, fn, ks, res, ns = v[:7]
-        dense_waves = v[9] if len(v) > 9 else 0  # MatrixTile::denseWaves
         tiles[m.group(1)] = dict(rows=wm * fm * 16, cols=wn * fn * 16, depth=16 * ks, res=res, ns=ns,
-                                 dense_waves=dense_waves,
+                                 dense_waves=v[9] if len(v) > 9 else 0,  # MatrixTile::denseWaves
+                                 wave=v[10] if len(v) > 10 else 0,  # nanosecondsPerWave
+                                 max_cols=v[12] if len(v) > 12 else 0,  # maxColumns (v[11]: withResidual)
                                  threads=32 * wm * wn,
                                  smem=2 * (wm * fm * 16 * (ks * 32 + 16) + ks * 16 * (wn * fn * 32 + 16)) +
                                  wm * wn * 16 * 20 * 4)
@@ -71,7 +85,8 @@ def out_size(x, k, s, p, d):
 class Shape:
     def __init__(self, rec, batch, layers):
         c, h, w, k, kh, kw, sh, sw, ph, pw, dh, dw, g = rec["key"]
-        self.desc, self.g, self.c, self.k = rec["desc"], g, c, k
+        self.key, self.batch = tuple(rec["key"]), batch
+        self.desc, self.g, self.c, self.k, self.kh, self.sh = rec["desc"], g, c, k, kh, sh
         self.nets = {n.split(":")[0]: int(n.split(":")[1]) for n in rec["nets"].split(",") if n}
         self.count = rec["count"]
         self.oh, self.ow = out_size(h, kh, sh, ph, dh), out_size(w, kw, sw, pw, dw)
@@ -79,6 +94,8 @@ class Shape:
         self.chunks = [chunk] * (batch // chunk) + ([batch % chunk] if batch % chunk else [])
         self.depthwise = g > 1 and g == c and g == k
         self.grouped = g > 1 and not self.depthwise
+        self.dilated = dh > 1 or dw > 1
+        self.kw, self.sw = kw, sw
         if self.grouped:
             self.K = kh * kw * (c // g)
             self.cols = (k // g + 15) // 16 * 16
@@ -91,162 +108,196 @@ class Shape:
     def fits(self, t):
         return not self.grouped or self.cols % t["cols"] == 0
 
-    def cost(self, t, res=None, ns=None, sms=132):
-        res = t["res"] if res is None else res
-        ns = t["ns"] if ns is None else ns
-        total = 0.0
-        for n in self.chunks:
-            tiles = self.piece_tiles(t, n)
-            total += -(-tiles // (sms * res)) * -(-self.K // t["depth"]) * ns
-        return total
-
-    def piece_tiles(self, t, images):
-        rows = self.ow * self.oh * images
-        if self.grouped:
-            return -(-rows // t["rows"]) * (self.cols // t["cols"]) * self.g
-        return -(-rows // t["rows"]) * -(-self.cols // t["cols"])
-
     def tiles(self, t):
         # Every piece of the batch side by side (imagesSideBySide), as gemmShader counts them.
-        return self.piece_tiles(t, self.chunks[0]) * len(self.chunks)
-
-    def choice_cost(self, t, res, ns, sms=132):
-        # gemmShader's comparison: a batch's pieces run side by side (imagesSideBySide), their
-        # tiles sharing the device, where cost() sums them one after another as they were timed.
-        return -(-self.tiles(t) // (sms * res)) * -(-self.K // t["depth"]) * ns
-
-    def splitk(self, sms):
-        # gemmShader: below 0.6 tiles of 32x64 per multiprocessor, every piece side by side
-        # counted (first dispatch decides).
-        if self.grouped:
-            return False
         rows = self.ow * self.oh * self.chunks[0]
-        tiles = -(-rows // 32) * -(-((self.k + 3) // 4 * 4) // 64) * len(self.chunks)
-        return 5 * tiles < 3 * sms
+        per = -(-rows // t["rows"]) * ((self.cols // t["cols"]) * self.g if self.grouped
+                                       else -(-self.cols // t["cols"]))
+        return per * len(self.chunks)
+
+    def cost(self, t, p, sms):
+        res, ns, wave = p
+        return -(-self.tiles(t) // (sms * res)) * (-(-self.K // t["depth"]) * ns + wave)
+
+    def regime(self, sms):
+        """Which part of gemmShader decides a dense layer: "model" (the cost model), "latency",
+        "split" or "legacy"; "grouped" and "other" (depthwise, direct) are not its."""
+        if self.depthwise or not self.tiled:
+            return "other"
+        if self.grouped:
+            return "grouped"
+        pieces = len(self.chunks)
+        rows = self.oh * self.ow * self.chunks[0]
+
+        def tiles_of(r, c):
+            return -(-rows // r) * -(-self.cols // c) * pieces
+        chunks = -(-self.K // 32)
+        few = tiles_of(32, 64)
+        splits = min(8, 2 * sms // few, chunks // 8) if few else 0
+        split_rule = pieces == 1 and few >= 16 and few * chunks >= 1024 and splits >= 2
+        tiled = 5 * few >= 3 * sms
+        if pieces == 1 and chunks >= 8 and tiles_of(64, 64) < 2 * sms and (tiled or split_rule):
+            return "latency"
+        if tiled:
+            return "model"
+        return "split" if split_rule else "legacy"
+
+    def winograd_taken(self):
+        """winogradChosen on the matrix units (convolution.cpp)."""
+        if (self.kh, self.kw, self.sh, self.sw) != (3, 3, 1, 1) or self.dilated or self.g > 1:
+            return False
+        pixels = self.oh * self.ow * self.batch
+        return (self.c >= 256 and self.k >= 256 and 18.0 * pixels * self.c * self.k >= 1.5e9 and
+                (self.c >= 512 or pixels < 8192))
 
 
-def load(batch, layers, tiles):
+def load(batch, layers):
+    """The shapes of the model's regime at `batch` (fp16_b32 or fp16_b1), each with its tiles'
+    times (ms) as a Graph would meet them."""
     shapes = {}
-    for path, cols in RUNS:
-        d = json.load(open(os.path.join(RES, path)))
-        run = d["runs"].get(batch)
-        if run is None:
-            continue
-        for rec in run:
-            key = tuple(rec["key"])
-            new = key not in shapes
-            s = shapes.setdefault(key, Shape(rec, int(batch.split("_b")[1]), layers))
-            got = {}
-            for name in (cols or [c[3:] for c in rec if c.startswith("vk_")]):
-                if "vk_" + name not in rec or name in ("auto", "best"):
+    for path in RUNS:
+        for rec in json.load(open(os.path.join(RES, path)))["runs"].get(batch, []):
+            s = shapes.setdefault(tuple(rec["key"]), Shape(rec, int(batch.split("_b")[1]), layers))
+            for col, v in rec.items():
+                name = col[3:]
+                if not col.startswith("vk_") or not v or name in ("auto", "best"):
                     continue
-                cfg = rec.get("cfg_" + name, "")
                 # A forced tile that does not apply falls back: keep only what really ran.
-                m = re.search(r"\((?:grouped )?([^()]*)\)\s*$", cfg)
-                ran = m.group(1) if m else name
-                if name in tiles and ran != name:
+                m = re.search(r"\((?:grouped )?([^()]*)\)\s*$", rec.get("cfg_" + name, ""))
+                if m and m.group(1) != name and name != SPLITK:
                     continue
-                got[name if name != "legacy" else SPLITK] = rec["vk_" + name]
-            if "vk_legacy" not in rec:
-                # No legacy column: the split-k choice is the selector's own where it made one,
-                # else the better of the two split-k shaders timed.
-                if "matrix_" in rec.get("cfg_auto", ""):
-                    got[SPLITK] = rec["vk_auto"]
-                elif rec.get("vk_matrix_small") and rec.get("vk_matrix_medium"):
-                    got[SPLITK] = min(rec["vk_matrix_small"], rec["vk_matrix_medium"])
-            if not new and cols:
-                anchor = cols[0]
-                if anchor in got and anchor in s.times and got[anchor] > 0:
-                    scale = s.times[anchor] / got[anchor]
-                    got = {k: v * scale for k, v in got.items() if k != anchor}
-                else:
-                    got = {}  # no common column: different clocks, not joined
-            for k, v in got.items():
-                s.times.setdefault(k, v)
-    return list(shapes.values())
+                s.times[name] = min(v, s.times.get(name, v))
+
+    def extra(files):
+        """{shape key: {tile: smallest time}} of jsonl files of vkcnn-bench-conv."""
+        out = collections.defaultdict(dict)
+        for jsonl, names, field, timed in files:
+            keys = {}
+            for line in open(os.path.join(RES, names)):
+                v = line.split()
+                keys[v[0]] = tuple(int(x) for x in v[2:])
+            for line in open(os.path.join(RES, jsonl)):
+                r = json.loads(line)
+                tile, ms = r.get(field), r.get(timed)
+                if ms and tile != "auto":
+                    times = out[keys[r["name"]]]
+                    times[tile] = min(ms, times.get(tile, ms))
+        return out
+    if batch == "fp16_b32":
+        for key, times in extra(SECOND).items():
+            s = shapes[key]
+            for t, v in times.items():
+                if t in s.times:
+                    s.times[t] = min(s.times[t], v)
+        for key, times in extra(PIECES).items():
+            s = shapes[key]
+            if len(s.chunks) > 1:
+                # The serial pieces' timestamps are not what runs; they bound it.
+                s.times = {t: min(v, s.times.get(t, v)) for t, v in times.items()}
+    sms = 132
+    return [s for s in shapes.values() if s.regime(sms) == "model" and not s.winograd_taken()]
 
 
-def choose(s, tiles, params, sms, narrow_dense=True):
-    """The configuration the model picks, as gemmShader / groupedTile do (narrow_dense=False:
-    as the selector before the refit, which kept tiles narrower than 64 for groups)."""
-    if s.depthwise or not s.tiled:
-        return SPLITK
-    if s.splitk(sms):
-        return SPLITK
-    best, bc = None, 0
+def choose(s, tiles, params, sms):
+    """gemmShader's cost model: the cheapest tile with constants (denseWaves gating)."""
+    best, best_cost = None, 0.0
     for name, t in tiles.items():
-        res, ns = params[name]
-        if not ns or not s.fits(t) or name not in s.times:
+        p = params.get(name)
+        if not p or not p[1] or name not in s.times:
             continue
-        if not narrow_dense and not s.grouped and t["cols"] < 64:
+        if t["dense_waves"] and s.tiles(t) < t["dense_waves"] * sms * p[0]:
             continue
-        if t["dense_waves"] and (s.grouped or s.tiles(t) < t["dense_waves"] * sms * res):
+        if t["max_cols"] and s.cols > t["max_cols"]:
             continue
-        c = s.choice_cost(t, res, ns, sms)
-        if best is None or c < bc:
-            best, bc = name, c
-    return best or SPLITK
+        c = s.cost(t, p, sms)
+        if best is None or c < best_cost:
+            best, best_cost = name, c
+    return best
 
 
-def measured(s, name):
-    return s.times.get(name, s.times.get(SPLITK, 0.0))
-
-
-def totals(shapes, tiles, params, sms, oracle=False, narrow_dense=True):
-    per = {}
+def total(shapes, tiles, params, sms, per_net=False):
+    out = collections.defaultdict(float)
     for s in shapes:
-        if oracle:
-            t = min(v for k, v in s.times.items() if k == SPLITK or k in tiles) if s.times else 0
-        else:
-            t = measured(s, choose(s, tiles, params, sms, narrow_dense))
+        t = s.times[choose(s, tiles, params, sms)]
+        out["all"] += t * s.count
         for net, n in s.nets.items():
-            per[net] = per.get(net, 0.0) + t * n
-        per["all"] = per.get("all", 0.0) + t * s.count
-    return per
+            out[net] += t * n
+    return out if per_net else out["all"]
+
+
+def oracle(shapes, tiles, per_net=False):
+    out = collections.defaultdict(float)
+    for s in shapes:
+        t = min(v for k, v in s.times.items() if k in tiles and k not in NOT_MODELLED)
+        out["all"] += t * s.count
+        for net, n in s.nets.items():
+            out[net] += t * n
+    return out if per_net else out["all"]
 
 
 def fit(shapes, tiles, sms, weight):
+    """Per tile, the residency and the two nanoseconds minimising the weighted squared relative
+    error of waves x (stages x a + b) against the measured times (non-negative)."""
     params = {}
     for name, t in tiles.items():
-        pts = [s for s in shapes if name in s.times and s.fits(t) and s.tiled and not s.splitk(sms)]
-        if len(pts) < 5:
-            params[name] = (t["res"], 0)
+        pts = [s for s in shapes if name in s.times]
+        if name in NOT_MODELLED or len(pts) < 5:
+            params[name] = (t["res"], 0, 0)
             continue
-        by_threads = 2048 // t["threads"]
-        by_smem = (228 * 1024) // (t["smem"] + 1024)
         best = None
-        for res in range(1, min(8, by_threads, by_smem) + 1):
-            x = [(s.cost(t, res, 1.0, sms), s.times[name]) for s in pts]
-            w = [tm ** weight for _, tm in x]
-            wsum = sum(w)
-            lns = sum(wi * math.log(tm * 1e6 / c) for wi, (c, tm) in zip(w, x)) / wsum
-            err = sum(wi * (math.log(c * math.exp(lns) / 1e6 / tm)) ** 2
-                      for wi, (c, tm) in zip(w, x)) / wsum
-            if best is None or err < best[0]:
-                best = (err, res, math.exp(lns))
-        params[name] = (best[1], int(round(best[2])))
+        for res in range(1, 9):
+            if res * t["threads"] > 2048 or res * (t["smem"] + 1024) > 228 * 1024:
+                break
+            rows = []  # (waves / ms, waves x stages / ms, weight)
+            for s in pts:
+                waves = -(-s.tiles(t) // (sms * res))
+                m = s.times[name]
+                rows.append((waves * -(-s.K // t["depth"]) / m, waves / m, m ** weight))
+            candidates = []
+            s11 = sum(w * a * a for a, _, w in rows)
+            s22 = sum(w * b * b for _, b, w in rows)
+            s12 = sum(w * a * b for a, b, w in rows)
+            r1 = sum(w * a for a, _, w in rows)
+            r2 = sum(w * b for _, b, w in rows)
+            det = s11 * s22 - s12 * s12
+            if det > 0:
+                candidates.append(((r1 * s22 - r2 * s12) / det, (s11 * r2 - s12 * r1) / det))
+            candidates += [(r1 / s11, 0.0), (0.0, r2 / s22)]
+            for a, b in candidates:
+                if a < 0 or b < 0:
+                    continue
+                err = sum(w * (x * a + y * b - 1) ** 2 for x, y, w in rows) / sum(w for *_, w in rows)
+                if best is None or err < best[0]:
+                    best = (err, res, a * 1e6, b * 1e6)
+        params[name] = (best[1], int(round(best[2])), int(round(best[3])))
     return params
 
 
-def selection_refine(data, tiles, params, sms):
-    """Coordinate descent on log(ns): the summed chosen time, each batch weighted by its total."""
+def selection_refine(shapes, tiles, params, sms):
+    """Coordinate descent on each tile's two nanoseconds: the chosen time of every network
+    relative to its oracle, summed (so that the networks with the most layers do not decide
+    alone)."""
+    best = oracle(shapes, tiles, True)
+
     def objective(p):
-        return sum(totals(sh, tiles, p, sms)["all"] / w for sh, w in data)
+        t = total(shapes, tiles, p, sms, True)
+        return sum(t[n] / best[n] for n in best if n != "all" and best[n] > 0)
     p = dict(params)
     cur = objective(p)
-    for _ in range(4):
+    for _ in range(20):
         improved = False
         for name in p:
-            res, ns = p[name]
-            if not ns:
-                continue
-            for f in (0.7, 0.85, 0.93, 1.07, 1.18, 1.4):
-                q = dict(p)
-                q[name] = (res, int(ns * f))
-                v = objective(q)
-                if v < cur - 1e-9:
-                    p, cur, improved = q, v, True
-                    ns = p[name][1]
+            for i in (1, 2):
+                for f in (0.5, 0.7, 0.85, 0.93, 1.07, 1.15, 1.4, 2):
+                    if not p[name][1]:
+                        continue
+                    q = dict(p)
+                    v = list(q[name])
+                    v[i] = int(v[i] * f)
+                    q[name] = tuple(v)
+                    c = objective(q)
+                    if c < cur - 1e-9:
+                        p, cur, improved = q, c, True
         if not improved:
             break
     return p
@@ -344,42 +395,38 @@ def main():
     if a.alone:
         return alone(a.sms)
     tiles = tiles_from_header()
-    current = {n: (t["res"], t["ns"]) for n, t in tiles.items()}
-    data = {b: load(b, a.layers, tiles) for b in ("fp16_b32", "fp16_b1")}
-    # The model is fitted to the batch-32 table (where the tiles run; at batch 1 most layers go
-    # to the split-k shaders) and judged on both.
-    refit = fit(data["fp16_b32"], tiles, a.sms, a.weight)
-    # A tile the current header keeps forced-only (ns 0) stays so if the refit does not beat
-    # the model without it.
-    models = [("current", current), ("refit", refit)]
+    current = {n: (t["res"], t["ns"], t["wave"]) for n, t in tiles.items()}
+    b32, b1 = load("fp16_b32", a.layers), load("fp16_b1", a.layers)
+    refit = fit(b32, tiles, a.sms, a.weight)
+    models = [("current", current), ("fit", refit)]
     if a.selection:
-        w = [(data[b], totals(data[b], tiles, refit, a.sms, True)["all"]) for b in data]
-        models.append(("refit+selection", selection_refine(w, tiles, refit, a.sms)))
-    print("tile          current (res, ns)   refit (res, ns)" +
-          ("   refit+selection" if a.selection else ""))
+        models.append(("fit+selection", selection_refine(b32, tiles, refit, a.sms)))
+    print("tile          current (res, ns/stage, ns/wave)   fit" +
+          ("                 fit+selection" if a.selection else ""))
     for n in tiles:
-        row = f"{n:12s}  {str(current[n]):18s}  {str(refit[n]):16s}"
-        if a.selection:
-            row += f"  {models[-1][1][n]}"
-        print(row)
-    for b, shapes in data.items():
-        o = totals(shapes, tiles, None, a.sms, oracle=True)
-        res = {name: totals(shapes, tiles, p, a.sms) for name, p in models}
-        print(f"\n{b}: convolution time, ms (sum of time x uses; {len(shapes)} shapes, "
-              f"{sum(1 for s in shapes if s.grouped)} grouped)")
-        print("network               oracle  " + "  ".join(f"{n:>15s}" for n, _ in models))
+        print(f"{n:12s}  {str(current[n]):34s}  {str(refit[n]):18s}  " +
+              (str(models[-1][1][n]) if a.selection else ""))
+    for label, shapes in (("batch 32", b32), ("batch 1", b1)):
+        o = oracle(shapes, tiles, True)
+        res = {name: total(shapes, tiles, p, a.sms, True) for name, p in models}
+        print(f"\n{label}: the cost model's regime, ms (sum of time x uses; {len(shapes)} shapes)")
+        print("network               oracle  " + "  ".join(f"{n:>13s}" for n, _ in models))
         for net in sorted(o, key=lambda k: (k == "all", k)):
-            print(f"{net:20s} {o[net]:7.3f}  " + "  ".join(f"{res[n][net]:15.3f}" for n, _ in models))
-        for name, p in models:
-            picks = [choose(s, tiles, p, a.sms) for s in shapes]
-            changed = sum(1 for s, c in zip(shapes, picks) if c != choose(s, tiles, current, a.sms))
-            narrow = sum(1 for s, c in zip(shapes, picks)
-                         if not s.grouped and tiles.get(c, {}).get("cols", 64) < 64)
-            print(f"  {name}: {changed} shapes choose differently from current, {narrow} dense shapes on a narrow tile")
-    print("\nconvolution_tiles.h rows (resident, nanosecondsPerStage):")
+            print(f"{net:20s} {o[net]:7.3f}  " + "  ".join(f"{res[n][net]:13.3f}" for n, _ in models))
+    # Held out: fitted (and refined) on half the batch-32 shapes, judged on the other half.
+    print("\nheld out (batch 32, three random halves): current / fit / fit+selection / oracle")
+    for seed in (1, 2, 3):
+        order = sorted(b32, key=lambda s: s.key)
+        random.Random(seed).shuffle(order)
+        train, test = order[::2], order[1::2]
+        p = fit(train, tiles, a.sms, a.weight)
+        q = selection_refine(train, tiles, p, a.sms) if a.selection else p
+        print(f"  {total(test, tiles, current, a.sms):.3f} / {total(test, tiles, p, a.sms):.3f} / "
+              f"{total(test, tiles, q, a.sms):.3f} / {oracle(test, tiles):.3f}")
+    print("\nconvolution_tiles.h (resident, nanosecondsPerStage, nanosecondsPerWave):")
     final = models[-1][1]
     for n in tiles:
-        print(f'  "{n}": {final[n][0]}, {final[n][1]}')
+        print(f'  "{n}": {final[n][0]}, {final[n][1]}, {final[n][2]}')
 
 
 if __name__ == "__main__":
