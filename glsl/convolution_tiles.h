@@ -33,12 +33,13 @@ namespace vkcnn::detail {
 struct MatrixTile {
   const char* name;  // what VKCNN_CONVOLUTION_TILE and the profile call it
   uint32_t warpsM, warpsN, fragmentsM, fragmentsN, kSteps;
-  // The selector's cost model (convolution.cpp), fitted by scripts/bench/fit_cost_model.py
-  // --selection to every tile forced on every shape after the epilogue read-ahead and the im2col
-  // fetch along pixels (bench/results/2026-11-28-h200-splitk/refit/; bench/NOTES.md, session 19):
-  // workgroups a multiprocessor runs at once (the fit prefers 1 for every tile: time grows with
-  // the tile count even below a full wave), and the time of one round of them through one stage,
-  // in nanoseconds.
+  // The selector's cost model (convolution.cpp): a layer's tiles run in waves of
+  // residentPerMultiprocessor workgroups a multiprocessor, each wave costing nanosecondsPerStage
+  // per stage of the reduction plus nanosecondsPerWave (its prologue and epilogue: what a short
+  // reduction spends besides its stages). Fitted by scripts/bench/fit_cost_model.py --selection
+  // to every tile forced on every dense shape of nine networks at batch 32 after session 29's
+  // main loop, split batches timed as a Graph runs them (bench/results/2026-11-28-s30/;
+  // bench/NOTES.md, session 30). 0 nanosecondsPerStage: not in the model.
   uint32_t residentPerMultiprocessor;
   uint32_t nanosecondsPerStage;
   uint32_t prefetch = 1;  // chunks in flight in registers (1 or 2)
@@ -48,10 +49,21 @@ struct MatrixTile {
   // batch-1 shape of five networks with the caches flushed (bench/results/2026-11-27-h200-b1-
   // splits/; bench/NOTES.md, session 20). 0: not a candidate there.
   uint32_t nanosecondsPerChunkAlone = 0;
-  // A tile fitted on dense layers at batch 32 alone: the cost model offers it to dense layers of
-  // at least this many waves of its workgroups (fewer, as at batch 1, it was not measured on,
-  // and vgg16 at batch 1 ran 3.5% slower with it), never to grouped ones. 0: everywhere.
+  // The cost model offers the tile to dense layers of at least this many waves of its
+  // workgroups only, never to grouped ones: 128x64w4k16 (at batch 1 vgg16 ran 3.5% slower with
+  // it) and 256x128w8k16 (which loses on layers of fewer waves, where its per-stage and per-wave
+  // times, fitted over every layer, would take it). 0: everywhere.
   uint32_t denseWaves = 0;
+  uint32_t nanosecondsPerWave = 0;  // with nanosecondsPerStage above
+  // Whether the cost model offers the tile to layers with a residual added in its epilogue:
+  // 256x128w8k16's epilogue with one needs 255 registers and ran 1x1 64->256 @56² at batch 32 in
+  // 154 us against 115 on 128x128 (bench/NOTES.md, 2026-11-28, session 30, run 6).
+  bool withResidual = true;
+  // The widest layer (output channels, padded to 4) the cost model offers the tile to; 0: any.
+  // 128x64w4k16 beat the other tiles by 2% or more on eleven layers of at most 64 channels and
+  // one wider (run 1), and inside resnet50, where the first-dispatch charge tipped 1x1 256->128
+  // @56² to it, took 117.6 us against 84.6 on 128x128 (run 6).
+  uint32_t maxColumns = 0;
 
   constexpr uint32_t rows() const { return warpsM * fragmentsM * 16; }
   constexpr uint32_t columns() const { return warpsN * fragmentsN * 16; }
@@ -92,40 +104,42 @@ struct MatrixTile {
 // from DRAM, two chunks in flight (p2) beat one on 64-wide tiles, and 128x128 split over the
 // reduction beat every other tile on the long 512-channel layers.
 inline constexpr MatrixTile kMatrixTiles[] = {
-    {"128x128", 2, 4, 4, 2, 2, 1, 1810, 1, 1554},
-    {"64x64", 2, 2, 2, 2, 2, 1, 699},
-    {"64x64k64", 2, 2, 2, 2, 4, 1, 2345},
-    {"32x64", 1, 2, 2, 2, 2, 1, 672},
-    {"128x64w8", 4, 2, 2, 2, 2, 1, 1563},
-    {"64x128w8", 2, 4, 2, 2, 2, 1, 1466},
-    {"128x128p2", 2, 4, 4, 2, 2, 1, 2413, 2},
+    {"128x128", 2, 4, 4, 2, 2, 1, 873, 1, 1554, 0, 6382},
+    {"64x64", 2, 2, 2, 2, 2, 2, 528, 1, 0, 0, 3928},
+    {"64x64k64", 2, 2, 2, 2, 4, 1, 725, 1, 0, 0, 4004},
+    {"32x64", 1, 2, 2, 2, 2, 2, 455, 1, 0, 0, 3240},
+    {"128x64w8", 4, 2, 2, 2, 2, 1, 668, 1, 0, 0, 4184},
+    {"64x128w8", 2, 4, 2, 2, 2, 1, 760, 1, 0, 0, 3570},
+    {"128x128p2", 2, 4, 4, 2, 2, 1, 881, 2, 0, 0, 6554},
     {"64x64p2", 2, 2, 2, 2, 2, 1, 0, 2, 679},
-    {"64x128w8p2", 2, 4, 2, 2, 2, 1, 1537, 2, 818},
+    {"64x128w8p2", 2, 4, 2, 2, 2, 1, 578, 2, 818, 0, 3906},
     // Narrow tiles, made for grouped convolutions (8 to 32 output channels per group); the
     // selector considers them for dense layers too (few output channels: a 64-wide tile would
     // compute padding).
     {"128x16", 4, 1, 2, 1, 2, 1, 0},
     {"128x32", 4, 1, 2, 2, 2, 1, 0},
-    {"64x16", 2, 1, 2, 1, 2, 2, 985},
-    {"64x32", 2, 1, 2, 2, 2, 1, 814},
+    {"64x16", 2, 1, 2, 1, 2, 3, 546, 1, 0, 0, 2255},
+    {"64x32", 2, 1, 2, 2, 2, 2, 436, 1, 0, 0, 4006},
     // 16-deep stages (bench/NOTES.md, 2026-11-28, session 26): fewer registers than their 32-deep
     // siblings (64x64k16 110 against 145; 128x64w4k16 174 on 4 warps), so more workgroups reside.
     // 128x64w4k16 beat 64x64 on every 64-column layer of vgg16 and the resnets at batch 32
-    // (64->64 @224² 1.59 -> 1.53 ms, @56² -8%, the first layers -11 to -15%); its constants put
-    // it exactly there in the replay of that run, from two waves on. The other two win on some
-    // shapes only (first layers, strided 1x1): tuning-only.
-    {"128x64w4k16", 2, 2, 4, 2, 1, 2, 1100, 1, 0, 2},
-    {"64x64k16", 2, 2, 2, 2, 1, 1, 0},
-    {"64x128w4k16", 2, 2, 2, 4, 1, 1, 0},
+    // (64->64 @224² 1.59 -> 1.53 ms, @56² -8%, the first layers -11 to -15%), from two waves on.
+    // The other two win on short reductions (session 30: 1x1 32->192 @28² b32 26.2 -> 18.0 us on
+    // 64x64k16, 1x1 112->672 @14² 36.4 -> 32.0 on 64x128w4k16), with the per-wave term in the
+    // model.
+    {"128x64w4k16", 2, 2, 4, 2, 1, 2, 428, 1, 0, 2, 6767, true, 64},
+    {"64x64k16", 2, 2, 2, 2, 1, 3, 545, 1, 0, 0, 4389},
+    {"64x128w4k16", 2, 2, 2, 4, 1, 2, 622, 1, 0, 0, 5246},
     // 256 x 128 on 4 x 2 warps of 4 x 4 fragments (64 x 64 each), 16-deep stages: with the main
     // loop's per-chunk instructions trimmed (session 29) it fits 220 registers, one workgroup a
     // multiprocessor, and beats every other tile on the large 3x3 layers at 56² and up, batch 32
     // (H200: 3x3 256->256 @56² 0.736 -> 0.679 ms against 128x128, 128->128 @112² 0.812 -> 0.750,
-    // 128->256 @56² 0.402 -> 0.370) and loses elsewhere (short reductions, fewer than ~6 waves).
-    // Tuning-only until the cost model is refitted on the new loop. 128x128 on 2 x 2 warps of
-    // 4 x 4, 256 x 64 on 4 x 2 of 4 x 2 and 128x128 with 16-deep stages were measured beside it
-    // and lost on every shape (bench/NOTES.md, 2026-11-28, session 29, run 4).
-    {"256x128w8k16", 4, 2, 4, 4, 1, 1, 0},
+    // 128->256 @56² 0.402 -> 0.370) and loses elsewhere (short reductions, few waves): in the
+    // model from four waves of its workgroups on, where the fit places it on those layers only
+    // (session 30). 128x128 on 2 x 2 warps of 4 x 4, 256 x 64 on 4 x 2 of 4 x 2 and 128x128 with
+    // 16-deep stages were measured beside it and lost on every shape (bench/NOTES.md,
+    // 2026-11-28, session 29, run 4).
+    {"256x128w8k16", 4, 2, 4, 4, 1, 1, 857, 1, 0, 4, 11873, false},
 };
 
 // fully_connected_matrix.comp's tiles: destination channels a workgroup of 4 warps (16, 32 or 64:

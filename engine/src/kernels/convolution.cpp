@@ -233,13 +233,19 @@ bool winogradMatrixChannels(const ConvolutionDescriptor& d) {
 // than the multiply-adds it saves (batch 1: 512->512 @14², 0.92 GFLOP, 0.029 -> 0.034; batch 32:
 // 128->256 @56², 0.545 -> 0.635; 128->128 @112², 1.104 -> 1.414 with the clocks warm: session 23's
 // 2.09 ms for the direct tile, which had added a branch for it, was a cold measurement, session
-// 24 run 1).
+// 24 run 1). Since the direct tiles' main loop lost its per-chunk divisions (session 29), F(2x2)
+// needs 512 input channels, or fewer than 8192 destination pixels, to win (batch 32, the pieces
+// side by side: 256->256 @56² 0.846 -> 0.676 ms direct on 256x128w8k16, 256->512 @28² 0.384 ->
+// 0.341; 512->512 @28² still 0.576 against 0.651, @7² 0.055 against 0.082; 256->256 @14², 6272
+// pixels, even; batch 1: 256->256 @56² 0.038 against 0.047, 256->512 @28² 0.026 against 0.035;
+// bench/NOTES.md, 2026-11-28, session 30, runs 1 and 4).
 bool winogradChosen(const ConvolutionDescriptor& d, uint64_t pixels, uint64_t blocks,
                     WinogradScheme scheme) {
   const double flops = 18.0 * double(pixels) * d.inputFeatureChannels * d.outputFeatureChannels;
   if (scheme == WinogradScheme::matrixUnits)
     return winogradMatrixChannels(d) && d.inputFeatureChannels >= 256 &&
-           d.outputFeatureChannels >= 256 && flops >= 1.5e9;
+           d.outputFeatureChannels >= 256 && flops >= 1.5e9 &&
+           (d.inputFeatureChannels >= 512 || pixels < 8192);
   return winogradChannels(d) && flops >= 1e9 && blocks >= 32 && 4 * pixels >= 3 * 16 * blocks;
 }
 
@@ -608,8 +614,9 @@ GemmChoice latencyChoice(const TilesOf& tilesOf, uint64_t chunks, uint64_t sms,
 }
 
 // The large tiles of convolution_tiled where the layer has enough of them to fill the device,
-// the one a cost model says is fastest: waves of resident workgroups times stages times the
-// tile's time per stage (convolution_tiles.h, fitted to the H100). Layers with too few outputs
+// the one a cost model says is fastest: waves of resident workgroups, each costing the tile's
+// time per stage times the stages plus its time per wave (convolution_tiles.h, fitted to the
+// H200). Layers with too few outputs
 // for that (late layers at batch 1) go to the split-k shaders of convolution_matrix.glsl, which
 // divide the reduction inside the workgroup, by a latency model of their own.
 GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, bool matrixUnits,
@@ -673,12 +680,15 @@ GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, b
       const MatrixTile* best = nullptr;
       double bestCost = 0;
       for (const MatrixTile& t : kMatrixTiles) {
-        if (!t.nanosecondsPerStage) continue;
+        if (!t.nanosecondsPerStage || (e.residual && !t.withResidual) ||
+            (t.maxColumns && slices * 4 > t.maxColumns))
+          continue;
         const uint64_t perWave = sms * t.residentPerMultiprocessor;
         const uint64_t tiles = tilesOf(t.rows(), t.columns());
         if (tiles < uint64_t(t.denseWaves) * perWave) continue;
         const double cost = double((tiles + perWave - 1) / perWave) *
-                                double((k + t.depth() - 1) / t.depth()) * t.nanosecondsPerStage +
+                                (double((k + t.depth() - 1) / t.depth()) * t.nanosecondsPerStage +
+                                 t.nanosecondsPerWave) +
                             firstDispatch(ShaderId::convolution_tiled, t, tiles);
         if (!best || cost < bestCost) best = &t, bestCost = cost;
       }
@@ -759,8 +769,9 @@ const MatrixTile* groupedTile(const KernelEncoding& e, const ConvolutionDescript
     const uint64_t tiles =
         (rows + t.rows() - 1) / t.rows() * (columns / t.columns()) * d.groups * pieces;
     const uint64_t perWave = sms * t.residentPerMultiprocessor;
-    const double cost = double((tiles + perWave - 1) / perWave) *
-                        double((k + t.depth() - 1) / t.depth()) * t.nanosecondsPerStage;
+    const double cost =
+        double((tiles + perWave - 1) / perWave) *
+        (double((k + t.depth() - 1) / t.depth()) * t.nanosecondsPerStage + t.nanosecondsPerWave);
     if (!best || cost < bestCost) best = &t, bestCost = cost;
   }
   return best;
