@@ -151,7 +151,7 @@ class Shape:
                 (self.c >= 512 or pixels < 8192))
 
 
-def load(batch, layers):
+def load(batch, layers, sms):
     """The shapes of the model's regime at `batch` (fp16_b32 or fp16_b1), each with its tiles'
     times (ms) as a Graph would meet them."""
     shapes = {}
@@ -194,12 +194,12 @@ def load(batch, layers):
             if len(s.chunks) > 1:
                 # The serial pieces' timestamps are not what runs; they bound it.
                 s.times = {t: min(v, s.times.get(t, v)) for t, v in times.items()}
-    sms = 132
     return [s for s in shapes.values() if s.regime(sms) == "model" and not s.winograd_taken()]
 
 
 def choose(s, tiles, params, sms):
-    """gemmShader's cost model: the cheapest tile with constants (denseWaves gating)."""
+    """gemmShader's cost model: the cheapest tile with constants (denseWaves and maxColumns
+    gating; withResidual does not apply, the per-shape runs add no residual)."""
     best, best_cost = None, 0.0
     for name, t in tiles.items():
         p = params.get(name)
@@ -396,7 +396,7 @@ def main():
         return alone(a.sms)
     tiles = tiles_from_header()
     current = {n: (t["res"], t["ns"], t["wave"]) for n, t in tiles.items()}
-    b32, b1 = load("fp16_b32", a.layers), load("fp16_b1", a.layers)
+    b32, b1 = load("fp16_b32", a.layers, a.sms), load("fp16_b1", a.layers, a.sms)
     refit = fit(b32, tiles, a.sms, a.weight)
     models = [("current", current), ("fit", refit)]
     if a.selection:
