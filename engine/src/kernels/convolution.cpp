@@ -616,9 +616,9 @@ GemmChoice latencyChoice(const TilesOf& tilesOf, uint64_t chunks, uint64_t sms,
 // The large tiles of convolution_tiled where the layer has enough of them to fill the device,
 // the one a cost model says is fastest: waves of resident workgroups, each costing the tile's
 // time per stage times the stages plus its time per wave (convolution_tiles.h, fitted to the
-// H200). Layers with too few outputs
-// for that (late layers at batch 1) go to the split-k shaders of convolution_matrix.glsl, which
-// divide the reduction inside the workgroup, by a latency model of their own.
+// H200). Layers with too few outputs for that (late layers at batch 1) go to the split-k shaders
+// of convolution_matrix.glsl, which divide the reduction inside the workgroup, by a latency model
+// of their own.
 GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, bool matrixUnits,
                       bool tiledAllowed, uint32_t multiprocessors, const std::string& forced) {
   const uint64_t rows = uint64_t(e.clipWidth) * e.clipHeight * e.imageCount;
