@@ -86,7 +86,8 @@ class Shape:
     def __init__(self, rec, batch, layers):
         c, h, w, k, kh, kw, sh, sw, ph, pw, dh, dw, g = rec["key"]
         self.key, self.batch = tuple(rec["key"]), batch
-        self.desc, self.g, self.c, self.k, self.kh, self.sh = rec["desc"], g, c, k, kh, sh
+        self.desc, self.g, self.c, self.k = rec["desc"], g, c, k
+        self.kh, self.kw, self.sh, self.sw = kh, kw, sh, sw
         self.nets = {n.split(":")[0]: int(n.split(":")[1]) for n in rec["nets"].split(",") if n}
         self.count = rec["count"]
         self.oh, self.ow = out_size(h, kh, sh, ph, dh), out_size(w, kw, sw, pw, dw)
@@ -95,7 +96,6 @@ class Shape:
         self.depthwise = g > 1 and g == c and g == k
         self.grouped = g > 1 and not self.depthwise
         self.dilated = dh > 1 or dw > 1
-        self.kw, self.sw = kw, sw
         if self.grouped:
             self.K = kh * kw * (c // g)
             self.cols = (k // g + 15) // 16 * 16
