@@ -9,6 +9,7 @@
 #include <vkcnn/neuron.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cctype>
 #include <cmath>
@@ -441,6 +442,63 @@ TEST_CASE("convolution: every matrix-unit configuration, forced") {
     unsetenv("VKCNN_CONVOLUTION_EPILOGUE");
   }
   unsetenv("VKCNN_CONVOLUTION_TILE");
+}
+
+TEST_CASE("convolution: float16 stores round to nearest even and saturate on every shader") {
+  // A 1x1 convolution adding two channels whose sums fall between float16 values: below a tie,
+  // on ties (to even both ways), past 65504 (saturated, as writeBytes does), an infinity and NaN
+  // (kept). Every shader rounds in integer arithmetic (image_io.glsl): on the H200 the image
+  // stores truncate, and a conversion to float16 and back was folded away by the driver even with
+  // RoundingModeRTE declared (bench/NOTES.md, 2026-11-28, session 31). Each shader the selector can
+  // pick for a dense layer is forced (the split module whole and split), and with matrix units the
+  // selector's own choice runs too.
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<std::array<float, 3>> sums = {
+      // channel 0, channel 1, the float16 the destination holds
+      {1.0f, 3.0f / 4096, 1.0f + 1.0f / 1024},  // 0.75 of a unit in the last place: up
+      {1.0f, 1.0f / 2048, 1.0f},                // a tie: to the even 1.0
+      {1.0f, 3.0f / 2048, 1.0f + 2.0f / 1024},  // a tie: to the even 1 + 2/1024
+      {1.0f, -1.0f / 4096, 1.0f},               // a tie below 1.0: to the even 1.0
+      {-1.0f, -1.0f / 4096, -1.0f},             // and its negative
+      {1.0f, 1.0f / 8192, 1.0f},                // a quarter: down
+      {65504.0f, 16.0f, 65504.0f},              // rounds to infinity in float16: saturated
+      {-65504.0f, -64.0f, -65504.0f},           // likewise below
+      {inf, 0.0f, inf},                         // an infinity stays one
+      {nan, 1.0f, nan},                         // NaN stays NaN
+      {0.5f, 0.25f, 0.75f}};                    // exact
+  const uint32_t width = uint32_t(sums.size());
+  Tensor x(1, 2, 1, width);
+  for (uint32_t i = 0; i < width; ++i) {
+    x.at(0, 0, 0, i) = sums[i][0];
+    x.at(0, 1, 0, i) = sums[i][1];
+  }
+  const ConvolutionDescriptor descriptor = ConvolutionDescriptor::make(1, 1, 2, 1);
+  Convolution sum(context(), descriptor, std::vector<float>{1.0f, 1.0f}, std::vector<float>{0.0f});
+  std::vector<std::string> configurations = {"", "matrix_large", "matrix_medium", "matrix_small"};
+  for (const detail::MatrixTile& tile : detail::kMatrixTiles) {
+    configurations.push_back(tile.name);
+    configurations.push_back(tile.name + std::string("s2"));
+  }
+  if (!context().capabilities().matrixUnits) configurations = {""};
+  Image source = makeImage(x, ChannelFormat::float16, "x");
+  for (const std::string& configuration : configurations) {
+    CAPTURE(configuration);
+    if (!configuration.empty()) setenv("VKCNN_CONVOLUTION_TILE", configuration.c_str(), 1);
+    Image destination =
+        makePoisoned(context(), {width, 1, 1, 1, ChannelFormat::float16, ImageUsage::all, "y"});
+    runOnce([&](CommandBuffer& cb) { sum.encode(cb, source, destination); });
+    unsetenv("VKCNN_CONVOLUTION_TILE");
+    CAPTURE(sum.configuration());
+    const Tensor y = download(destination);
+    for (uint32_t i = 0; i < width; ++i) {
+      CAPTURE(i);
+      if (std::isnan(sums[i][2]))
+        CHECK(std::isnan(y.at(0, 0, 0, i)));
+      else
+        CHECK(y.at(0, 0, 0, i) == double(sums[i][2]));
+    }
+  }
 }
 
 TEST_CASE("convolution: a reduction split over workgroups gives the same bits every run") {
