@@ -676,7 +676,7 @@ GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, b
     if (tiledAllowed && forced != "legacy" && pieces == 1 && chunks >= 8 &&
         tilesOf(64, 64) < 2 * sms && (tiledRegime || splitRule))
       return latencyChoice(tilesOf, chunks, sms, firstDispatch);
-    if (tiledAllowed && forced != "legacy" && tiledRegime) {
+    auto costModelChoice = [&]() -> GemmChoice {
       const MatrixTile* best = nullptr;
       double bestCost = 0;
       for (const MatrixTile& t : kMatrixTiles) {
@@ -693,7 +693,8 @@ GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, b
         if (!best || cost < bestCost) best = &t, bestCost = cost;
       }
       return {ShaderId::convolution_tiled, best};
-    }
+    };
+    if (tiledAllowed && forced != "legacy" && tiledRegime) return costModelChoice();
     if (tiledAllowed && forced != "legacy" && splitRule)
       for (const MatrixTile& t : kMatrixTiles)
         if (std::strcmp(t.name, "32x64") == 0)
@@ -718,6 +719,16 @@ GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, b
       const double cost = double(waves * ((chunks + o.split - 1) / o.split));
       if (o.shader == best || cost < 0.75 * bestCost) best = o.shader, bestCost = cost;
     }
+    // Where the reduction is too short for the 8-way split of matrix_small to win, the split-k
+    // shaders lose to the tiles: forced on every such shape of nine networks, 64x16 beat
+    // matrix_large and matrix_medium on all but one (by 0.03 us), 0.662 -> 0.504 ms summed over
+    // the batch-1 uses, 0.737 -> 0.575 at batch 32 (1x1 96->576 @14² b1 10.4 -> 8.2 us), and the
+    // cost model, offered them, takes 64x16 on every one. Inside networks at batch 1:
+    // efficientnet_b0, mobilenet_v2, regnet_y_800mf and resnet18 5-8% faster (bench/NOTES.md,
+    // 2026-11-28, session 31). matrix_small's layers stay: replaced the same way where the
+    // per-shape times said so, networks did not gain.
+    if (best != ShaderId::convolution_matrix_small && tiledAllowed && forced != "legacy")
+      if (const GemmChoice tiled = costModelChoice(); tiled.tile) return tiled;
     return {best};
   }
   if (const std::optional<ShaderId> named = gemmKernelNamed(forced, false)) return {*named};
