@@ -42,9 +42,12 @@ int firstChannelOfSlice(ImageView v, int t) { return 4 * t - v.channelShift; }
 
 // The value a float16 image should hold: rounded to nearest even at float16 precision, finite
 // values beyond the range saturated to +-65504 (as the host's writeBytes does). Done here because
-// Vulkan lets image stores convert to float16 by truncation (lavapipe does), and that error, always
-// towards zero, accumulates through a network instead of averaging out. Exact for normal float16
-// values; subnormals are left to the store.
+// Vulkan lets image stores convert to float16 by truncation (lavapipe does, and so does NVIDIA's
+// driver on the H200), and that error, always towards zero, accumulates through a network instead
+// of averaging out. Exact for normal float16 values; subnormals are left to the store. In integer
+// arithmetic: NVIDIA's compiler folds a conversion to float16 and back (f16vec4, packHalf2x16),
+// RoundingModeRTE declared or not, and the store then truncates (bench/NOTES.md, 2026-11-28,
+// session 31).
 vec4 roundToFloat16(vec4 value) {
   uvec4 bits = floatBitsToUint(value);
   uvec4 rounded = (bits + 0xFFFu + ((bits >> 13) & 1u)) & ~0x1FFFu;
