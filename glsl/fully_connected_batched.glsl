@@ -36,7 +36,9 @@ layout(constant_id = 0) const int K_ROWS = 1;
 // outside the source adds zero), where the loop of every batch keeps FC_IMAGES accumulators and
 // guards each image's fetch: vgg16's fc6 0.095 -> 0.074 ms, fc7 0.033 -> 0.024 (H200). Loading
 // 2, 4 or 8 steps before using them was no faster here: 0.074, 0.084, 0.097 ms (bench/NOTES.md,
-// 2026-11-27, session 20).
+// 2026-11-27, session 20). Its pipeline leaves out the batch loop, its partial sums are added by
+// halves and its tap moves on without a division: fc6 86.5 -> 76.2 us, fc7 27.3 -> 25.6, fc8 10.2
+// -> 9.2 (bench/NOTES.md, 2026-11-28, session 31).
 layout(constant_id = 1) const bool ONE_IMAGE = false;
 
 #ifdef FC_HALF_WEIGHTS
@@ -174,6 +176,41 @@ void main() {
   const ivec2 size = textureSize(uSource, 0).xy;
   const ivec2 origin = ivec2(g.offsetX, g.offsetY);
   const bool aligned = pc.source.channelShift == 0;
+  if (ONE_IMAGE) {
+    // One image: one accumulator, no skipped taps (a tap outside the source adds zero), and the
+    // slice's partial sums added by halves (a fixed order: the same bits every run) instead of
+    // one invocation adding 32 x K_ROWS of them in turn. Returning here, the pipeline leaves out
+    // the batch loop below and its FC_IMAGES accumulators, which set the registers (80 with
+    // them) and so how many workgroups, and weight loads in flight, a multiprocessor holds.
+    vec4 sum = vec4(0.0);
+    if (t < slices) {
+      // The tap and slice of step k move on by a fixed step, without a division a step.
+      const int step = 32 * K_ROWS, tapStep = step / S, sliceStep = step - tapStep * S;
+      int k = (row % K_ROWS) * 32 + lane;
+      int s = k % S, tap = k / S;
+      ivec2 at = ivec2(tap % cp.kernelWidth, tap / cp.kernelWidth);
+      for (; k < K; k += step) {
+        const ivec2 p = origin + at;
+        const vec4 x = all(greaterThanEqual(p, ivec2(0))) && all(lessThan(p, size))
+                           ? sourceSlice(p, img0, s, aligned)
+                           : vec4(0.0);
+        sum += weightBlock(t * K + k) * x;
+        s += sliceStep;
+        at.x += tapStep + (s >= S ? 1 : 0);
+        s -= s >= S ? S : 0;
+        while (at.x >= cp.kernelWidth) at += ivec2(-cp.kernelWidth, 1);
+      }
+    }
+    partials[lid] = sum;
+    barrier();
+    const int segment = 32 * K_ROWS, m = lid % segment;
+    for (int width = segment / 2; width > 0; width /= 2) {
+      if (m < width) partials[lid] += partials[lid + width];
+      barrier();
+    }
+    if (m == 0 && t < slices) storeSlice(img0, t, partials[lid]);
+    return;
+  }
 #endif
   const int n = min(FC_IMAGES, imageCount - img0);
 
@@ -203,16 +240,6 @@ void main() {
           W * sourceSlice(img0 + i, tap, s);
     }
 #else
-    if (ONE_IMAGE) {
-      for (; k < K; k += 32 * K_ROWS) {
-        const int tap = k / S, s = k - tap * S;
-        const ivec2 p = origin + ivec2(tap % cp.kernelWidth, tap / cp.kernelWidth);
-        const vec4 x = all(greaterThanEqual(p, ivec2(0))) && all(lessThan(p, size))
-                           ? sourceSlice(p, img0, s, aligned)
-                           : vec4(0.0);
-        acc[0] += weightBlock(t * K + k) * x;
-      }
-    }
     for (; k < K; k += 32 * K_ROWS) {
       const int tap = k / S, s = k - tap * S;
       const ivec2 p = origin + ivec2(tap % cp.kernelWidth, tap / cp.kernelWidth);
