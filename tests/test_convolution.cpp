@@ -664,6 +664,38 @@ TEST_CASE("convolution: a pipeline already run in the command buffer is preferre
     CHECK(second.configuration() == "64x64");
 }
 
+TEST_CASE(
+    "convolution: short reductions over few tiles take a tile, long ones the split-k shader") {
+  // Below the cost model's regime the split-k shaders of convolution_matrix.glsl took every layer;
+  // where the reduction is too short for matrix_small's 8-way split (1x1 96 -> 576 on one 14x14
+  // image: 3 chunks), the tiled cost model now chooses (64x16: 10.4 -> 8.2 us on an H200), while
+  // 1x1 1024 -> 256 (32 chunks) stays on matrix_small. Both results are the convolution's; the
+  // choices are checked where the cost model's constants were fitted (matrix units, 32-wide
+  // subgroups, 100-200 multiprocessors). Without matrix units (lavapipe) the portable shaders run.
+  const DeviceCapabilities& caps = context().capabilities();
+  const uint32_t multiprocessors = caps.multiprocessorCount ? caps.multiprocessorCount : 132;
+  const bool fitted = caps.matrixUnits && caps.subgroupSize == 32 && multiprocessors >= 100 &&
+                      multiprocessors <= 200;
+  const ChannelFormat format = caps.matrixUnits ? ChannelFormat::float16 : ChannelFormat::float32;
+  Case shortReduction, longReduction;
+  shortReduction.descriptor = ConvolutionDescriptor::make(1, 1, 96, 576, NeuronDescriptor::relu());
+  longReduction.descriptor = ConvolutionDescriptor::make(1, 1, 1024, 256);
+  for (Case* c : {&shortReduction, &longReduction}) {
+    c->width = c->height = 14;
+    c->format = format;
+  }
+  shortReduction.seed = 71;
+  longReduction.seed = 73;
+  const std::string shortChoice = run(shortReduction);
+  const std::string longChoice = run(longReduction);
+  CAPTURE(shortChoice);
+  CAPTURE(longChoice);
+  if (fitted) {
+    CHECK(shortChoice == "64x16");
+    CHECK(longChoice == "matrix_small");
+  }
+}
+
 TEST_CASE("convolution: a tile fitted at batch 32 takes only layers with waves of work") {
   // 128x64w4k16 is in the cost model from two waves of its workgroups on (denseWaves,
   // convolution_tiles.h): 1x1 64 -> 64 on 32 images of 56x56 (784 of its tiles) takes it, one
