@@ -245,6 +245,21 @@ void sampleBatchNormalization(ConvolutionDescriptor& d, uint32_t seed) {
 
 const uint32_t kChannels[] = {1, 3, 4, 5, 8, 13, 16, 17, 32};
 
+// The multiprocessors the selector counts with: the device's where it tells, else 132.
+uint32_t selectorMultiprocessors() {
+  const uint32_t reported = context().capabilities().multiprocessorCount;
+  return reported ? reported : 132;
+}
+
+// Whether the matrix units' cost model runs where its constants were fitted (32-wide subgroups,
+// 100-200 multiprocessors): the tests check its choices there only, its results everywhere.
+bool matrixCostModelFitted() {
+  const DeviceCapabilities& caps = context().capabilities();
+  const uint32_t multiprocessors = selectorMultiprocessors();
+  return caps.matrixUnits && caps.subgroupSize == 32 && multiprocessors >= 100 &&
+         multiprocessors <= 200;
+}
+
 }  // namespace
 
 TEST_CASE("convolution: sampled sweep of kernel sizes, strides, dilations, groups and channels") {
@@ -585,8 +600,7 @@ TEST_CASE("convolution: pieces of a batch side by side choose for all of them, s
   const std::string portableSideBySide = run(f);
   CAPTURE(portableAlone);
   CAPTURE(portableSideBySide);
-  const uint32_t reported = context().capabilities().multiprocessorCount;
-  const uint32_t multiprocessors = reported ? reported : 132;
+  const uint32_t multiprocessors = selectorMultiprocessors();
   if (multiprocessors > 104 && multiprocessors <= 224) {
     CHECK(portableAlone == "gemm_small");
     CHECK(portableSideBySide == "gemm_128x32w16");
@@ -633,12 +647,9 @@ TEST_CASE("convolution: a pipeline already run in the command buffer is preferre
   CAPTURE(wideAlone);
   CAPTURE(second.configuration());
   CHECK(first.configuration() == wideAlone);
-  const uint32_t reported = context().capabilities().multiprocessorCount;
-  const uint32_t multiprocessors = reported ? reported : 132;
   if (!matrixUnits) {
     CHECK(second.configuration() == alone);  // the portable shaders' rule has no such cost
-  } else if (context().capabilities().subgroupSize == 32 && multiprocessors >= 100 &&
-             multiprocessors <= 200) {
+  } else if (matrixCostModelFitted()) {
     CHECK(alone == "64x16");
     CHECK(wideAlone == "64x64");
     CHECK(second.configuration() == "64x64");
@@ -659,8 +670,7 @@ TEST_CASE("convolution: a pipeline already run in the command buffer is preferre
   CHECK(first.configuration() == wideAlone);
   if (!matrixUnits)
     CHECK(second.configuration() == alone);
-  else if (context().capabilities().subgroupSize == 32 && multiprocessors >= 100 &&
-           multiprocessors <= 200)
+  else if (matrixCostModelFitted())
     CHECK(second.configuration() == "64x64");
 }
 
@@ -672,11 +682,8 @@ TEST_CASE(
   // 1x1 1024 -> 256 (32 chunks) stays on matrix_small. Both results are the convolution's; the
   // choices are checked where the cost model's constants were fitted (matrix units, 32-wide
   // subgroups, 100-200 multiprocessors). Without matrix units (lavapipe) the portable shaders run.
-  const DeviceCapabilities& caps = context().capabilities();
-  const uint32_t multiprocessors = caps.multiprocessorCount ? caps.multiprocessorCount : 132;
-  const bool fitted = caps.matrixUnits && caps.subgroupSize == 32 && multiprocessors >= 100 &&
-                      multiprocessors <= 200;
-  const ChannelFormat format = caps.matrixUnits ? ChannelFormat::float16 : ChannelFormat::float32;
+  const ChannelFormat format =
+      context().capabilities().matrixUnits ? ChannelFormat::float16 : ChannelFormat::float32;
   Case shortReduction, longReduction;
   shortReduction.descriptor = ConvolutionDescriptor::make(1, 1, 96, 576, NeuronDescriptor::relu());
   longReduction.descriptor = ConvolutionDescriptor::make(1, 1, 1024, 256);
@@ -690,7 +697,7 @@ TEST_CASE(
   const std::string longChoice = run(longReduction);
   CAPTURE(shortChoice);
   CAPTURE(longChoice);
-  if (fitted) {
+  if (matrixCostModelFitted()) {
     CHECK(shortChoice == "64x16");
     CHECK(longChoice == "matrix_small");
   }
@@ -704,7 +711,7 @@ TEST_CASE("convolution: a tile fitted at batch 32 takes only layers with waves o
   // never take the tile.
   const DeviceCapabilities& caps = context().capabilities();
   const bool matrixUnits = caps.matrixUnits && caps.subgroupSize == 32;
-  const uint32_t multiprocessors = caps.multiprocessorCount ? caps.multiprocessorCount : 132;
+  const uint32_t multiprocessors = selectorMultiprocessors();
   for (const uint32_t images : {1u, 32u}) {
     if (images == 32 && !matrixUnits) continue;
     CAPTURE(images);
