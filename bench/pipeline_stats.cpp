@@ -5,7 +5,7 @@
 // VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR, convolution_tiled (and _split) once per tile of
 // convolution_tiles.h with each of its epilogues, and prints one line per pipeline:
 //
-//   vkcnn-pipeline-stats [--max-local BYTES] [--variants f16,f32,u8]
+//   vkcnn-pipeline-stats [--max-local BYTES] [--variants f16,f32,u8,f16bits]
 //                        [--gemm GEMM_SPIRV --gemm-configs WMxWN/FMxFN/KSTEPS/MODE;...]
 //
 // --gemm builds bench/gemm_ceiling.comp's SPIR-V for each configuration instead of the library's
@@ -91,7 +91,7 @@ bool isLocalMemory(const char* name) {
 
 int main(int argc, char** argv) {
   long long maxLocal = -1;
-  std::string variants = "f16,f32,u8", gemmPath, gemmConfigs;
+  std::string variants = "f16,f32,u8,f16bits", gemmPath, gemmConfigs;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--max-local" && i + 1 < argc) {
@@ -104,7 +104,7 @@ int main(int argc, char** argv) {
       gemmConfigs = argv[++i];
     } else {
       std::fprintf(stderr,
-                   "usage: %s [--max-local BYTES] [--variants f16,f32,u8]\n"
+                   "usage: %s [--max-local BYTES] [--variants f16,f32,u8,f16bits]\n"
                    "          [--gemm GEMM_SPIRV --gemm-configs WMxWN/FMxFN/KSTEPS/MODE;...]\n",
                    argv[0]);
       return 2;
@@ -141,7 +141,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  const char* variantNames[kShaderVariantCount] = {"f16", "f32", "u8"};
+  const char* variantNames[kShaderVariantCount] = {"f16", "f32", "u8", "f16bits"};
 
   const char* v = std::getenv("VKCNN_VALIDATION");
   const bool validation = v && std::string(v) == "1";
@@ -422,11 +422,14 @@ int main(int argc, char** argv) {
   }
   for (uint32_t id = 0; id < kShaderIdCount && gemmCode.empty(); ++id) {
     for (uint32_t variant = 0; variant < kShaderVariantCount; ++variant) {
-      if (variants.find(variantNames[variant]) == std::string::npos) continue;
+      if (("," + variants + ",").find("," + std::string(variantNames[variant]) + ",") ==
+          std::string::npos)
+        continue;
       const ShaderModuleInfo& m = kShaderModules[id][variant];
       if (needsCooperativeMatrix(m)) {
         // The library makes the matrix-unit pipelines for float16 destinations only.
-        if (variant != uint32_t(ShaderVariant::f16)) continue;
+        if (variant != uint32_t(ShaderVariant::f16) && variant != uint32_t(ShaderVariant::f16bits))
+          continue;
         if (!matrixUnits) {
           std::printf("%s skipped (no VK_NV_cooperative_matrix)\n", m.name);
           ++skipped;

@@ -3,8 +3,11 @@
 #
 # Variants differ only in the format of the storage images a kernel writes; arithmetic is float32
 # in all of them. A kernel family that needs other compile-time switches uses its own .comp file.
+# Each entry: suffix, image format, image type, and the variant it also defines (f16bits writes
+# float16 images as their bits through a rg32ui view and is otherwise f16: image_io.glsl).
 
-set(VKCNN_SHADER_VARIANTS "f16:rgba16f" "f32:rgba32f" "u8:rgba8")
+set(VKCNN_SHADER_VARIANTS "f16:rgba16f:image2DArray" "f32:rgba32f:image2DArray"
+                          "u8:rgba8:image2DArray" "f16bits:rg32ui:uimage2DArray:f16")
 
 function(vkcnn_embed_shaders target)
   file(GLOB comp_files CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/glsl/*.comp)
@@ -19,12 +22,19 @@ function(vkcnn_embed_shaders target)
       string(REPLACE ":" ";" parts ${variant})
       list(GET parts 0 suffix)
       list(GET parts 1 format)
+      list(GET parts 2 image_type)
+      set(defines -DVKCNN_OUTPUT_FORMAT=${format} -DVKCNN_OUTPUT_IMAGE=${image_type}
+                  -DVKCNN_VARIANT_${suffix}=1)
+      list(LENGTH parts part_count)
+      if(part_count GREATER 3)
+        list(GET parts 3 also)
+        list(APPEND defines -DVKCNN_VARIANT_${also}=1)
+      endif()
       set(spv ${spv_dir}/${name}_${suffix}.spv)
       add_custom_command(
         OUTPUT ${spv}
         COMMAND ${GLSLANG_VALIDATOR} -V --target-env vulkan1.1 -Os
-                -DVKCNN_OUTPUT_FORMAT=${format} -DVKCNN_VARIANT_${suffix}=1
-                -I${PROJECT_SOURCE_DIR}/glsl --depfile ${spv}.d -o ${spv} ${comp}
+                ${defines} -I${PROJECT_SOURCE_DIR}/glsl --depfile ${spv}.d -o ${spv} ${comp}
         DEPENDS ${comp}
         DEPFILE ${spv}.d
         COMMENT "glslangValidator ${name}.comp (${suffix})"
@@ -38,8 +48,8 @@ function(vkcnn_embed_shaders target)
         add_custom_command(
           OUTPUT ${reflection}
           COMMAND ${GLSLANG_VALIDATOR} -V --target-env vulkan1.1
-                  -DVKCNN_OUTPUT_FORMAT=${format} -DVKCNN_VARIANT_${suffix}=1 -DVKCNN_REFLECTION=1
-                  -I${PROJECT_SOURCE_DIR}/glsl --depfile ${reflection}.d -o ${reflection} ${comp}
+                  ${defines} -DVKCNN_REFLECTION=1 -I${PROJECT_SOURCE_DIR}/glsl
+                  --depfile ${reflection}.d -o ${reflection} ${comp}
           DEPENDS ${comp}
           DEPFILE ${reflection}.d
           COMMENT "glslangValidator ${name}.comp (${suffix}, for reflection)"

@@ -21,7 +21,7 @@
 #extension GL_EXT_nonuniform_qualifier : require
 layout(constant_id = 8) const int IMAGES_PER_PIECE = 1;
 layout(set = 0, binding = 0) uniform sampler2DArray uSources[VKCNN_MAX_PIECES];
-layout(set = 0, binding = 1, VKCNN_OUTPUT_FORMAT) uniform image2DArray
+layout(set = 0, binding = 1, VKCNN_OUTPUT_FORMAT) uniform VKCNN_OUTPUT_IMAGE
     uDestinations[VKCNN_MAX_PIECES];
 layout(set = 0, binding = 5) uniform sampler2DArray uResiduals[VKCNN_MAX_PIECES];
 int currentPiece = 0;
@@ -35,7 +35,7 @@ int pieceImage(int img) {
 }
 #else
 layout(set = 0, binding = 0) uniform sampler2DArray uSource;
-layout(set = 0, binding = 1, VKCNN_OUTPUT_FORMAT) uniform image2DArray uDestination;
+layout(set = 0, binding = 1, VKCNN_OUTPUT_FORMAT) uniform VKCNN_OUTPUT_IMAGE uDestination;
 int pieceImage(int img) { return img; }
 #endif
 layout(set = 0, binding = 2, std430) readonly buffer Weights { VKCNN_WEIGHT_TYPE weights[]; };

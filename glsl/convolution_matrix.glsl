@@ -80,7 +80,7 @@ void fetchRound(out vec4 x[LOADS], int chunk, int slots, int S, LoadRows rows, i
 #ifdef VKCNN_REFLECTION
 // The build SPIRV-Cross reflects (see cmake/VkcnnShaders.cmake): every binding used.
 void main() {
-  imageStore(uDestination, ivec3(0),
+  storeTexel(ivec3(0),
              texelFetch(uSource, ivec3(0), 0) + texelFetch(uResidual, ivec3(0), 0) +
                  float(weights[0].x) + bias[0] + slopes[0] + float(pc.geometry.clipX));
 }

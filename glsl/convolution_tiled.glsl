@@ -104,7 +104,7 @@ shared uint lastArrival;
 
 #ifdef VKCNN_REFLECTION
 void main() {
-  imageStore(uDestination, ivec3(0),
+  storeTexel(ivec3(0),
              texelFetch(uSource, ivec3(0), 0) + texelFetch(uResidual, ivec3(0), 0) +
                  float(weights[0].x) + bias[0] + slopes[0] + float(pc.geometry.clipX)
 #ifdef VKCNN_SPLIT_REDUCTION

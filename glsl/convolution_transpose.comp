@@ -8,7 +8,7 @@ layout(local_size_x = 8, local_size_y = 8, local_size_z = 1) in;
 #include "convolution_transpose_interface.h"
 
 layout(set = 0, binding = 0) uniform sampler2DArray uSource;
-layout(set = 0, binding = 1, VKCNN_OUTPUT_FORMAT) uniform image2DArray uDestination;
+layout(set = 0, binding = 1, VKCNN_OUTPUT_FORMAT) uniform VKCNN_OUTPUT_IMAGE uDestination;
 // [output channel][kernelY][kernelX][ceil(inputsPerGroup / 4)]: 4 input channels of the output
 // channel's group per vec4, zero past the group's last channel.
 layout(set = 0, binding = 2, std430) readonly buffer Weights { vec4 weights[]; };

@@ -12,7 +12,7 @@ layout(local_size_x_id = 0) in;
 #include "pooling_interface.h"
 
 layout(set = 0, binding = 0) uniform sampler2DArray uSource;
-layout(set = 0, binding = 1, VKCNN_OUTPUT_FORMAT) uniform image2DArray uDestination;
+layout(set = 0, binding = 1, VKCNN_OUTPUT_FORMAT) uniform VKCNN_OUTPUT_IMAGE uDestination;
 layout(push_constant) uniform Push { GlobalPoolingPush pc; };
 
 #include "image_io.glsl"

@@ -40,49 +40,75 @@ float readChannel(sampler2DArray s, ImageView v, ivec2 p, int img, int c) {
 // First window channel held by bound layer `t` of the destination (may be negative for t = 0).
 int firstChannelOfSlice(ImageView v, int t) { return 4 * t - v.channelShift; }
 
-// The value a float16 image should hold: rounded to nearest even at float16 precision, finite
-// values beyond the range saturated to +-65504 (as the host's writeBytes does). Done here because
-// Vulkan lets image stores convert to float16 by truncation (lavapipe does, and so does NVIDIA's
-// driver on the H200), and that error, always towards zero, accumulates through a network instead
-// of averaging out. Exact for normal float16 values; subnormals are left to the store. In integer
-// arithmetic: NVIDIA's compiler folds a conversion to float16 and back (f16vec4, packHalf2x16),
-// RoundingModeRTE declared or not, and the store then truncates (bench/NOTES.md, 2026-11-28,
-// session 31).
-vec4 roundToFloat16(vec4 value) {
+// Clamps finite values beyond float16's range to +-65504 (as the host's writeBytes does);
+// infinities and NaN keep their kind (the exponent bits are all ones).
+vec4 saturateToFloat16(vec4 value) {
+  bvec4 special = equal(floatBitsToUint(value) & 0x7F800000u, uvec4(0x7F800000u));
+  return mix(clamp(value, vec4(-65504.0), vec4(65504.0)), value, special);
+}
+
+#if defined(VKCNN_VARIANT_f16bits)
+// float16 images written as their bits, through a rg32ui view of the image (the Context makes
+// float16 images mutable-format where packHalf2x16 rounds to nearest even: see
+// DeviceCapabilities::float16BitStores): two channels a word, the first in the low half, which is
+// how a rgba16f texel lies in memory. The conversion rounds in hardware; a float written to a
+// rgba16f view is converted by the store instead, which truncates on lavapipe and on NVIDIA's
+// driver, and that error, always towards zero, accumulates through a network.
+uvec2 storedTexel(vec4 value) {
+  value = saturateToFloat16(value);
+  return uvec2(packHalf2x16(value.xy), packHalf2x16(value.zw));
+}
+void storeTexel(ivec3 at, vec4 value) {
+  imageStore(uDestination, at, uvec4(storedTexel(value), 0u, 0u));
+}
+// Channels `written` from `value`, `kept` from the texel's contents, the others zero.
+void mergeTexel(ivec3 at, vec4 value, bvec4 written, bvec4 kept) {
+  uvec4 halves = uvec4(0xFFFFu, 0xFFFF0000u, 0xFFFFu, 0xFFFF0000u);
+  uvec4 w = mix(uvec4(0u), halves, written), k = mix(uvec4(0u), halves, kept);
+  uvec2 old = any(kept) ? imageLoad(uDestination, at).xy : uvec2(0u);
+  uvec2 bits = (storedTexel(value) & (w.xz | w.yw)) | (old & (k.xz | k.yw));
+  imageStore(uDestination, at, uvec4(bits, 0u, 0u));
+}
+#else
+#if defined(VKCNN_VARIANT_f16)
+// The value a float16 image written through a float view (a wrapped application image) should
+// hold: rounded to nearest even at float16 precision, saturated. Exact for normal float16 values;
+// subnormals are left to the store. In integer arithmetic: NVIDIA's compiler folds a conversion to
+// float16 and back (f16vec4, packHalf2x16), RoundingModeRTE declared or not, and the store then
+// truncates (bench/NOTES.md, 2026-11-28, session 31).
+vec4 storedTexel(vec4 value) {
   uvec4 bits = floatBitsToUint(value);
   uvec4 rounded = (bits + 0xFFFu + ((bits >> 13) & 1u)) & ~0x1FFFu;
   vec4 saturated = clamp(uintBitsToFloat(rounded), vec4(-65504.0), vec4(65504.0));
-  // Infinities and NaN keep their kind (the exponent bits are all ones).
-  bvec4 special = equal(bits & 0x7F800000u, uvec4(0x7F800000u));
-  return mix(saturated, value, special);
+  return mix(saturated, value, equal(bits & 0x7F800000u, uvec4(0x7F800000u)));
 }
+#else
+vec4 storedTexel(vec4 value) { return value; }
+#endif
+void storeTexel(ivec3 at, vec4 value) { imageStore(uDestination, at, storedTexel(value)); }
+void mergeTexel(ivec3 at, vec4 value, bvec4 written, bvec4 kept) {
+  vec4 old = any(kept) ? imageLoad(uDestination, at) : vec4(0.0);
+  imageStore(uDestination, at, mix(mix(vec4(0.0), old, kept), storedTexel(value), written));
+}
+#endif
 
 // Writes `value` (window channels [firstChannelOfSlice(v, t), +4)) to layer t of image `img` of
-// the kernel's output, which every kernel declares as `uDestination` before including this file.
-// Channels outside the window keep their contents; storage padding is written as zero.
+// the kernel's output, which every kernel declares as `uDestination` (a VKCNN_OUTPUT_IMAGE) before
+// including this file. Channels outside the window keep their contents; storage padding is
+// written as zero.
 void writeSlice(ImageView v, ivec2 p, int img, int t, vec4 value) {
-#ifdef VKCNN_VARIANT_f16
-  value = roundToFloat16(value);
-#endif
   ivec3 at = ivec3(p, img * v.layersPerImage + t);
   int c0 = 4 * t;
   int lo = v.channelShift, hi = v.channelShift + v.featureChannels;
   if (c0 >= lo && c0 + 4 <= hi) {
-    imageStore(uDestination, at, value);
+    storeTexel(at, value);
     return;
   }
-  bool keepOld = false;
-  for (int k = 0; k < 4; ++k) {
-    int bc = c0 + k;
-    keepOld = keepOld || (bc < v.paddingFrom && (bc < lo || bc >= hi));
-  }
-  vec4 old = keepOld ? imageLoad(uDestination, at) : vec4(0.0);
-  vec4 result;
-  for (int k = 0; k < 4; ++k) {
-    int bc = c0 + k;
-    result[k] = bc >= v.paddingFrom ? 0.0 : (bc >= lo && bc < hi) ? value[k] : old[k];
-  }
-  imageStore(uDestination, at, result);
+  ivec4 channel = ivec4(c0) + ivec4(0, 1, 2, 3);
+  uvec4 inWindow =
+      uvec4(greaterThanEqual(channel, ivec4(lo))) & uvec4(lessThan(channel, ivec4(hi)));
+  uvec4 stored = uvec4(lessThan(channel, ivec4(v.paddingFrom)));  // the rest is padding: zero
+  mergeTexel(at, value, bvec4(inWindow & stored), bvec4((inWindow ^ 1u) & stored));
 }
 
 #endif

@@ -17,7 +17,7 @@ layout(local_size_x = GROUP_SIZE, local_size_y = 1, local_size_z = 1) in;
 #include "reductions_interface.h"
 
 layout(set = 0, binding = 0) uniform sampler2DArray uSource;
-layout(set = 0, binding = 1, VKCNN_OUTPUT_FORMAT) uniform image2DArray uDestination;
+layout(set = 0, binding = 1, VKCNN_OUTPUT_FORMAT) uniform VKCNN_OUTPUT_IMAGE uDestination;
 // gamma[channels] then beta[channels], over the source window's channels.
 layout(set = 0, binding = 2, std430) readonly buffer Parameters { float parameters[]; };
 layout(set = 0, binding = 3, std430) readonly buffer Slopes { float slopes[]; };

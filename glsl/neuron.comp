@@ -7,7 +7,7 @@ layout(local_size_x = 8, local_size_y = 8, local_size_z = 1) in;
 #include "interface.h"
 
 layout(set = 0, binding = 0) uniform sampler2DArray uSource;
-layout(set = 0, binding = 1, VKCNN_OUTPUT_FORMAT) uniform image2DArray uDestination;
+layout(set = 0, binding = 1, VKCNN_OUTPUT_FORMAT) uniform VKCNN_OUTPUT_IMAGE uDestination;
 layout(set = 0, binding = 2, std430) readonly buffer Slopes { float slopes[]; };
 #define VKCNN_NEURON_SLOPES
 layout(push_constant) uniform Push { NeuronPush pc; };

@@ -11,7 +11,7 @@ layout(local_size_x = VKCNN_SE_LANES, local_size_y = 1, local_size_z = 1) in;
 
 layout(set = 0, binding = 0) uniform sampler2DArray uSource;
 layout(set = 0, binding = 1) uniform sampler2DArray uMean;
-layout(set = 0, binding = 2, VKCNN_OUTPUT_FORMAT) uniform image2DArray uDestination;
+layout(set = 0, binding = 2, VKCNN_OUTPUT_FORMAT) uniform VKCNN_OUTPUT_IMAGE uDestination;
 layout(set = 0, binding = 3, std430) readonly buffer Weights { float weights[]; };
 layout(push_constant) uniform Push { SqueezeExcitationPush pc; };
 

@@ -16,7 +16,7 @@ layout(local_size_x = 64, local_size_y = 1, local_size_z = 1) in;
 
 layout(push_constant) uniform Push { TensorConversionPush pc; };
 layout(set = 0, binding = 1, std430) readonly buffer Source { TENSOR_T src[]; };
-layout(set = 0, binding = 2, VKCNN_OUTPUT_FORMAT) uniform image2DArray uDestination;
+layout(set = 0, binding = 2, VKCNN_OUTPUT_FORMAT) uniform VKCNN_OUTPUT_IMAGE uDestination;
 
 #include "image_io.glsl"
 

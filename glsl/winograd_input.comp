@@ -23,7 +23,7 @@ layout(local_size_x = 64, local_size_y = 1, local_size_z = 1) in;
 layout(set = 0, binding = 0) uniform sampler2DArray uSource;
 layout(set = 0, binding = 6, std430) writeonly buffer Transformed { vec4 transformed[]; };
 // image_io.glsl's writeSlice names it; never written here, so reflection drops the binding.
-layout(set = 0, binding = 1, VKCNN_OUTPUT_FORMAT) uniform image2DArray uDestination;
+layout(set = 0, binding = 1, VKCNN_OUTPUT_FORMAT) uniform VKCNN_OUTPUT_IMAGE uDestination;
 layout(push_constant) uniform Push { ConvolutionPush pc; };
 
 #include "image_io.glsl"

@@ -45,6 +45,8 @@ uint32_t vkFormatOf(SpvImageFormat format) {
       return 109;  // VK_FORMAT_R32G32B32A32_SFLOAT
     case SpvImageFormatRgba8:
       return 37;  // VK_FORMAT_R8G8B8A8_UNORM
+    case SpvImageFormatRg32ui:
+      return 101;  // VK_FORMAT_R32G32_UINT
     case SpvImageFormatUnknown:
       return 0;
     default:
@@ -294,7 +296,7 @@ void reflect(Module& module, const std::string& path) {
 
 int main(int argc, char** argv) {
   if (argc < 4) fail("usage: vkcnn_spirv_embed OUT.h OUT.cpp family:variant:file.spv ...");
-  const std::vector<std::string> variants = {"f16", "f32", "u8"};
+  const std::vector<std::string> variants = {"f16", "f32", "u8", "f16bits"};
   std::map<std::string, std::map<std::string, Module>> families;
   for (int i = 3; i < argc; ++i) {
     std::string arg = argv[i];

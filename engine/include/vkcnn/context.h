@@ -163,6 +163,13 @@ struct DeviceCapabilities {
   // 0: unknown. The convolution's tile choice sizes its waves by it.
   uint32_t multiprocessorCount = 0;
   bool pushDescriptors = false;  // VK_KHR_push_descriptor exposed
+  // Kernels write float16 images as their bits, converted by packHalf2x16, through a rg32ui view
+  // (vkcnn's float16 images are then created mutable-format): the hardware rounds to nearest
+  // even, where a float stored to a rgba16f view is converted by truncation on some drivers and
+  // the shaders round in integer arithmetic first. Only on drivers whose packHalf2x16 is known to
+  // round to nearest even (NVIDIA's, lavapipe), with shaderStorageImageExtendedFormats enabled
+  // (vkcnn's own devices; not adopted ones). Wrapped application images are written as floats.
+  bool float16BitStores = false;
   float timestampPeriodNs = 0;
   bool validationEnabled = false;
   bool adopted = false;

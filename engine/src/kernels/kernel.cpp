@@ -144,7 +144,11 @@ void prepareDestinations(CommandBufferImpl& cb, const std::vector<Image>& images
 
 DispatchRecorder::DispatchRecorder(CommandBufferImpl& cb, ShaderId shader, ShaderVariant variant,
                                    std::string what, std::span<const int32_t> specialization)
-    : commandBuffer_(cb), what_(std::move(what)) {
+    : commandBuffer_(cb),
+      shader_(shader),
+      variant_(variant),
+      specialization_(specialization.begin(), specialization.end()),
+      what_(std::move(what)) {
   pipeline_ = &cb.context->pipelines().get(shader, variant, specialization);
   module_ = pipeline_->module;
   cb.noteDispatch(uint32_t(shader), uint32_t(variant), specialization);
@@ -208,12 +212,8 @@ shader::ImageView DispatchRecorder::bindDestination(uint32_t binding, const Imag
                                                     uint32_t firstImage, uint32_t imageCount,
                                                     uint32_t channelOffset, uint32_t channels,
                                                     uint32_t element) {
-  const ShaderBinding& b = expect(binding, BindingType::storageImage, element);
+  expect(binding, BindingType::storageImage, element);
   ImageStorage& s = *image.storage();
-  if (b.imageFormat != uint32_t(s.format))
-    throw Error(ErrorCode::vulkan, what_ + ": shader " + module_->name + " writes format " +
-                                       std::to_string(b.imageFormat) + " but " + s.describe() +
-                                       " has format " + std::to_string(int(s.format)));
   // Until a dispatch that writes it is recorded, the temporary needs its UNDEFINED -> GENERAL
   // transition: a dispatch that failed after binding it (an allocation for another binding, say)
   // recorded nothing, so the next one must not assume the layout changed.
@@ -228,9 +228,9 @@ shader::ImageView DispatchRecorder::bindDestination(uint32_t binding, const Imag
   const uint32_t firstChannel = image.storageChannelOffset() + channelOffset;
   const uint32_t first = (image.storageFirstImage() + firstImage) * spi + firstChannel / 4;
   const uint32_t count = (imageCount - 1) * spi + touchedSlices(firstChannel % 4, channels);
-  VkDescriptorImageInfo info{VK_NULL_HANDLE, s.view(first, count), s.layout()};
+  destinations_.push_back({imageInfos_.size(), binding, first, count, &s});
   writes_.push_back({binding, VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, imageInfos_.size(), element});
-  imageInfos_.push_back(info);
+  imageInfos_.push_back({VK_NULL_HANDLE, VK_NULL_HANDLE, s.layout()});
   accesses_.push_back({&s, first, count, true});
   windows_.push_back(
       {&s, first / spi, imageCount, first % spi, count - (imageCount - 1) * spi, true});
@@ -242,6 +242,27 @@ shader::ImageView DispatchRecorder::bindDestination(uint32_t binding, const Imag
   v.channelShift = int32_t(firstChannel % 4);
   v.paddingFrom = int32_t(s.featureChannels - (firstChannel / 4) * 4);
   return v;
+}
+
+void DispatchRecorder::resolveDestinations() {
+  const bool bits = variant_ == ShaderVariant::f16 && !destinations_.empty() &&
+                    std::all_of(destinations_.begin(), destinations_.end(),
+                                [](const Destination& d) { return d.storage->float16Bits(); });
+  if (bits) {
+    pipeline_ =
+        &commandBuffer_.context->pipelines().get(shader_, ShaderVariant::f16bits, specialization_);
+    module_ = pipeline_->module;
+  }
+  for (const Destination& d : destinations_) {
+    const VkFormat viewFormat = bits ? VK_FORMAT_R32G32_UINT : d.storage->format;
+    const ShaderBinding& b = expect(d.binding, BindingType::storageImage);
+    if (b.imageFormat != uint32_t(viewFormat))
+      throw Error(ErrorCode::vulkan, what_ + ": shader " + module_->name + " writes format " +
+                                         std::to_string(b.imageFormat) + " but " +
+                                         d.storage->describe() + " is written as format " +
+                                         std::to_string(int(viewFormat)));
+    imageInfos_[d.infoIndex].imageView = d.storage->view(d.firstLayer, d.layerCount, viewFormat);
+  }
 }
 
 void DispatchRecorder::bindBuffer(uint32_t binding, const std::shared_ptr<DeviceBuffer>& buffer) {
@@ -312,6 +333,7 @@ void DispatchRecorder::dispatchGroups(const void* push, size_t pushSize, uint32_
                         " was not bound");
   }
   if (!gx || !gy || !gz) return;
+  resolveDestinations();
   // In-place use (reading and writing the same layers in one dispatch) is not supported. Other
   // layers of the same images are (a residual beside the destination in one concatenation).
   auto overlap = [](uint32_t a, uint32_t aCount, uint32_t b, uint32_t bCount) {

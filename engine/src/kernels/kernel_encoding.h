@@ -147,8 +147,14 @@ class DispatchRecorder {
 
  private:
   const ShaderBinding& expect(uint32_t binding, BindingType type, uint32_t element = 0) const;
+  // Takes f16bits for f16 where every destination can be written as bits, creates the
+  // destinations' views in the format the pipeline writes and checks it against the shader's.
+  void resolveDestinations();
 
   CommandBufferImpl& commandBuffer_;
+  ShaderId shader_;
+  ShaderVariant variant_;
+  std::vector<int32_t> specialization_;
   const struct Pipeline* pipeline_;
   const ShaderModuleInfo* module_;
   std::string what_;
@@ -161,6 +167,13 @@ class DispatchRecorder {
     uint32_t element = 0;
   };
   std::vector<PendingWrite> writes_;
+  // Destination descriptors, whose views resolveDestinations() creates.
+  struct Destination {
+    size_t infoIndex;
+    uint32_t binding, firstLayer, layerCount;
+    ImageStorage* storage;
+  };
+  std::vector<Destination> destinations_;
   std::vector<LayerAccess> accesses_;
   // The bound image windows: layers [layerInImage, +layerCount) of images [firstImage,
   // +imageCount), for the exact in-place check (accesses_ span whole ranges of layers).

@@ -121,6 +121,9 @@ void ImageStorage::createImage() {
                                             toString(channelFormat) +
                                             " images as storage and sampled images");
   VkImageCreateInfo info{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
+  bitsViewable_ =
+      channelFormat == ChannelFormat::float16 && context->capabilities().float16BitStores;
+  if (bitsViewable_) info.flags = VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT;
   info.imageType = VK_IMAGE_TYPE_2D;
   info.format = format;
   info.extent = {width, height, 1};
@@ -187,22 +190,23 @@ void ImageStorage::materialize() {
   materialized = true;
 }
 
-VkImageView ImageStorage::view(uint32_t baseLayer, uint32_t layerCount) {
+VkImageView ImageStorage::view(uint32_t baseLayer, uint32_t layerCount, VkFormat viewFormat) {
+  if (viewFormat == VK_FORMAT_UNDEFINED) viewFormat = format;
   std::lock_guard lock(mutex_);
-  auto key = std::make_pair(baseLayer, layerCount);
+  auto key = std::make_tuple(baseLayer, layerCount, viewFormat);
   auto it = views_.find(key);
   if (it != views_.end()) return it->second;
   VkImageViewCreateInfo info{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
   info.image = image;
   info.viewType = VK_IMAGE_VIEW_TYPE_2D_ARRAY;
-  info.format = format;
+  info.format = viewFormat;
   info.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, baseLayer, layerCount};
   VkImageView view = VK_NULL_HANDLE;
   context->check(context->vk().vkCreateImageView(context->device(), &info, nullptr, &view),
                  "vkCreateImageView");
-  context->setName(
-      VK_OBJECT_TYPE_IMAGE_VIEW, view,
-      label + " layers " + std::to_string(baseLayer) + "+" + std::to_string(layerCount));
+  context->setName(VK_OBJECT_TYPE_IMAGE_VIEW, view,
+                   label + " layers " + std::to_string(baseLayer) + "+" +
+                       std::to_string(layerCount) + (viewFormat == format ? "" : " as bits"));
   views_.emplace(key, view);
   return view;
 }

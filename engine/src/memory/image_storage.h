@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <map>
+#include <tuple>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -33,8 +34,13 @@ class ImageStorage {
   const VkMemoryRequirements& memoryRequirements();
   // Persistent images: allocates, binds and zero-fills the image (once), leaving it in GENERAL.
   void materialize();
-  // A 2D-array view of layers [baseLayer, +layerCount), cached for the storage's lifetime.
-  VkImageView view(uint32_t baseLayer, uint32_t layerCount);
+  // A 2D-array view of layers [baseLayer, +layerCount) in `viewFormat` (the image's own format if
+  // VK_FORMAT_UNDEFINED), cached for the storage's lifetime.
+  VkImageView view(uint32_t baseLayer, uint32_t layerCount,
+                   VkFormat viewFormat = VK_FORMAT_UNDEFINED);
+  // Whether kernels may write this image's float16 values as bits through a rg32ui view
+  // (DeviceCapabilities::float16BitStores; vkcnn's own images, created mutable-format).
+  bool float16Bits() const { return bitsViewable_; }
   // Layout the image is in whenever vkcnn uses it.
   VkImageLayout layout() const { return wrapped ? wrappedLayout : VK_IMAGE_LAYOUT_GENERAL; }
   std::string describe() const;  // "image 'label' (WxHxC, N images)" for messages
@@ -70,8 +76,9 @@ class ImageStorage {
   void createImage();
   std::mutex mutex_;
   bool requirementsKnown_ = false;
+  bool bitsViewable_ = false;
   VkMemoryRequirements requirements_{};
-  std::map<std::pair<uint32_t, uint32_t>, VkImageView> views_;
+  std::map<std::tuple<uint32_t, uint32_t, VkFormat>, VkImageView> views_;
 };
 
 }  // namespace vkcnn::detail

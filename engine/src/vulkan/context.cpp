@@ -625,7 +625,8 @@ void ContextImpl::createDevice(const ContextOptions& options) {
   vk_.vkGetDeviceQueue(device_, family, 0, &queue_);
   lock.unlock();
   mark("device");
-  queryCapabilities(false, matrixUnits, &enable11, &enable12);
+  queryCapabilities(false, matrixUnits, &enable11, &enable12,
+                    enable.features.shaderStorageImageExtendedFormats);
   mark("capabilities");
   createCommonObjects();
   mark("pipeline cache and common objects");
@@ -665,7 +666,7 @@ void ContextImpl::adopt(const AdoptedDevice& adopted, const ContextOptions& opti
                     wantMatrixUnits_ && adopted.cooperativeMatrixNVEnabled &&
                         adopted.enabledVulkan12Features &&
                         adopted.enabledVulkan12Features->vulkanMemoryModel && hasMatrixShape(),
-                    adopted.enabledVulkan11Features, adopted.enabledVulkan12Features);
+                    adopted.enabledVulkan11Features, adopted.enabledVulkan12Features, false);
   createCommonObjects();
 }
 
@@ -677,7 +678,8 @@ void ContextImpl::loadDevice(PFN_vkGetDeviceProcAddr gdpa) {
 
 void ContextImpl::queryCapabilities(bool adopted, bool matrixUnits,
                                     const VkPhysicalDeviceVulkan11Features* f11,
-                                    const VkPhysicalDeviceVulkan12Features* f12) {
+                                    const VkPhysicalDeviceVulkan12Features* f12,
+                                    bool extendedStorageFormats) {
   VkPhysicalDeviceSubgroupProperties subgroup{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
   VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
@@ -724,6 +726,18 @@ void ContextImpl::queryCapabilities(bool adopted, bool matrixUnits,
   c.matrixUnits = matrixUnits && c.shaderFloat16 && c.storage16Bit &&
                   c.maxComputeSharedMemorySize >= VKCNN_MATRIX_SHARED_MEMORY;
   c.pushDescriptors = hasExtension(extensions, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+  // Where packHalf2x16 was measured to round to nearest even (the case "float16 stores round to
+  // nearest even and saturate on every shader" checks it on every device). Vulkan leaves the
+  // rounding of that conversion to the implementation: other drivers keep the integer rounding.
+  VkFormatProperties bits{};
+  vki_.vkGetPhysicalDeviceFormatProperties(physicalDevice_, VK_FORMAT_R32G32_UINT, &bits);
+  const bool knownRounding = driver.driverID == VK_DRIVER_ID_NVIDIA_PROPRIETARY ||
+                             driver.driverID == VK_DRIVER_ID_MESA_LLVMPIPE;
+  // Test and benchmark hook: VKCNN_FLOAT16_BIT_STORES=0 keeps float stores.
+  const char* hook = std::getenv("VKCNN_FLOAT16_BIT_STORES");
+  c.float16BitStores = knownRounding && extendedStorageFormats &&
+                       (bits.optimalTilingFeatures & VK_FORMAT_FEATURE_STORAGE_IMAGE_BIT) &&
+                       !(hook && std::string(hook) == "0");
   vki_.vkGetPhysicalDeviceMemoryProperties(physicalDevice_, &memoryProperties_);
 }
 

@@ -148,7 +148,7 @@ class ContextImpl : public std::enable_shared_from_this<ContextImpl> {
   bool hasMatrixShape() const;
   void queryCapabilities(bool adopted, bool matrixUnits,
                          const VkPhysicalDeviceVulkan11Features* f11,
-                         const VkPhysicalDeviceVulkan12Features* f12);
+                         const VkPhysicalDeviceVulkan12Features* f12, bool extendedStorageFormats);
   void createCommonObjects();
   void createDevice(const ContextOptions& options);
   void awaitStartSlow() const;

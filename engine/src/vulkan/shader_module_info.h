@@ -27,8 +27,11 @@ inline VkDescriptorType descriptorType(BindingType type) {
 }
 
 // One variant per storage format a kernel may write; arithmetic is float32 in all of them.
-enum class ShaderVariant : uint32_t { f16 = 0, f32 = 1, u8 = 2 };
-inline constexpr uint32_t kShaderVariantCount = 3;
+// f16bits is f16 writing its destinations' bits through rg32ui views: kernels ask for f16 and
+// the DispatchRecorder takes f16bits where every destination has such a view
+// (DeviceCapabilities::float16BitStores).
+enum class ShaderVariant : uint32_t { f16 = 0, f32 = 1, u8 = 2, f16bits = 3 };
+inline constexpr uint32_t kShaderVariantCount = 4;
 
 struct ShaderBinding {
   uint32_t set;

@@ -46,6 +46,7 @@ int info(const std::vector<std::string>& rest) {
     std::printf("  matrix units in use      %s\n", c.matrixUnits ? "yes" : "no");
     std::printf("  push descriptors         %s\n", c.pushDescriptors ? "yes" : "no");
     std::printf("  image arrays, per-row    %s\n", c.imageArrayNonUniformIndexing ? "yes" : "no");
+    std::printf("  float16 bit stores       %s\n", c.float16BitStores ? "yes" : "no");
     std::printf("limits:\n");
     std::printf("  subgroup size            %u\n", c.subgroupSize);
     std::printf("  maxImageArrayLayers      %u\n", c.maxImageArrayLayers);
