@@ -145,7 +145,9 @@ class VKCNN_API Image {
 
   // The VkImage behind the storage (MPSImage.texture): allocates it if needed. Layers
   // [storageFirstImage()*slices, ...) of it belong to this view; it rests in
-  // VK_IMAGE_LAYOUT_GENERAL.
+  // VK_IMAGE_LAYOUT_GENERAL. vkcnn's float16 images are created with
+  // VK_IMAGE_CREATE_MUTABLE_FORMAT_BIT where DeviceCapabilities::float16BitStores holds (kernels
+  // write them through a VK_FORMAT_R32G32_UINT view).
   VkImage vkImage() const;
 
   // Where this view sits in its storage (for kernels and importers).
