@@ -149,8 +149,10 @@ DispatchRecorder::DispatchRecorder(CommandBufferImpl& cb, ShaderId shader, Shade
       variant_(variant),
       specialization_(specialization.begin(), specialization.end()),
       what_(std::move(what)) {
-  pipeline_ = &cb.context->pipelines().get(shader, variant, specialization);
-  module_ = pipeline_->module;
+  // The pipeline is made at dispatch, for the variant the destinations decide (f16 may become
+  // f16bits): making the requested one here would compile a pipeline that goes unused. Binding
+  // needs only the reflection, the same in both.
+  module_ = &shaderModule(shader, variant);
   cb.noteDispatch(uint32_t(shader), uint32_t(variant), specialization);
 }
 
@@ -244,15 +246,13 @@ shader::ImageView DispatchRecorder::bindDestination(uint32_t binding, const Imag
   return v;
 }
 
-void DispatchRecorder::resolveDestinations() {
+void DispatchRecorder::resolvePipeline() {
   const bool bits = variant_ == ShaderVariant::f16 && !destinations_.empty() &&
                     std::all_of(destinations_.begin(), destinations_.end(),
                                 [](const Destination& d) { return d.storage->float16Bits(); });
-  if (bits) {
-    pipeline_ =
-        &commandBuffer_.context->pipelines().get(shader_, ShaderVariant::f16bits, specialization_);
-    module_ = pipeline_->module;
-  }
+  pipeline_ = &commandBuffer_.context->pipelines().get(
+      shader_, bits ? ShaderVariant::f16bits : variant_, specialization_);
+  module_ = pipeline_->module;
   for (const Destination& d : destinations_) {
     const VkFormat viewFormat = bits ? VK_FORMAT_R32G32_UINT : d.storage->format;
     const ShaderBinding& b = expect(d.binding, BindingType::storageImage);
@@ -333,7 +333,7 @@ void DispatchRecorder::dispatchGroups(const void* push, size_t pushSize, uint32_
                         " was not bound");
   }
   if (!gx || !gy || !gz) return;
-  resolveDestinations();
+  resolvePipeline();
   // In-place use (reading and writing the same layers in one dispatch) is not supported. Other
   // layers of the same images are (a residual beside the destination in one concatenation).
   auto overlap = [](uint32_t a, uint32_t aCount, uint32_t b, uint32_t bCount) {

@@ -147,15 +147,15 @@ class DispatchRecorder {
 
  private:
   const ShaderBinding& expect(uint32_t binding, BindingType type, uint32_t element = 0) const;
-  // Takes f16bits for f16 where every destination can be written as bits, creates the
-  // destinations' views in the format the pipeline writes and checks it against the shader's.
-  void resolveDestinations();
+  // Makes the pipeline, taking f16bits for f16 where every destination can be written as bits,
+  // and creates the destinations' views in the format it writes, checked against the shader's.
+  void resolvePipeline();
 
   CommandBufferImpl& commandBuffer_;
   ShaderId shader_;
   ShaderVariant variant_;
   std::vector<int32_t> specialization_;
-  const struct Pipeline* pipeline_;
+  const struct Pipeline* pipeline_ = nullptr;  // made by resolvePipeline()
   const ShaderModuleInfo* module_;
   std::string what_;
   std::vector<VkDescriptorImageInfo> imageInfos_;
@@ -167,7 +167,7 @@ class DispatchRecorder {
     uint32_t element = 0;
   };
   std::vector<PendingWrite> writes_;
-  // Destination descriptors, whose views resolveDestinations() creates.
+  // Destination descriptors, whose views resolvePipeline() creates.
   struct Destination {
     size_t infoIndex;
     uint32_t binding, firstLayer, layerCount;
