@@ -292,13 +292,26 @@ int main(int argc, char** argv) {
   vkcnn_context_options options;
   vkcnn_context_options_init(&options);
   CHECK(options.matrix_units == -1 && options.winograd == -1 && options.validation == -1);
+  CHECK(options.wait_spin_us == -1);
   {
-    /* Winograd off (ContextOptions::winograd): a context like any other. */
+    /* A wait that polls for longer than ContextOptions can hold is refused, saying why. */
+    options.wait_spin_us = 5000000000;
+    vkcnn_context refused = NULL;
+    CHECK(vkcnn_context_create(&options, &refused) == VKCNN_ERROR_INVALID_ARGUMENT);
+    CHECK(refused == NULL);
+    CHECK(strstr(vkcnn_last_error(), "wait_spin_us 5000000000") != NULL);
+    options.wait_spin_us = -1;
+  }
+  {
+    /* Winograd off (ContextOptions::winograd) and waits that poll for 50 us (wait_spin_us): a
+       context like any other. */
     options.winograd = 0;
+    options.wait_spin_us = 50;
     vkcnn_context lean = NULL;
     REQUIRE_OK(vkcnn_context_create(&options, &lean));
     vkcnn_context_destroy(lean);
     options.winograd = -1;
+    options.wait_spin_us = -1;
   }
   options.log = onLog; /* validation: VKCNN_VALIDATION, as ctest sets it */
   vkcnn_context context = NULL;

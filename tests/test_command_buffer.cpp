@@ -1,6 +1,7 @@
 // CommandBuffer options: a reusable recording submitted again without re-recording, and GPU
 // timestamps per dispatch.
 #include <cmath>
+#include <cstdlib>
 
 #include "test_support.h"
 
@@ -37,6 +38,32 @@ TEST_CASE("command buffer: a reusable recording runs again on new input data") {
   once.commit();
   once.waitUntilCompleted();
   VKCNN_CHECK_ERROR(once.commit(), ErrorCode::misuse, "no longer encoding");
+}
+
+TEST_CASE("command buffer: a wait that polls the fence first returns with the work done") {
+  const uint32_t before = context().waitSpinMicroseconds();
+  // The default polls on GPUs only: on a CPU device the poll would take a core from the device.
+  if (!std::getenv("VKCNN_WAIT_SPIN_US"))
+    CHECK(before == (context().capabilities().deviceType == DeviceType::cpu ? 0u : 2000u));
+  const Tensor x = randomTensor(1, 9, 12, 10, 5);
+  Image input = makeImage(x, ChannelFormat::float32);
+  Neuron relu(context(), NeuronDescriptor::relu());
+  Tensor expected = x;
+  for (double& v : expected.data) v = std::max(0.0, double(float(v)));
+  // Blocking at once; polling for less than the work takes, then blocking; polling to the end.
+  for (uint32_t spin : {0u, 1u, 2000000u}) {
+    CAPTURE(spin);
+    context().setWaitSpinMicroseconds(spin);
+    CHECK(context().waitSpinMicroseconds() == spin);
+    Image output = makePoisoned(context(), {10, 12, 9, 1, ChannelFormat::float32});
+    CommandBuffer cb(context(), "polled");
+    relu.encode(cb, input, output);
+    cb.commit();
+    cb.waitUntilCompleted();
+    CHECK((cb.status() == CommandBufferStatus::completed));
+    CHECK(relativeL2(download(output), expected) <= 1e-7);
+  }
+  context().setWaitSpinMicroseconds(before);
 }
 
 TEST_CASE("command buffer: profiling gives one timing per dispatch") {

@@ -76,6 +76,12 @@ struct ContextOptions {
   // How long a wait for the GPU may take before the device is considered lost (a sticky
   // ErrorCode::deviceLost); unset: the VKCNN_FENCE_TIMEOUT_MS environment variable, else 300000.
   std::optional<uint32_t> fenceTimeoutMs;
+  // How long a wait for the GPU (waitUntilCompleted, Session::run, transfers) polls the fence
+  // before it blocks in vkWaitForFences, in microseconds: a blocked thread wakes tens of
+  // microseconds after the GPU finishes, a polling one at once, for a core's time while it polls.
+  // 0 blocks at once. Unset: the VKCNN_WAIT_SPIN_US environment variable, else 2000 on GPUs and 0
+  // on CPU devices (lavapipe), where polling would take a core from the device itself.
+  std::optional<uint32_t> waitSpinMicroseconds;
   // Dense convolutions into float16 images run on the matrix units (VK_NV_cooperative_matrix,
   // float16 operands, float32 accumulation) where the device has them; false keeps them on the
   // portable shaders (which also read the weights in float32). Unset: true unless the
@@ -245,6 +251,10 @@ class VKCNN_API Context {
   // Changes ContextOptions::fenceTimeoutMs for waits that start from now on (0: a wait fails
   // unless the GPU has already finished).
   void setFenceTimeoutMs(uint32_t milliseconds);
+  // ContextOptions::waitSpinMicroseconds as resolved for this device, and a change of it for waits
+  // that start from now on.
+  uint32_t waitSpinMicroseconds() const;
+  void setWaitSpinMicroseconds(uint32_t microseconds);
 
   // TEST HOOK, for vkcnn's fault-injection tests (tests/test_faults.cpp); applications have no use
   // for it. The `n`th device-memory allocation request from now on (1: the next one) fails with

@@ -104,6 +104,9 @@ typedef struct vkcnn_context_options {
   vkcnn_log_callback log; /* NULL: standard error */
   void* log_user_data;
   int winograd; /* 1 on, 0 off, -1 (default): on unless VKCNN_NO_WINOGRAD=1 (ContextOptions) */
+  /* How long a wait for the GPU polls the fence before it blocks, in microseconds; -1 (default):
+     VKCNN_WAIT_SPIN_US, else 2000 on GPUs and 0 on CPU devices (ContextOptions). */
+  int64_t wait_spin_us;
 } vkcnn_context_options;
 
 VKCNN_API void vkcnn_context_options_init(vkcnn_context_options* options);

@@ -95,6 +95,12 @@ ContextOptions contextOptions(const vkcnn_context_options* options) {
                                                " is beyond 4294967295");
     o.fenceTimeoutMs = uint32_t(options->fence_timeout_ms);
   }
+  if (options->wait_spin_us >= 0) {
+    if (options->wait_spin_us > int64_t(UINT32_MAX))
+      badArgument("vkcnn_context_options", "wait_spin_us " + std::to_string(options->wait_spin_us) +
+                                               " is beyond 4294967295");
+    o.waitSpinMicroseconds = uint32_t(options->wait_spin_us);
+  }
   if (options->memory_block_size) o.memoryBlockSize = options->memory_block_size;
   o.memoryBudget = options->memory_budget;
   if (options->allocate_memory) {
@@ -189,6 +195,7 @@ void vkcnn_context_options_init(vkcnn_context_options* options) {
   options->matrix_units = -1;
   options->fence_timeout_ms = -1;
   options->winograd = -1;
+  options->wait_spin_us = -1;
 }
 
 vkcnn_status vkcnn_context_create(const vkcnn_context_options* options, vkcnn_context* context) {

@@ -21,6 +21,12 @@ namespace detail {
 namespace {
 
 constexpr const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
+// How long a fence wait polls before it blocks where neither ContextOptions::waitSpinMicroseconds
+// nor VKCNN_WAIT_SPIN_US says: long enough for a batch-1 inference, whose resident time the
+// blocked thread's wake-up made 7-15% longer on an H200 (bench/NOTES.md, 2026-11-28, session 33);
+// short enough that a longer wait costs at most 2 ms of a core before it blocks. Not on
+// CPU devices (lavapipe), where the polling thread would take a core from the device itself.
+constexpr uint64_t kDefaultWaitSpinMicroseconds = 2000;
 
 // The Vulkan loader (1.3.239 in Debian 12, and others before the fix upstream) answers
 // vkSetDebugUtilsObjectNameEXT by walking its process-wide lists of instances and devices without
@@ -75,6 +81,13 @@ uint64_t fenceTimeoutMs(const ContextOptions& options) {
   if (options.fenceTimeoutMs) return *options.fenceTimeoutMs;
   std::string v = envString("VKCNN_FENCE_TIMEOUT_MS");
   return v.empty() ? 300000 : std::strtoull(v.c_str(), nullptr, 10);
+}
+
+std::optional<uint64_t> waitSpinOption(const ContextOptions& options) {
+  if (options.waitSpinMicroseconds) return *options.waitSpinMicroseconds;
+  std::string v = envString("VKCNN_WAIT_SPIN_US");
+  if (v.empty()) return std::nullopt;
+  return std::strtoull(v.c_str(), nullptr, 10);
 }
 
 DeviceType toDeviceType(VkPhysicalDeviceType type) {
@@ -295,6 +308,7 @@ void ContextImpl::settleLocked() {
 void ContextImpl::readOptions(const ContextOptions& options) {
   if (options.log) logCallback_ = options.log;
   fenceTimeoutNs_ = fenceTimeoutMs(options) * 1000000ull;
+  waitSpinMicroseconds_ = waitSpinOption(options);
   wantMatrixUnits_ = options.matrixUnits.value_or(!envFlag("VKCNN_NO_MATRIX_UNITS"));
   tuneConvolutions = options.tuneConvolutions.value_or(envFlag("VKCNN_TUNE"));
   winograd = options.winograd.value_or(!envFlag("VKCNN_NO_WINOGRAD"));
@@ -715,6 +729,9 @@ void ContextImpl::queryCapabilities(bool adopted, bool matrixUnits,
     c.maxComputeSharedMemorySize = std::min(c.maxComputeSharedMemorySize, uint32_t(std::atoi(cap)));
   c.maxComputeWorkGroupInvocations = limits.maxComputeWorkGroupInvocations;
   c.timestampPeriodNs = limits.timestampPeriod;
+  waitSpinNs_ = waitSpinMicroseconds_.value_or(
+                    c.deviceType == DeviceType::cpu ? 0 : kDefaultWaitSpinMicroseconds) *
+                1000ull;
   c.shaderFloat16 = f12 && f12->shaderFloat16;
   c.storage16Bit = f11 && f11->storageBuffer16BitAccess;
   c.imageArrayNonUniformIndexing = f12 && f12->shaderSampledImageArrayNonUniformIndexing &&
@@ -809,7 +826,22 @@ void ContextImpl::waitForFence(VkFence fence, const char* what) {
   awaitStart();
   throwIfLost();
   const uint64_t timeoutNs = fenceTimeoutNs_;
-  VkResult result = vk_.vkWaitForFences(device_, 1, &fence, VK_TRUE, timeoutNs);
+  // The poll counts against the timeout: the whole wait is at most fenceTimeoutMs.
+  uint64_t blockNs = timeoutNs;
+  if (const uint64_t spinNs = std::min<uint64_t>(waitSpinNs_, timeoutNs)) {
+    using Clock = std::chrono::steady_clock;
+    const Clock::time_point start = Clock::now(), until = start + std::chrono::nanoseconds(spinNs);
+    Clock::time_point now = start;
+    do {
+      const VkResult status = vk_.vkGetFenceStatus(device_, fence);
+      if (status == VK_SUCCESS) return;
+      if (status != VK_NOT_READY) check(status, what);
+      now = Clock::now();
+    } while (now < until);
+    const uint64_t spun = uint64_t(std::chrono::nanoseconds(now - start).count());
+    blockNs = timeoutNs > spun ? timeoutNs - spun : 0;
+  }
+  VkResult result = vk_.vkWaitForFences(device_, 1, &fence, VK_TRUE, blockNs);
   if (result == VK_TIMEOUT) {
     std::string message = std::string(what) + ": the GPU did not finish within " +
                           std::to_string(timeoutNs / 1000000) +
@@ -950,6 +982,12 @@ void Context::waitIdle() const {
 }
 void Context::setFenceTimeoutMs(uint32_t milliseconds) {
   impl_->setFenceTimeoutMs(milliseconds);
+}
+uint32_t Context::waitSpinMicroseconds() const {
+  return impl_->waitSpinMicroseconds();
+}
+void Context::setWaitSpinMicroseconds(uint32_t microseconds) {
+  impl_->setWaitSpinMicroseconds(microseconds);
 }
 MemoryStatistics Context::memoryStatistics() const {
   MemoryStatistics m;

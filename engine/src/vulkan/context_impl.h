@@ -132,6 +132,14 @@ class ContextImpl : public std::enable_shared_from_this<ContextImpl> {
   // Waits for a fence with vkcnn's timeout; a timeout or device loss is sticky.
   void waitForFence(VkFence fence, const char* what);
   void setFenceTimeoutMs(uint64_t ms) { fenceTimeoutNs_ = ms * 1000000ull; }
+  uint32_t waitSpinMicroseconds() {
+    awaitStart();
+    return uint32_t(waitSpinNs_ / 1000);
+  }
+  void setWaitSpinMicroseconds(uint32_t us) {
+    awaitStart();
+    waitSpinNs_ = uint64_t(us) * 1000ull;
+  }
 
   std::string uniqueName(const std::string& prefix);
 
@@ -189,6 +197,10 @@ class ContextImpl : public std::enable_shared_from_this<ContextImpl> {
   std::mutex queueMutex_;
   VkCommandPool transferPool_ = VK_NULL_HANDLE;
   std::atomic<uint64_t> fenceTimeoutNs_{0};
+  // ContextOptions::waitSpinMicroseconds or VKCNN_WAIT_SPIN_US; waitSpinNs_ resolves it for the
+  // device (queryCapabilities).
+  std::optional<uint64_t> waitSpinMicroseconds_;
+  std::atomic<uint64_t> waitSpinNs_{0};
   bool settled_ = false;  // guarded by queueMutex_
 
   // The start (startOwned/finishOwned). ready_ is released after everything createDevice writes.

@@ -64,6 +64,11 @@ int info(const std::vector<std::string>& rest) {
             ? ("a budget of " + std::to_string(memory.memoryBudget) + " bytes").c_str()
             : "no budget",
         static_cast<unsigned long long>(memory.deviceBytesAllocated), memory.memoryObjects);
+    const uint32_t spin = context.waitSpinMicroseconds();
+    if (spin)
+      std::printf("waits: poll the fence for up to %u us, then block (VKCNN_WAIT_SPIN_US)\n", spin);
+    else
+      std::printf("waits: block at once (VKCNN_WAIT_SPIN_US sets a poll first)\n");
     std::printf("pipeline cache: %s%s\n", cache.empty() ? "off" : cache.c_str(),
                 cache.empty() ? "" : (context.pipelineCacheLoaded() ? " (loaded)" : " (new)"));
   }
@@ -91,6 +96,7 @@ int info(const std::vector<std::string>& rest) {
         .add("cooperative_matrix", c.cooperativeMatrix)
         .add("matrix_units", c.matrixUnits)
         .add("push_descriptors", c.pushDescriptors)
+        .add("wait_spin_us", context.waitSpinMicroseconds())
         .add("image_array_nonuniform_indexing", c.imageArrayNonUniformIndexing)
         .add("subgroup_size", c.subgroupSize)
         .add("max_image_array_layers", c.maxImageArrayLayers)
