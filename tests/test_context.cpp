@@ -49,6 +49,8 @@ struct Application {
   uint32_t family = 0;
   VkQueue queue = VK_NULL_HANDLE;
   PFN_vkGetDeviceProcAddr gdpa = nullptr;
+  // Core features the device was created with (the ones vkcnn uses, where the device has them).
+  VkPhysicalDeviceFeatures enabledFeatures{};
 
   template <typename F>
   F instanceFn(const char* name) {
@@ -63,7 +65,7 @@ struct Application {
     return f;
   }
 
-  explicit Application(const std::string& deviceName) {
+  explicit Application(const std::string& deviceName, bool extendedFormats = false) {
     auto createInstance = reinterpret_cast<PFN_vkCreateInstance>(gipa(nullptr, "vkCreateInstance"));
     const char* layers[] = {"VK_LAYER_KHRONOS_validation"};
     const char* extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
@@ -114,9 +116,17 @@ struct Application {
     q.queueFamilyIndex = family;
     q.queueCount = 1;
     q.pQueuePriorities = &priority;
+    if (extendedFormats) {
+      VkPhysicalDeviceFeatures supported{};
+      instanceFn<PFN_vkGetPhysicalDeviceFeatures>("vkGetPhysicalDeviceFeatures")(physical,
+                                                                                 &supported);
+      enabledFeatures.shaderStorageImageExtendedFormats =
+          supported.shaderStorageImageExtendedFormats;
+    }
     VkDeviceCreateInfo d{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
     d.queueCreateInfoCount = 1;
     d.pQueueCreateInfos = &q;
+    d.pEnabledFeatures = &enabledFeatures;
     REQUIRE(instanceFn<PFN_vkCreateDevice>("vkCreateDevice")(physical, &d, nullptr, &device) ==
             VK_SUCCESS);
     gdpa = instanceFn<PFN_vkGetDeviceProcAddr>("vkGetDeviceProcAddr");
@@ -140,6 +150,7 @@ struct Application {
     a.queueFamilyIndex = family;
     a.queue = queue;
     a.debugUtilsEnabled = true;
+    a.enabledFeatures = &enabledFeatures;
     return a;
   }
 };
@@ -366,6 +377,45 @@ TEST_CASE("context: an adopted application device, command buffer and RGBA8 imag
     picture = Image();
     app.deviceFn<PFN_vkDestroyImage>("vkDestroyImage")(app.device, target, nullptr);
     app.deviceFn<PFN_vkFreeMemory>("vkFreeMemory")(app.device, memory, nullptr);
+  }
+  CHECK(appMessages.load() == 0);
+}
+
+TEST_CASE(
+    "context: an adopted device writes float16 images as their bits where it enabled "
+    "shaderStorageImageExtendedFormats") {
+  appMessages = 0;
+  {
+    const std::string name = context().capabilities().deviceName;
+    Application plain(name), extended(name, true);
+    Context floats = Context::adopt(plain.adopted());
+    Context bits = Context::adopt(extended.adopted());
+    CHECK_FALSE(floats.capabilities().float16BitStores);
+    // What vkcnn's own device does (unless VKCNN_FLOAT16_BIT_STORES=0 turns both off).
+    CHECK(bits.capabilities().float16BitStores == context().capabilities().float16BitStores);
+    // x + 2^-12 for x in [1, 2): float16 holds x exactly and the sum falls between two float16
+    // values, below, at and above the tie by turns; both paths round to nearest even.
+    const uint32_t w = 7, h = 5, channels = 6;
+    std::vector<float> x(w * h * channels), expected(x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+      x[i] = 1.0f + float(i % 1024) / 1024.0f;
+      const float shift = float(i % 3) / 4096.0f;  // 0, a quarter, a half of a step
+      expected[i] = float(roundToHalf(double(x[i]) + double(shift)));
+      x[i] += shift;
+    }
+    for (Context* c : {&floats, &bits}) {
+      Image input(*c, {w, h, channels, 1, ChannelFormat::float32});
+      Image output(*c, {w, h, channels, 1, ChannelFormat::float16});
+      input.writeFloats(x, DataLayout::HeightxWidthxFeatureChannels);
+      output.writeFloats(std::vector<float>(x.size(), std::nanf("")),
+                         DataLayout::HeightxWidthxFeatureChannels);
+      Neuron same(*c, NeuronDescriptor::of(NeuronType::linear, 1.f, 0.f));
+      CommandBuffer cb(*c, "float16 stores");
+      same.encode(cb, input, output);
+      cb.commit();
+      cb.waitUntilCompleted();
+      CHECK(output.readFloats(DataLayout::HeightxWidthxFeatureChannels) == expected);
+    }
   }
   CHECK(appMessages.load() == 0);
 }

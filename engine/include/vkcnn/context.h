@@ -138,6 +138,10 @@ struct AdoptedDevice {
   // (and shaderFloat16, storageBuffer16BitAccess and vulkanMemoryModel above): vkcnn then uses
   // the matrix units.
   bool cooperativeMatrixNVEnabled = false;
+  // The device's enabled core features (VkDeviceCreateInfo::pEnabledFeatures, or
+  // VkPhysicalDeviceFeatures2::features); vkcnn uses shaderStorageImageExtendedFormats, with which
+  // float16 images are written as their bits (DeviceCapabilities::float16BitStores). null: none.
+  const VkPhysicalDeviceFeatures* enabledFeatures = nullptr;
 };
 
 struct DeviceCapabilities {
@@ -174,7 +178,8 @@ struct DeviceCapabilities {
   // even, where a float stored to a rgba16f view is converted by truncation on some drivers and
   // the shaders round in integer arithmetic first. Only on drivers whose packHalf2x16 is known to
   // round to nearest even (NVIDIA's, lavapipe), with shaderStorageImageExtendedFormats enabled
-  // (vkcnn's own devices; not adopted ones). Wrapped application images are written as floats.
+  // (vkcnn's own devices; adopted ones that say so in AdoptedDevice::enabledFeatures). Wrapped
+  // application images are written as floats.
   bool float16BitStores = false;
   float timestampPeriodNs = 0;
   bool validationEnabled = false;

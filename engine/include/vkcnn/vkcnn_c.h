@@ -127,6 +127,7 @@ typedef struct vkcnn_adopted_device {
   const VkPhysicalDeviceVulkan12Features* enabled_vulkan12_features; /* may be NULL */
   int debug_utils_enabled;
   int cooperative_matrix_nv_enabled;
+  const VkPhysicalDeviceFeatures* enabled_features; /* may be NULL (AdoptedDevice) */
 } vkcnn_adopted_device;
 
 VKCNN_API vkcnn_status vkcnn_context_adopt(const vkcnn_adopted_device* device,

@@ -221,6 +221,7 @@ vkcnn_status vkcnn_context_adopt(const vkcnn_adopted_device* device,
     a.enabledVulkan12Features = d.enabled_vulkan12_features;
     a.debugUtilsEnabled = d.debug_utils_enabled != 0;
     a.cooperativeMatrixNVEnabled = d.cooperative_matrix_nv_enabled != 0;
+    a.enabledFeatures = d.enabled_features;
     out = new vkcnn_context_s{Context::adopt(a, contextOptions(options))};
   });
 }

@@ -676,11 +676,13 @@ void ContextImpl::adopt(const AdoptedDevice& adopted, const ContextOptions& opti
                                                 std::to_string(queueFamilyIndex_) +
                                                 " does not exist or has no compute support");
   loadDevice(vki_.vkGetDeviceProcAddr);
-  queryCapabilities(true,
-                    wantMatrixUnits_ && adopted.cooperativeMatrixNVEnabled &&
-                        adopted.enabledVulkan12Features &&
-                        adopted.enabledVulkan12Features->vulkanMemoryModel && hasMatrixShape(),
-                    adopted.enabledVulkan11Features, adopted.enabledVulkan12Features, false);
+  const bool matrixUnits = wantMatrixUnits_ && adopted.cooperativeMatrixNVEnabled &&
+                           adopted.enabledVulkan12Features &&
+                           adopted.enabledVulkan12Features->vulkanMemoryModel && hasMatrixShape();
+  const bool extendedFormats =
+      adopted.enabledFeatures && adopted.enabledFeatures->shaderStorageImageExtendedFormats;
+  queryCapabilities(true, matrixUnits, adopted.enabledVulkan11Features,
+                    adopted.enabledVulkan12Features, extendedFormats);
   createCommonObjects();
 }
 
