@@ -460,6 +460,11 @@ int main(int argc, char** argv) {
           c.push_back(4);
           build(m, std::string(m.name) + " " + t.name, c);
         }
+      } else if (ShaderId(id) == ShaderId::fully_connected_batched ||
+                 ShaderId(id) == ShaderId::fully_connected_batched_half) {
+        // As the library makes them: 8 rows a slice, over a batch and for one image (ONE_IMAGE).
+        build(m, std::string(m.name) + " r8", {8, 0});
+        build(m, std::string(m.name) + " r8 one", {8, 1});
       } else {
         build(m, m.name, {});
       }

@@ -90,7 +90,10 @@ mat4 weightBlock(int b) {
 #endif
 }
 
-shared vec4 partials[256 * FC_ROUND];
+// One image adds one partial sum an invocation: a quarter of the memory. With 16 KiB its pipeline
+// took 38 registers, six workgroups a multiprocessor and fc6's 1024 workgroups 1.3 waves; with 4
+// KiB, 32 registers, eight, one wave: fc6 75 -> 59 us (H200, bench/NOTES.md, session 33).
+shared vec4 partials[ONE_IMAGE ? 256 : 256 * FC_ROUND];
 #endif
 
 #ifdef FC_TENSORS
