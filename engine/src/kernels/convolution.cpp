@@ -1490,12 +1490,15 @@ bool batchedApplies(const detail::KernelEncoding& e, const ConvolutionDescriptor
 // multiprocessor a workgroup, then more while an invocation would take more than 16 steps of the
 // reduction (`steps`: weight blocks per slice): its loop waits on one weight load after another, so
 // shorter loops in more workgroups go faster (H200, vgg16's classifier, bench/NOTES.md session 19:
-// fc6 at batch 32 1.34 ms with 1 row, 0.66 with 8; fc7 best at 16 steps).
+// fc6 at batch 32 1.34 ms with 1 row, 0.66 with 8; fc7 best at 16 steps). One image (`oneImage`,
+// the ONE_IMAGE loop) takes 8 rows: a step is one weight block there, so more warps with shorter
+// loops keep more loads in flight (vgg16's fc7 at batch 1: 2 rows 24.6 us, 8 rows 14.3; H200,
+// bench/NOTES.md session 33).
 int32_t rowsPerSlice(const detail::CommandBufferImpl& cb, uint32_t slices, uint32_t imageGroups,
-                     uint32_t steps) {
+                     uint32_t steps, bool oneImage) {
   const uint32_t known = cb.context->capabilities().multiprocessorCount;
   const uint32_t sms = known ? known : 132;
-  int32_t rows = 1;
+  int32_t rows = oneImage ? 8 : 1;
   while (rows < 8 && (slices + 8 / rows - 1) / (8 / rows) * imageGroups < sms) rows *= 2;
   while (rows < 8 && steps > 16u * 32u * uint32_t(rows)) rows *= 2;
   const std::string forced = forcedFullyConnected();
@@ -1517,8 +1520,8 @@ void encodeBatched(detail::KernelEncoding& e, const detail::ConvolutionState& s)
   const int32_t originY = shaderCoordinate(e.offsetY, "window origin y", e);
   const uint32_t slices = (e.destinationChannels + 3) / 4;
   const uint32_t imageGroups = (e.imageCount + kImagesPerWorkgroup - 1) / kImagesPerWorkgroup;
-  const int32_t rows =
-      rowsPerSlice(e.commandBuffer, slices, imageGroups, stepsPerSlice(s.descriptor));
+  const int32_t rows = rowsPerSlice(e.commandBuffer, slices, imageGroups,
+                                    stepsPerSlice(s.descriptor), e.imageCount == 1);
   // One image: a loop of its own (fully_connected_batched.glsl, ONE_IMAGE).
   const std::vector<int32_t> specialization{rows, e.imageCount == 1 ? 1 : 0};
   const ShaderVariant variant = variantFor(e.destination);
@@ -1554,7 +1557,7 @@ void encodeOnTensors(detail::CommandBufferImpl& cb, const detail::ConvolutionSta
   const uint32_t images = source.shape()[0];
   const uint32_t slices = (d.outputFeatureChannels + 3) / 4;
   const uint32_t imageGroups = (images + kImagesPerWorkgroup - 1) / kImagesPerWorkgroup;
-  const int32_t rows = rowsPerSlice(cb, slices, imageGroups, stepsPerSlice(d));
+  const int32_t rows = rowsPerSlice(cb, slices, imageGroups, stepsPerSlice(d), false);
   const std::vector<int32_t> specialization{rows};
   const ShaderVariant variant = variantFor(source.dataType());
   const bool half = variant == ShaderVariant::f16 && s.halfWeights;
