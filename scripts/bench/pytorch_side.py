@@ -99,6 +99,7 @@ def main():
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--opset", type=int, default=17)
+    parser.add_argument("--dtypes", default="fp16,fp32", help="which of fp16,fp32 to time")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -126,6 +127,8 @@ def main():
             y16 = y16.float().cpu()
             entry[f"fp16_b{batch}_relative_l2"] = float((y16 - y).norm() / y.norm())
         for label, dtype in (("fp16", torch.float16), ("fp32", torch.float32)):
+            if label not in args.dtypes.split(","):
+                continue
             for batch in (1, 32):
                 entry[f"{label}_b{batch}"] = bench(build(name), batch, dtype, args.runs, args.warmup)
         report["networks"][name] = entry
