@@ -1,8 +1,9 @@
 # Session 33, run 9: refits the latency model (gemmShader latencyChoice) to r9.tgz with waves counted
 # at 1-3 workgroups a multiprocessor per tile, and replays each fit on the 24 shapes (uses from
 # session 20's cold set). Reads /tmp/r9/latency.jsonl (tar xzf r9.tgz -C /tmp).
-import json, math, re, collections, sys, itertools
-sess20 = json.load(open('/work/main/bench/results/2026-11-27-h200-b1-splits/cold/conv_shapes.json'))['runs']['fp16_b1']
+import json, math, re, collections, sys, itertools, os
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
+sess20 = json.load(open(os.path.join(RESULTS, '2026-11-27-h200-b1-splits/cold/conv_shapes.json')))['runs']['fp16_b1']
 uses = {}
 for i, row in enumerate(sess20): uses[f"L{i}"] = (row['count'], row['desc'], tuple(row['key']))
 T = collections.defaultdict(dict); auto_cfg = {}
