@@ -87,7 +87,8 @@ std::optional<uint64_t> waitSpinOption(const ContextOptions& options) {
   if (options.waitSpinMicroseconds) return *options.waitSpinMicroseconds;
   std::string v = envString("VKCNN_WAIT_SPIN_US");
   if (v.empty()) return std::nullopt;
-  return std::strtoull(v.c_str(), nullptr, 10);
+  // As ContextOptions holds it (32 bits), so that the nanoseconds cannot overflow.
+  return std::min<uint64_t>(std::strtoull(v.c_str(), nullptr, 10), UINT32_MAX);
 }
 
 DeviceType toDeviceType(VkPhysicalDeviceType type) {
