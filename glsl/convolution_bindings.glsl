@@ -53,6 +53,34 @@ layout(push_constant) uniform Push { ConvolutionPush pc; };
 #include "neuron.glsl"
 #include "slice_product.glsl"
 
+// ConvolutionDescriptor::sourceActivation: 0 none, 1 a per-channel affine on the source as it is
+// read, 2 the affine and a ReLU. Its scales follow the bias in the bias buffer, then its shifts,
+// each padded with zeros to VKCNN_SOURCE_ACTIVATION_STRIDE (convolution_interface.h). A
+// specialization constant: without an activation the shaders are what they were.
+layout(constant_id = 10) const int SOURCE_ACTIVATION = 0;
+struct SourceAffine {
+  vec4 scale, shift;
+};
+// The affine of window channels [c, c + 4).
+SourceAffine sourceAffineOf(int c) {
+  const int at = pc.destination.featureChannels + c;
+  const int shiftAt = at + VKCNN_SOURCE_ACTIVATION_STRIDE(pc.source.featureChannels);
+  return SourceAffine(vec4(bias[at], bias[at + 1], bias[at + 2], bias[at + 3]),
+                      vec4(bias[shiftAt], bias[shiftAt + 1], bias[shiftAt + 2], bias[shiftAt + 3]));
+}
+vec4 activateSource(vec4 x, SourceAffine a) {
+  const vec4 y = x * a.scale + a.shift;
+  return SOURCE_ACTIVATION == 2 ? max(y, vec4(0.0)) : y;
+}
+// Window channels [c, c + 4) at pixel p of image img as the convolution reads them: zero outside
+// the source (padding pads the activated source), activated inside.
+vec4 readSourceChannels(ivec2 p, int img, int c) {
+  if (SOURCE_ACTIVATION == 0) return readChannels(uSource, pc.source, p, img, c);
+  const ivec2 size = textureSize(uSource, 0).xy;
+  if (any(lessThan(p, ivec2(0))) || any(greaterThanEqual(p, size))) return vec4(0.0);
+  return activateSource(readChannels(uSource, pc.source, p, img, c), sourceAffineOf(c));
+}
+
 // The residual's channels for destination layer t of image img at pixel p: its pixel, image and
 // window channel are the destination's. Shaders that only write destinations starting at a layer
 // (VKCNN_ALIGNED_DESTINATION) read one texel: the residual view starts at a layer too (views

@@ -79,7 +79,7 @@ void main() {
         const int tap = k / S, s = k - tap * S;
         const int ky = tap / cp.kernelWidth, kx = tap - ky * cp.kernelWidth;
         const ivec2 p = loadOrigin + ivec2(kx * cp.dilationX, ky * cp.dilationY);
-        x = readChannels(uSource, pc.source, p, loadImage, 4 * s);
+        x = readSourceChannels(p, loadImage, 4 * s);
       }
       tiles[aBase + kk * TILE_M + loadRow] = x;
     }

@@ -80,7 +80,7 @@ void main() {
         const int tap = k / S, s = k - tap * S;                                                \
         const int ky = tap / cp.kernelWidth, kx = tap - ky * cp.kernelWidth;                   \
         const ivec2 p = loadOrigin + ivec2(kx * cp.dilationX, ky * cp.dilationY);              \
-        aNext[l] = readChannels(uSource, pc.source, p, loadImage, 4 * s);                      \
+        aNext[l] = readSourceChannels(p, loadImage, 4 * s);                                    \
       }                                                                                        \
     }                                                                                          \
     [[unroll]] for (int l = 0; l < B_LOADS; ++l) {                                             \

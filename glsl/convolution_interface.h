@@ -15,6 +15,11 @@ using int_t = int32_t;
 
 // The most pieces of a batch convolution_tiled_pieces takes in one dispatch (its image arrays).
 #define VKCNN_MAX_PIECES 8
+// The source activation's scales and shifts (convolution_bindings.glsl, SOURCE_ACTIVATION) each
+// take this many floats of the bias buffer for `channels` input channels: padded with zeros to
+// whole slices and one more, so that the lanes past the input a slice of 4 reads (a grouped
+// layer's last group, a depthwise layer's last outputs) read zero and stay in the buffer.
+#define VKCNN_SOURCE_ACTIVATION_STRIDE(channels) (((channels) + 3) / 4 * 4 + 4)
 // convolution_tiled's EPILOGUE_OPS: the fused neuron's type, plus this flag with a residual.
 #define VKCNN_EPILOGUE_OPS_RESIDUAL 256
 

@@ -63,18 +63,42 @@ struct LoadRows {
   bool valid[LOADS];
 };
 
+// A round's source activation (SOURCE_ACTIVATION), applied when the texels are stored: applied at
+// fetch, it would wait for them there, before the matrix steps they are fetched to hide behind.
+// Bit l of `inside`: texel l was read (inside the source, the rows and the reduction); the others
+// stay zero.
+struct RoundActivation {
+  SourceAffine affine;
+  uint inside;
+};
+
 // Fetches this invocation's texels of k chunk `chunk` (zero past the reduction or the rows).
-void fetchRound(out vec4 x[LOADS], int chunk, int slots, int S, LoadRows rows, int t) {
+void fetchRound(out vec4 x[LOADS], out RoundActivation activation, int chunk, int slots, int S,
+                LoadRows rows, int t) {
   ConvolutionParams cp = pc.convolution;
   const int slot = chunk * SLOTS + t % SLOTS;
   const int tap = slot / S, s = slot - tap * S;
   const int ky = tap / cp.kernelWidth, kx = tap - ky * cp.kernelWidth;
   const ivec2 d = ivec2(kx * cp.dilationX, ky * cp.dilationY);
+  activation.inside = 0u;
+  if (SOURCE_ACTIVATION != 0) activation.affine = sourceAffineOf(4 * s);
+  const ivec2 size = textureSize(uSource, 0).xy;
   [[unroll]] for (int l = 0; l < LOADS; ++l) {
     x[l] = vec4(0.0);
-    if (rows.valid[l] && slot < slots)
-      x[l] = readChannels(uSource, pc.source, rows.origin[l] + d, rows.image[l], 4 * s);
+    const ivec2 p = rows.origin[l] + d;
+    if (rows.valid[l] && slot < slots) {
+      x[l] = readChannels(uSource, pc.source, p, rows.image[l], 4 * s);
+      if (all(lessThan(uvec2(p), uvec2(size)))) activation.inside |= 1u << l;
+    }
   }
+}
+
+// The texels of a round as the convolution reads them (SOURCE_ACTIVATION).
+void activateRound(inout vec4 x[LOADS], RoundActivation activation) {
+  if (SOURCE_ACTIVATION == 0) return;
+  [[unroll]] for (int l = 0; l < LOADS; ++l)
+    x[l] = (activation.inside & (1u << l)) != 0u ? activateSource(x[l], activation.affine)
+                                                  : vec4(0.0);
 }
 
 #ifdef VKCNN_REFLECTION
@@ -126,7 +150,8 @@ void main() {
   // matrix units: with one or two workgroups per multiprocessor there are too few warps to hide
   // the fetch latency any other way.
   vec4 next[LOADS];
-  fetchRound(next, kGroup, slots, S, rows, t);
+  RoundActivation nextActivation;
+  fetchRound(next, nextActivation, kGroup, slots, S, rows, t);
   const int bBase = kGroup * B_SIZE;
   const int rowsOfWeights =
       (K + VKCNN_MATRIX_ROW_ALIGN - 1) / VKCNN_MATRIX_ROW_ALIGN * VKCNN_MATRIX_ROW_ALIGN;
@@ -137,12 +162,13 @@ void main() {
   }
   for (int chunk0 = 0; chunk0 < chunks; chunk0 += SPLIT_K) {
     const int chunk = chunk0 + kGroup;  // past the end for idle groups of the last round
+    activateRound(next, nextActivation);
     [[unroll]] for (int l = 0; l < LOADS; ++l)
       aTiles[aBase + (t / SLOTS + l * ROW_STEP) * SLOTS + t % SLOTS] =
           uvec2(packHalf2x16(next[l].xy), packHalf2x16(next[l].zw));
     [[unroll]] for (int l = 0; l < B_LOADS; ++l) bTiles[bBase + t + l * GROUP_THREADS] = nextB[l];
     barrier();
-    fetchRound(next, chunk + SPLIT_K, slots, S, rows, t);
+    fetchRound(next, nextActivation, chunk + SPLIT_K, slots, S, rows, t);
     [[unroll]] for (int l = 0; l < B_LOADS; ++l) {
       const int e = t + l * GROUP_THREADS, k = (chunk + SPLIT_K) * K_CHUNK + e / B_ROW;
       nextB[l] = k < rowsOfWeights ? weights[(k * columns + n0) / 8 + e % B_ROW] : uvec4(0);

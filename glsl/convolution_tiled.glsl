@@ -181,6 +181,10 @@ void main() {
   // flight, in two register sets used in turn, for twice the time to hide.
   vec4 xa0[A_LOADS], xa1[A_LOADS];
   bvec4 lanes0 = bvec4(true), lanes1 = bvec4(true);
+  // The source activation of each set's slot and which of its texels were read (bit l), applied
+  // when STORE packs them (SOURCE_ACTIVATION): at fetch it would wait for the texels there.
+  SourceAffine affine0, affine1;
+  uint inside0 = 0u, inside1 = 0u;
   uvec4 rb0[B_LOADS], rb1[B_LOADS];
   // Only a group whose input channels end inside a layer has lanes to mask (another layer's data,
   // or padding, past its last channel); elsewhere a slot is all inside or past the reduction, whose
@@ -216,11 +220,18 @@ void main() {
     if (ragged)                                                                                    \
       lanes##R = lessThan(ivec4(4 * s) + ivec4(0, 1, 2, 3), ivec4(cp.inputChannelsPerGroup));      \
     const bool inside = gs < slots;                                                                \
+    if (SOURCE_ACTIVATION != 0) {                                                                  \
+      affine##R = sourceAffineOf(4 * (group * S + s));                                             \
+      inside##R = 0u;                                                                              \
+    }                                                                                              \
     [[unroll]] for (int l = 0; l < A_LOADS; ++l) {                                                 \
       const ivec2 p = origin[l] + d;                                                               \
       xa##R[l] = vec4(0.0);                                                                        \
       /* unsigned: a negative coordinate compares past the end */                                 \
-      if (all(lessThan(uvec2(p), uvec2(size))) && inside) xa##R[l] = FETCH_TEXEL(l, p, s);         \
+      if (all(lessThan(uvec2(p), uvec2(size))) && inside) {                                        \
+        xa##R[l] = FETCH_TEXEL(l, p, s);                                                           \
+        if (SOURCE_ACTIVATION != 0) inside##R |= 1u << l;                                          \
+      }                                                                                            \
     }                                                                                              \
     gs += SLOTS;                                                                                   \
     s += SLOTS;                                                                                    \
@@ -244,6 +255,10 @@ void main() {
   // padding) as zero, whatever they hold.
 #define STORE(R, stage)                                                                            \
   {                                                                                                \
+    if (SOURCE_ACTIVATION != 0) {                                                                  \
+      [[unroll]] for (int l = 0; l < A_LOADS; ++l)                                                 \
+        xa##R[l] = (inside##R & (1u << l)) != 0u ? activateSource(xa##R[l], affine##R) : vec4(0.0);\
+    }                                                                                              \
     if (ragged) {                                                                                  \
       [[unroll]] for (int l = 0; l < A_LOADS; ++l) xa##R[l] = mix(vec4(0.0), xa##R[l], lanes##R);  \
     }                                                                                              \

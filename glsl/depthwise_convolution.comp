@@ -48,6 +48,8 @@ void main() {
         if (kx < cp.kernelWidth) {
           const vec4 texel = texelFetch(uSource, ivec3(clamp(sx, 0, size.x - 1), sy, layer), 0);
           x[kx] = sx >= 0 && sx < size.x ? texel : vec4(0.0);
+          if (SOURCE_ACTIVATION != 0 && sx >= 0 && sx < size.x)
+            x[kx] = activateSource(texel, sourceAffineOf(ic.x));
           const int at = (ky * cp.kernelWidth + kx) * outputChannels + oc0;
           w[kx] = vec4(weights[at], weights[at + 1], weights[at + 2], weights[at + 3]);
         }
@@ -64,7 +66,7 @@ void main() {
     for (int kx = 0; kx < cp.kernelWidth; ++kx) {
       int sx = origin.x + kx * cp.dilationX;
       if (sx < 0 || sx >= size.x) continue;
-      vec4 x = readChannels(uSource, pc.source, ivec2(sx, sy), img, ic.x);
+      vec4 x = readSourceChannels(ivec2(sx, sy), img, ic.x);
       int w = (ky * cp.kernelWidth + kx) * outputChannels;
       acc += vec4(x[lane.x], x[lane.y], x[lane.z], x[lane.w]) *
              vec4(weights[w + oc.x], weights[w + oc.y], weights[w + oc.z], weights[w + oc.w]);

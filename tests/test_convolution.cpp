@@ -105,9 +105,17 @@ Tensor reference(const Case& c, const Tensor& x, const std::vector<float>& w,
           for (uint32_t ky = 0; ky < d.kernelHeight; ++ky)
             for (uint32_t kx = 0; kx < d.kernelWidth; ++kx)
               for (uint32_t ic = 0; ic < inPerGroup; ++ic) {
-                const double v = x.atOrZero(
-                    uint32_t(c.offset.z) + i, c.sourceChannelOffset + g * inPerGroup + ic,
-                    y0 + int64_t(ky) * d.dilationRateY, x0 + int64_t(kx) * d.dilationRateX);
+                const int64_t sy = y0 + int64_t(ky) * d.dilationRateY;
+                const int64_t sx = x0 + int64_t(kx) * d.dilationRateX;
+                const uint32_t windowChannel = g * inPerGroup + ic;
+                double v = x.atOrZero(uint32_t(c.offset.z) + i,
+                                      c.sourceChannelOffset + windowChannel, sy, sx);
+                // The activated source; padding stays zero.
+                if (const auto& a = d.sourceActivation;
+                    a && sy >= 0 && sx >= 0 && sy < int64_t(x.h) && sx < int64_t(x.w)) {
+                  v = double(a->scale[windowChannel]) * v + double(a->shift[windowChannel]);
+                  if (a->neuron == NeuronType::relu) v = std::max(v, 0.0);
+                }
                 sum +=
                     v *
                     w[((size_t(o) * d.kernelHeight + ky) * d.kernelWidth + kx) * inPerGroup + ic];
@@ -1565,6 +1573,126 @@ TEST_CASE("convolution: a residual added before the neuron, on every shader") {
   }
 }
 
+// A source activation for d's input channels: scales in [0.5, 1.5) of random sign, shifts in
+// [-0.5, 0.5) (about half the ReLU's inputs negative), from seeds seed and seed + 1.
+void sampleSourceActivation(ConvolutionDescriptor& d, uint32_t seed, NeuronType neuron) {
+  SourceActivation a;
+  a.scale = randomFloats(d.inputFeatureChannels, seed, 0.5f, 1.5f);
+  for (size_t c = 0; c < a.scale.size(); c += 3) a.scale[c] = -a.scale[c];
+  a.shift = randomFloats(d.inputFeatureChannels, seed + 1, -0.5f, 0.5f);
+  a.neuron = neuron;
+  d.sourceActivation = a;
+}
+
+TEST_CASE("convolution: a source activation (batch norm and ReLU before it) on every shader") {
+  // ConvolutionDescriptor::sourceActivation: each shader applies it where it reads the source
+  // (convolution_bindings.glsl): the GEMM tiles (and, in float16 on GPUs with matrix units, the
+  // tiles and split-k shaders), the direct shader (groups, an unaligned destination), depthwise
+  // (its unrolled rows and its loop). Padding must stay zero, not become relu(shift): the shifts
+  // are half positive. Channel windows that start inside a layer, residuals, batch norm folded
+  // after, and the affine alone.
+  uint32_t seed = 2000;
+  std::vector<Case> cases;
+  Case dense;  // 1x1 40 -> 36 @14x14, as DenseNet's bottlenecks
+  dense.descriptor = ConvolutionDescriptor::make(1, 1, 40, 36, NeuronDescriptor::relu());
+  dense.width = dense.height = 14;
+  cases.push_back(dense);
+  Case padded;  // 3x3 padded on every side, 2 images, a residual: padding reads zero
+  padded.descriptor = ConvolutionDescriptor::make(3, 3, 13, 70, NeuronDescriptor::relu());
+  padded.padding = Padding::explicitPadding(1, 1, 1, 1);
+  padded.width = 13;
+  padded.height = 11;
+  padded.sourceImages = 2;
+  padded.residual = true;
+  cases.push_back(padded);
+  Case window;  // a window from channel 3 of 42, 3x3 stride 2, batch norm after, affine only
+  window.descriptor = ConvolutionDescriptor::make(3, 3, 36, 20);
+  window.descriptor.strideInPixelsX = window.descriptor.strideInPixelsY = 2;
+  sampleBatchNormalization(window.descriptor, 77);
+  window.extraSourceChannels = 6;
+  window.sourceChannelOffset = 3;
+  window.width = 11;
+  window.height = 9;
+  cases.push_back(window);
+  Case grouped;  // direct shader: 3 groups of 2 input channels
+  grouped.descriptor = ConvolutionDescriptor::make(3, 3, 6, 9, NeuronDescriptor::relu());
+  grouped.descriptor.groups = 3;
+  cases.push_back(grouped);
+  Case groupedAligned;  // groups of 8 channels: convolution_tiled per group on matrix units
+  groupedAligned.descriptor = ConvolutionDescriptor::make(3, 3, 16, 32);
+  groupedAligned.descriptor.groups = 2;
+  groupedAligned.width = groupedAligned.height = 9;
+  cases.push_back(groupedAligned);
+  Case unaligned;  // direct shader: an unaligned destination offset (concatenation)
+  unaligned.descriptor = ConvolutionDescriptor::make(1, 1, 5, 7, NeuronDescriptor::relu());
+  unaligned.destinationChannelOffset = 3;
+  unaligned.extraDestinationChannels = 2;
+  cases.push_back(unaligned);
+  Case depthwise;  // the unrolled rows: one output per input channel, whole slices
+  depthwise.descriptor = ConvolutionDescriptor::depthwise(3, 3, 8, 1, NeuronDescriptor::relu());
+  depthwise.padding = Padding::explicitPadding(1, 1, 1, 1);
+  cases.push_back(depthwise);
+  Case multiplier;  // the loop: a channel multiplier of 2, a window from channel 1
+  multiplier.descriptor = ConvolutionDescriptor::depthwise(3, 3, 5, 2);
+  multiplier.extraSourceChannels = 2;
+  multiplier.sourceChannelOffset = 1;
+  cases.push_back(multiplier);
+  Case oneChannel;  // dense with one input channel: the depthwise shader too
+  oneChannel.descriptor = ConvolutionDescriptor::make(3, 3, 1, 6, NeuronDescriptor::relu());
+  cases.push_back(oneChannel);
+  for (ChannelFormat format : {ChannelFormat::float32, ChannelFormat::float16})
+    for (const NeuronType neuron : {NeuronType::relu, NeuronType::none})
+      for (Case c : cases) {
+        c.format = format;
+        c.seed = seed++;
+        sampleSourceActivation(c.descriptor, seed++, neuron);
+        CAPTURE(describe(c));
+        CAPTURE(toString(neuron));
+        run(c);
+      }
+}
+
+TEST_CASE("convolution: a source activation on every configuration, forced") {
+  // VKCNN_CONVOLUTION_TILE forces each portable GEMM tile (float32), and on GPUs with matrix units
+  // each tile of convolution_tiles.h, split or whole, and each split-k shader (float16); the
+  // shapes: a 1x1 bottleneck over 3 row tiles, and a padded 3x3 with a residual. Lavapipe runs the
+  // portable tiles only (docs/testing.md names the GPU command).
+  std::vector<std::string> configurations = {"gemm_128x32w16", "gemm_128x32w8", "gemm_128x16w8",
+                                             "gemm_large", "gemm_small"};
+  const bool matrixUnits = context().capabilities().matrixUnits;
+  if (matrixUnits) {
+    configurations.insert(configurations.end(), {"matrix_large", "matrix_medium", "matrix_small"});
+    for (const detail::MatrixTile& tile : detail::kMatrixTiles)
+      for (const char* splits : {"", "s2"})
+        configurations.push_back(tile.name + std::string(splits));
+  }
+  Case a;  // 1x1 72 -> 40 over 2 images of 12x13 (312 rows)
+  a.descriptor = ConvolutionDescriptor::make(1, 1, 72, 40, NeuronDescriptor::relu());
+  a.width = 12;
+  a.height = 13;
+  a.sourceImages = 2;
+  Case b;  // 3x3 padded, 13 -> 70, a residual
+  b.descriptor = ConvolutionDescriptor::make(3, 3, 13, 70, NeuronDescriptor::relu());
+  b.padding = Padding::explicitPadding(1, 1, 1, 1);
+  b.width = 13;
+  b.height = 11;
+  b.residual = true;
+  uint32_t seed = 2100;
+  for (const std::string& configuration : configurations) {
+    CAPTURE(configuration);
+    setenv("VKCNN_CONVOLUTION_TILE", configuration.c_str(), 1);
+    const bool portable = configuration.rfind("gemm_", 0) == 0;
+    for (Case c : {a, b}) {
+      c.format = portable ? ChannelFormat::float32 : ChannelFormat::float16;
+      c.seed = seed++;
+      sampleSourceActivation(c.descriptor, seed++, NeuronType::relu);
+      CAPTURE(describe(c));
+      run(c);
+    }
+  }
+  unsetenv("VKCNN_CONVOLUTION_TILE");
+}
+
 TEST_CASE("convolution: a temporary residual is one read; bad residuals are errors") {
   const ConvolutionDescriptor d = ConvolutionDescriptor::make(1, 1, 4, 4, NeuronDescriptor::relu());
   Convolution kernel(context(), d, randomFloats(d.weightCount(), 3));
@@ -2431,11 +2559,26 @@ TEST_CASE("convolution: bad descriptors and shapes are errors before anything is
       std::vector<float>(5), std::vector<float>{1, 1, -0.5f, 1, 1}, {}, {}, 0.25f);
   check(d, "variance[2] + epsilon is -0.25");
 
+  // Source activations.
+  d = make(1, 1, 6, 4);
+  d.sourceActivation = SourceActivation{std::vector<float>(5, 1.f), std::vector<float>(6, 0.f)};
+  check(d, "source activation has 5 scales and 6 shifts for 6 input feature channels");
+  d.sourceActivation->scale.push_back(1.f);
+  d.sourceActivation->neuron = NeuronType::sigmoid;
+  check(d, "source activation neuron sigmoid (must be none or relu)");
+  d.sourceActivation->neuron = NeuronType::relu;
+  d.sourceActivation->shift[4] = std::numeric_limits<float>::infinity();
+  check(d, "source activation scale or shift of channel 4 is not finite");
+
   // Fully connected.
   ConvolutionDescriptor fc = make(3, 3, 4, 5);
   fc.dilationRateX = 2;
   VKCNN_CHECK_ERROR(FullyConnected(context(), fc, weightsFor(fc)), ErrorCode::invalidArgument,
                     "dilation rate 2x1 must be 1x1");
+  fc.dilationRateX = 1;
+  fc.sourceActivation = SourceActivation{std::vector<float>(4, 1.f), std::vector<float>(4, 0.f)};
+  VKCNN_CHECK_ERROR(FullyConnected(context(), fc, weightsFor(fc)), ErrorCode::invalidArgument,
+                    "a fully connected layer takes no source activation");
 
   // Encode-time shapes.
   CommandBuffer cb(context());

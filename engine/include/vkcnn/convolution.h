@@ -37,6 +37,16 @@ struct BatchNormalizationParameters {
   float epsilon = 0;
 };
 
+// Not in MPS: a per-channel affine, and optionally a ReLU, applied to a convolution's source as it
+// is read. Input channel c reads as neuron(scale[c] * x + shift[c]), neuron none or relu; taps
+// outside the source still read zero, as when the activation runs as a layer of its own before the
+// convolution. Pre-activation networks (DenseNet's batch normalisation and ReLU before each 1x1
+// convolution) then spend no dispatch and no image on it; a Graph fuses such pairs.
+struct SourceActivation {
+  std::vector<float> scale, shift;  // inputFeatureChannels values each
+  NeuronType neuron = NeuronType::none;
+};
+
 // Every field of MPSCNNConvolutionDescriptor.
 struct VKCNN_API ConvolutionDescriptor {
   // Any positive size, even ones too: the window's left edge is at offset.x - (dilated width >> 1)
@@ -59,6 +69,9 @@ struct VKCNN_API ConvolutionDescriptor {
   // on a device with matrix units keeps half the weight memory. A float16 destination still works
   // with it, on the float32 weights' slower paths. Unset or float16: both kinds of copies.
   std::optional<ChannelFormat> destinationFormat;
+  // Not in MPS (SourceActivation above): dense, grouped or depthwise, not FullyConnected. A 3x3
+  // layer with it does not run as Winograd.
+  std::optional<SourceActivation> sourceActivation;
 
   // cnnConvolutionDescriptorWithKernelWidth:kernelHeight:inputFeatureChannels:outputFeatureChannels:
   static ConvolutionDescriptor make(uint32_t kernelWidth, uint32_t kernelHeight,

@@ -168,6 +168,28 @@ void checkDescriptor(const ConvolutionDescriptor& d, const std::string& what) {
               what + ": batch normalization variance[" + str(o) + "] + epsilon is " +
                   std::to_string(double(bn.variance[o]) + bn.epsilon) + " (must be > 0)");
   }
+  if (d.sourceActivation) {
+    const SourceActivation& a = *d.sourceActivation;
+    require(a.scale.size() == d.inputFeatureChannels && a.shift.size() == d.inputFeatureChannels,
+            what + ": source activation has " + str(a.scale.size()) + " scales and " +
+                str(a.shift.size()) + " shifts for " + str(d.inputFeatureChannels) +
+                " input feature channels (need one of each per channel)");
+    require(a.neuron == NeuronType::none || a.neuron == NeuronType::relu,
+            what + ": source activation neuron " + toString(a.neuron) + " (must be none or relu)");
+    for (size_t c = 0; c < a.scale.size(); ++c)
+      require(std::isfinite(a.scale[c]) && std::isfinite(a.shift[c]),
+              what + ": source activation scale or shift of channel " + str(c) + " is not finite");
+  }
+}
+
+// The source activation's specialization constant (convolution_bindings.glsl, SOURCE_ACTIVATION:
+// 0 none, 1 the affine, 2 the affine and a ReLU), constant 10 of every convolution shader, added
+// to `specialization` (the constants before it zero where the shader has none). Without one the
+// pipelines stay those made without it.
+void addSourceActivation(std::vector<int32_t>& specialization, const ConvolutionDescriptor& d) {
+  if (!d.sourceActivation) return;
+  specialization.resize(10, 0);
+  specialization.push_back(d.sourceActivation->neuron == NeuronType::relu ? 2 : 1);
 }
 
 void checkWeightCounts(const ConvolutionDescriptor& d, size_t weights, size_t bias,
@@ -313,6 +335,16 @@ std::shared_ptr<const ConvolutionState> makeState(const Context& context,
   std::vector<float> foldedBias(out);
   for (uint32_t o = 0; o < out; ++o)
     foldedBias[o] = float((bias.empty() ? 0.0 : double(bias[o])) * scale[o] + shift[o]);
+  // The source activation's scales, then its shifts, after the bias (convolution_bindings.glsl),
+  // each padded with zeros to whole slices: a channel past the input reads zero.
+  if (d.sourceActivation) {
+    const uint32_t padded = VKCNN_SOURCE_ACTIVATION_STRIDE(d.inputFeatureChannels);
+    foldedBias.resize(size_t(out) + 2 * padded, 0.f);
+    std::copy(d.sourceActivation->scale.begin(), d.sourceActivation->scale.end(),
+              foldedBias.begin() + out);
+    std::copy(d.sourceActivation->shift.begin(), d.sourceActivation->shift.end(),
+              foldedBias.begin() + out + padded);
+  }
 
   auto state = std::make_shared<ConvolutionState>();
   state->descriptor = d;
@@ -1107,6 +1139,7 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
     const auto constants = tiledConstants(*t, e, d, workgroups, caps.multiprocessorCount);
     specialization.assign(constants.begin(), constants.end());
   }
+  addSourceActivation(specialization, d);
   DispatchRecorder r(e.commandBuffer, shader, variant, what, specialization);
   shader::ConvolutionPush push{};
   const uint32_t slices = bindConvolution(
@@ -1236,6 +1269,7 @@ bool encodeTiledPieces(std::span<KernelEncoding> pieces, const ConvolutionState&
   const auto constants = tiledConstants(t, whole, d, workgroups, sms);
   std::vector<int32_t> specialization(constants.begin(), constants.end());
   specialization[8] = int32_t(first.imageCount);  // IMAGES_PER_PIECE
+  addSourceActivation(specialization, d);
   configuration = std::string(d.groups > 1 ? "grouped " : "") + t.name + ", " +
                   std::to_string(pieces.size()) + " pieces";
   DispatchRecorder r(first.commandBuffer, ShaderId::convolution_tiled_pieces, ShaderVariant::f16,
@@ -1415,6 +1449,10 @@ void checkFullyConnected(const ConvolutionDescriptor& d, const std::string& what
                   what + ": dilation rate " + std::to_string(d.dilationRateX) + "x" +
                       std::to_string(d.dilationRateY) +
                       " must be 1x1 for a fully connected layer (its kernel spans the source)");
+  detail::require(!d.sourceActivation,
+                  what +
+                      ": a fully connected layer takes no source activation (a Convolution "
+                      "does)");
 }
 }  // namespace
 

@@ -136,7 +136,8 @@ void transformWeights(const double (&G)[N][3], std::span<const float> weights,
 
 bool winogradApplies(const ConvolutionDescriptor& d) {
   return d.kernelWidth == 3 && d.kernelHeight == 3 && d.strideInPixelsX == 1 &&
-         d.strideInPixelsY == 1 && d.dilationRateX == 1 && d.dilationRateY == 1 && d.groups == 1;
+         d.strideInPixelsY == 1 && d.dilationRateX == 1 && d.dilationRateY == 1 && d.groups == 1 &&
+         !d.sourceActivation;  // its input transform reads the source as it is
 }
 
 size_t winogradWeightCount(const ConvolutionDescriptor& d) {
