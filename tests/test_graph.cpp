@@ -349,38 +349,145 @@ struct DenseBlock {
 TEST_CASE("graph: a dense block lives in one image; its concatenations cost no kernel") {
   // growth 4: every feature starts at a multiple of 4 and is written in place. growth 6: features
   // 2 and 4 start at channels 14 and 26, so each is copied once, by the first concatenation that
-  // holds it, not once per concatenation.
-  for (uint32_t growth : {4u, 6u}) {
-    CAPTURE(growth);
-    DenseBlock block(growth);
-    const uint32_t copies = growth == 4 ? 0 : 2;
-    const uint32_t kernels = 1 + 2 * DenseBlock::kLayers + copies;
-    const uint32_t channels = DenseBlock::kFirst + DenseBlock::kLayers * growth;
-    for (uint32_t batch : {1u, 3u}) {
-      CAPTURE(batch);
-      Tensor x = randomTensor(batch, DenseBlock::kInput, 5, 6, 60 + batch);
-      Tensor expected = block.reference(x);
-      for (bool optimize : {true, false}) {
-        CAPTURE(optimize);
-        GraphOptions options{ChannelFormat::float32};
-        options.optimize = optimize;
-        Graph g = block.build(options);
-        Image input = makeImage(x, ChannelFormat::float32, "x");
-        Image output = makePoisoned(context(), {6, 5, channels, batch, ChannelFormat::float32});
-        CommandBuffer cb(context());
-        g.encode(cb, {input}, {output});
-        cb.commit();
-        cb.waitUntilCompleted();
-        CHECK(relativeL2(download(output), expected) <= 1e-5);
-        if (!optimize) continue;
-        CHECK(g.statistics().removedConcatenations == DenseBlock::kLayers + 1 - copies);
-        CHECK(g.statistics().kernels == kernels);
-        CHECK(cb.encodingStatistics().dispatches == kernels);
-        // The layers form a chain: one barrier per kernel (and the copies' own).
-        CHECK(cb.encodingStatistics().barriers <= kernels + copies);
-        // Only the intermediate layers' activations are temporaries; the block is the output.
-        const uint64_t layer = uint64_t(6) * 5 * 4 * batch * ((channels - growth + 3) / 4) * 4;
-        CHECK(cb.temporaryPoolStatistics().peakBytesInUse <= 2 * layer + (64u << 10));
+  // holds it, not once per concatenation. Each layer's batch norm and ReLU are applied by its
+  // convolution as it reads the block (ConvolutionDescriptor::sourceActivation), padding still
+  // zero; with VKCNN_FUSE_SOURCE_ACTIVATION=0 they are a kernel each.
+  for (uint32_t growth : {4u, 6u})
+    for (bool fuseActivations : {true, false}) {
+      CAPTURE(growth);
+      CAPTURE(fuseActivations);
+      if (!fuseActivations) setenv("VKCNN_FUSE_SOURCE_ACTIVATION", "0", 1);
+      DenseBlock block(growth);
+      const uint32_t copies = growth == 4 ? 0 : 2;
+      const uint32_t kernels = 1 + (fuseActivations ? 1 : 2) * DenseBlock::kLayers + copies;
+      const uint32_t channels = DenseBlock::kFirst + DenseBlock::kLayers * growth;
+      for (uint32_t batch : {1u, 3u}) {
+        CAPTURE(batch);
+        Tensor x = randomTensor(batch, DenseBlock::kInput, 5, 6, 60 + batch);
+        Tensor expected = block.reference(x);
+        for (bool optimize : {true, false}) {
+          CAPTURE(optimize);
+          GraphOptions options{ChannelFormat::float32};
+          options.optimize = optimize;
+          Graph g = block.build(options);
+          Image input = makeImage(x, ChannelFormat::float32, "x");
+          Image output = makePoisoned(context(), {6, 5, channels, batch, ChannelFormat::float32});
+          CommandBuffer cb(context());
+          g.encode(cb, {input}, {output});
+          cb.commit();
+          cb.waitUntilCompleted();
+          CHECK(relativeL2(download(output), expected) <= 1e-5);
+          if (!optimize) continue;
+          CHECK(g.statistics().removedConcatenations == DenseBlock::kLayers + 1 - copies);
+          CHECK(g.statistics().fusedSourceActivations ==
+                (fuseActivations ? DenseBlock::kLayers : 0u));
+          CHECK(g.statistics().kernels == kernels);
+          CHECK(cb.encodingStatistics().dispatches == kernels);
+          // The layers form a chain: one barrier per kernel (and the copies' own).
+          CHECK(cb.encodingStatistics().barriers <= kernels + copies);
+          // Only the intermediate layers' activations are temporaries; the block is the output.
+          const uint64_t layer = uint64_t(6) * 5 * 4 * batch * ((channels - growth + 3) / 4) * 4;
+          CHECK(cb.temporaryPoolStatistics().peakBytesInUse <= 2 * layer + (64u << 10));
+        }
+      }
+      unsetenv("VKCNN_FUSE_SOURCE_ACTIVATION");
+    }
+}
+
+TEST_CASE("graph: batch norms and affines before a convolution are applied as it reads") {
+  // fuseSourceActivations: a batch normalisation with a ReLU before a 1x1 convolution (DenseNet's
+  // bottleneck, reading a concatenation that starts inside a layer), an affine without a neuron
+  // before a 3x3 one (padding stays zero), and what must stay a kernel: a batch normalisation
+  // whose ReLU is also a graph output, and one read by two convolutions. Float32 and float16
+  // against the CPU reference, and the same graph unfused.
+  const uint32_t in = 14, w = 7, h = 6;
+  const BatchNormalizationParameters bn1 = sampleBatchNormalization(in, 500);
+  const BatchNormalizationParameters bn2 = sampleBatchNormalization(in + 4, 510);
+  const BatchNormalizationParameters bn3 = sampleBatchNormalization(in, 520);
+  const std::vector<float> w1 = randomFloats(size_t(4) * 9 * in, 530, -0.3f, 0.3f);
+  const std::vector<float> w2 = randomFloats(size_t(8) * (in + 4), 531, -0.4f, 0.4f);
+  const std::vector<float> w3 = randomFloats(size_t(5) * 9 * (in + 4), 532, -0.3f, 0.3f);
+  const std::vector<float> w4 = randomFloats(size_t(3) * in, 533, -0.4f, 0.4f);
+  const std::vector<float> w5 = randomFloats(size_t(2) * in, 534, -0.4f, 0.4f);
+  const std::vector<float> b2 = randomFloats(8, 535);
+  const std::vector<float> scale = randomFloats(in + 4, 536, -1.5f, 1.5f);
+  const std::vector<float> shift = randomFloats(in + 4, 537, 0.2f, 0.8f);
+  auto build = [&](const GraphOptions& options) {
+    Graph g(context(), options);
+    GraphTensor x = g.input("x", {w, h, in});
+    GraphTensor a = g.neuron(g.batchNormalization(x, bn1, "bn1"), NeuronDescriptor::relu());
+    GraphTensor f = g.convolution(a, ConvolutionDescriptor::make(3, 3, in, 4), w1, {}, {}, "c1");
+    GraphTensor cat = g.concat({x, f}, "cat");  // f starts at channel 14, inside a layer
+    GraphTensor b = g.neuron(g.batchNormalization(cat, bn2, "bn2"), NeuronDescriptor::relu());
+    g.output(g.convolution(b, ConvolutionDescriptor::make(1, 1, in + 4, 8), w2, b2, {}, "c2"), "y");
+    GraphTensor c = g.affine(cat, scale, shift, "affine");
+    g.output(g.convolution(c, ConvolutionDescriptor::make(3, 3, in + 4, 5), w3, {}, {}, "c3"), "z");
+    GraphTensor d = g.neuron(g.batchNormalization(x, bn3, "bn3"), NeuronDescriptor::relu());
+    g.output(d, "d");
+    g.output(g.convolution(d, ConvolutionDescriptor::make(1, 1, in, 3), w4, {}, {}, "c4"), "u");
+    GraphTensor e = g.batchNormalization(x, bn1, "bn4");
+    GraphTensor e1 = g.convolution(e, ConvolutionDescriptor::make(1, 1, in, 2), w5, {}, {}, "c5");
+    GraphTensor e2 = g.convolution(e, ConvolutionDescriptor::make(1, 1, in, 2), w5, {}, {}, "c6");
+    g.output(g.arithmetic(e1, e2, ArithmeticOperation::add), "v");
+    return g;
+  };
+  auto affine = [](Tensor t, const std::vector<float>& s, const std::vector<float>& b) {
+    for (uint32_t i = 0; i < t.n; ++i)
+      for (uint32_t ch = 0; ch < t.c; ++ch)
+        for (double* v = &t.at(i, ch, 0, 0); v != &t.at(i, ch, 0, 0) + t.h * t.w; ++v)
+          *v = s[ch] * *v + b[ch];
+    return t;
+  };
+  auto normalize = [](Tensor t, const BatchNormalizationParameters& bn) {
+    for (uint32_t i = 0; i < t.n; ++i)
+      for (uint32_t c = 0; c < t.c; ++c)
+        for (uint32_t y = 0; y < t.h; ++y)
+          for (uint32_t x = 0; x < t.w; ++x) {
+            double& v = t.at(i, c, y, x);
+            v = (v - bn.mean[c]) / std::sqrt(double(bn.variance[c]) + bn.epsilon) * bn.gamma[c] +
+                bn.beta[c];
+          }
+    return t;
+  };
+  for (ChannelFormat format : {ChannelFormat::float32, ChannelFormat::float16}) {
+    CAPTURE(std::string(toString(format)));
+    const Tensor x = roundedTo(randomTensor(2, in, h, w, 540), format);
+    const Tensor f = convolve(normalizeRelu(x, bn1), 4, 3, w1, {});
+    const Tensor cat = concatenate({&x, &f});
+    const Tensor d = normalizeRelu(x, bn3);
+    const Tensor e = convolve(normalize(x, bn1), 2, 1, w5, {});
+    std::vector<Tensor> expected = {convolve(normalizeRelu(cat, bn2), 8, 1, w2, b2),
+                                    convolve(affine(cat, scale, shift), 5, 3, w3, {}), d,
+                                    convolve(d, 3, 1, w4, {}),
+                                    map(e, [](double v) { return 2 * v; })};
+    for (bool fuse : {true, false}) {
+      CAPTURE(fuse);
+      if (!fuse) setenv("VKCNN_FUSE_SOURCE_ACTIVATION", "0", 1);
+      GraphOptions options{format};
+      Graph g = build(options);
+      g.compile();
+      unsetenv("VKCNN_FUSE_SOURCE_ACTIVATION");
+      CHECK(g.statistics().fusedSourceActivations == (fuse ? 3u : 0u));
+      if (fuse) {
+        const std::vector<std::string> lines = g.describe();
+        const auto mentions = [&](const char* what) {
+          return std::count_if(lines.begin(), lines.end(), [&](const std::string& l) {
+            return l.find(what) != std::string::npos;
+          });
+        };
+        CHECK(mentions("source activation (relu)") == 2);  // c1, c2
+        CHECK(mentions("source activation") == 3);         // and c3
+      }
+      Image input = makeImage(x, format, "x");
+      CommandBuffer cb(context());
+      std::vector<Image> out = g.encode(cb, {input});
+      cb.commit();
+      cb.waitUntilCompleted();
+      REQUIRE(out.size() == expected.size());
+      for (size_t k = 0; k < out.size(); ++k) {
+        CAPTURE(k);
+        CHECK(relativeL2(download(out[k]), expected[k]) <=
+              (format == ChannelFormat::float32 ? 1e-5 : 4e-3));
       }
     }
   }

@@ -101,6 +101,10 @@ struct GraphStatistics {
   // convolution + sigmoid or hard sigmoid, multiply) run as the pool and one SqueezeExcitation
   // kernel (VKCNN_FUSE_SQUEEZE_EXCITATION=0: not).
   uint32_t fusedSqueezeExcitations = 0;
+  // Batch normalisations and affines (with a ReLU or no neuron) before a convolution, applied by
+  // it as it reads its source (ConvolutionDescriptor::sourceActivation;
+  // VKCNN_FUSE_SOURCE_ACTIVATION=0: not).
+  uint32_t fusedSourceActivations = 0;
 };
 
 class VKCNN_API Graph {

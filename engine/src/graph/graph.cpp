@@ -486,6 +486,7 @@ struct GraphState {
   }
   void fuseSilu();
   void fuseSqueezeExcitation();
+  void fuseSourceActivations();
   void removeUnused();
   void planConcatenations(bool share);
   void lower();
@@ -623,6 +624,7 @@ void GraphState::optimize() {
     consumed = consumers();
   }
   fuseSqueezeExcitation();
+  fuseSourceActivations();
   removeUnused();
 }
 
@@ -630,6 +632,49 @@ void GraphState::optimize() {
 bool fusionEnabled(const char* variable) {
   const char* v = std::getenv(variable);
   return !(v && std::string_view(v) == "0");
+}
+
+// A batch normalisation or per-channel affine, with a ReLU or no neuron, whose one reader is a
+// convolution (not fully connected) that takes it as its source: the convolution applies it as it
+// reads (ConvolutionDescriptor::sourceActivation), so it needs no kernel and no image of its own.
+// Pre-activation networks: DenseNet-121's 62 batch normalisations before a 1x1 convolution were a
+// level each at batch 1, a third of a millisecond (bench/NOTES.md, 2026-11-29, session 34). Runs
+// after the neuron fusion, so that a batch normalisation after a convolution still folds into its
+// weights, and after the residual and squeeze-excitation fusions, which take convolutions as they
+// are. VKCNN_FUSE_SOURCE_ACTIVATION=0 leaves them alone.
+void GraphState::fuseSourceActivations() {
+  if (!fusionEnabled("VKCNN_FUSE_SOURCE_ACTIVATION")) return;
+  auto consumed = consumers();
+  for (GraphNode& n : nodes) {
+    const auto* bn = n.as<BatchNormalizationNode>();
+    const auto* affine = n.as<AffineNode>();
+    if (n.removed || (!bn && !affine)) continue;
+    const NeuronType type = bn ? bn->neuron.type : affine->neuron.type;
+    if ((type != NeuronType::none && type != NeuronType::relu) || isOutput(n.output) ||
+        consumed[n.output].size() != 1)
+      continue;
+    GraphNode& reader = nodes[consumed[n.output][0]];
+    auto* convolution = reader.as<ConvolutionNode>();
+    if (!convolution || convolution->fullyConnected || convolution->descriptor.sourceActivation ||
+        reader.inputs[0] != n.output ||
+        (reader.inputs.size() > 1 && reader.inputs[1] == n.output) ||
+        tensors[n.inputs[0]].isTensor() ||
+        convolution->descriptor.inputFeatureChannels != tensors[n.output].shape.featureChannels)
+      continue;
+    std::vector<double> scale, shift;
+    affineOf(n, scale, shift);
+    SourceActivation activation;
+    activation.neuron = type;
+    for (uint32_t c = 0; c < convolution->descriptor.inputFeatureChannels; ++c) {
+      activation.scale.push_back(float(channel(scale, c)));
+      activation.shift.push_back(float(channel(shift, c)));
+    }
+    convolution->descriptor.sourceActivation = std::move(activation);
+    reader.inputs[0] = n.inputs[0];
+    n.removed = true;
+    statistics.fusedSourceActivations++;
+    consumed = consumers();
+  }
 }
 
 // x * sigmoid(x), as ONNX exports SiLU (Mul(x, Sigmoid(x))), becomes one silu neuron, which the
@@ -1834,6 +1879,8 @@ std::vector<std::string> Graph::describe() const {
     if (const auto* c = n.as<detail::ConvolutionNode>()) {
       if (c->descriptor.batchNormalization || c->foldedBatchNormalizations) line << " + batch norm";
       if (c->foldedAffines) line << " + affine";
+      if (const auto& a = c->descriptor.sourceActivation)
+        line << " + source activation" << (a->neuron == NeuronType::relu ? " (relu)" : "");
       if (n.inputs.size() > 1) line << " + residual '" << s.tensors[n.inputs[1]].name << "'";
       neuron = &c->descriptor.neuron;
     } else if (const auto* a = n.as<detail::ArithmeticNode>()) {
