@@ -1640,6 +1640,20 @@ TEST_CASE("convolution: a source activation (batch norm and ReLU before it) on e
   Case oneChannel;  // dense with one input channel: the depthwise shader too
   oneChannel.descriptor = ConvolutionDescriptor::make(3, 3, 1, 6, NeuronDescriptor::relu());
   cases.push_back(oneChannel);
+  {
+    // A tuning key of its own: other pipelines, and Winograd cannot run it.
+    ConvolutionDescriptor d = ConvolutionDescriptor::make(3, 3, 8, 8);
+    const std::vector<float> w = randomWeights(d, 3);
+    Convolution plain(context(), d, w);
+    sampleSourceActivation(d, 5, NeuronType::relu);
+    Convolution activated(context(), d, w);
+    Image x(context(), {6, 5, 8, 1, ChannelFormat::float32, ImageUsage::all, "x"});
+    Image y(context(), {6, 5, 8, 1, ChannelFormat::float32});
+    CommandBuffer cb(context());
+    plain.encode(cb, x, y);
+    activated.encode(cb, x, y);
+    CHECK(activated.tuningKey() == plain.tuningKey() + " activated");
+  }
   for (ChannelFormat format : {ChannelFormat::float32, ChannelFormat::float16})
     for (const NeuronType neuron : {NeuronType::relu, NeuronType::none})
       for (Case c : cases) {

@@ -824,12 +824,13 @@ const MatrixTile* groupedTile(const KernelEncoding& e, const ConvolutionDescript
 std::string tuningKey(const KernelEncoding& e, const ConvolutionDescriptor& d,
                       ShaderVariant variant, bool tiledAllowed, bool matrixUnits) {
   char key[256];
-  std::snprintf(key, sizeof key, "%ux%u/%ux%u d%ux%u g%u %u->%u to %ux%ux%u %s%s%s", d.kernelWidth,
-                d.kernelHeight, d.strideInPixelsX, d.strideInPixelsY, d.dilationRateX,
-                d.dilationRateY, d.groups, d.inputFeatureChannels, d.outputFeatureChannels,
-                e.clipWidth, e.clipHeight, e.imageCount,
+  // A source activation is a key of its own: other pipelines, which Winograd cannot run.
+  std::snprintf(key, sizeof key, "%ux%u/%ux%u d%ux%u g%u %u->%u to %ux%ux%u %s%s%s%s",
+                d.kernelWidth, d.kernelHeight, d.strideInPixelsX, d.strideInPixelsY,
+                d.dilationRateX, d.dilationRateY, d.groups, d.inputFeatureChannels,
+                d.outputFeatureChannels, e.clipWidth, e.clipHeight, e.imageCount,
                 variant == ShaderVariant::f16 ? "f16" : "f32", matrixUnits ? " matrix" : "",
-                tiledAllowed ? "" : " unaligned");
+                tiledAllowed ? "" : " unaligned", d.sourceActivation ? " activated" : "");
   return key;
 }
 
