@@ -284,7 +284,8 @@ BatchNormalizationParameters sampleBatchNormalization(uint32_t channels, uint32_
   return bn;
 }
 
-Tensor normalizeRelu(Tensor t, const BatchNormalizationParameters& bn) {
+// Inference batch normalisation of every channel, then a ReLU where `relu`.
+Tensor normalize(Tensor t, const BatchNormalizationParameters& bn, bool relu = false) {
   for (uint32_t i = 0; i < t.n; ++i)
     for (uint32_t c = 0; c < t.c; ++c)
       for (uint32_t y = 0; y < t.h; ++y)
@@ -292,9 +293,13 @@ Tensor normalizeRelu(Tensor t, const BatchNormalizationParameters& bn) {
           double& v = t.at(i, c, y, x);
           v = (v - bn.mean[c]) / std::sqrt(double(bn.variance[c]) + bn.epsilon) * bn.gamma[c] +
               bn.beta[c];
-          v = std::max(v, 0.0);
+          if (relu) v = std::max(v, 0.0);
         }
   return t;
+}
+
+Tensor normalizeRelu(const Tensor& t, const BatchNormalizationParameters& bn) {
+  return normalize(t, bn, true);
 }
 
 // A densenet block: x0 = conv1x1(input); layer i reads concat(x0..x[i-1]) through batch norm,
@@ -397,9 +402,10 @@ TEST_CASE("graph: a dense block lives in one image; its concatenations cost no k
 TEST_CASE("graph: batch norms and affines before a convolution are applied as it reads") {
   // fuseSourceActivations: a batch normalisation with a ReLU before a 1x1 convolution (DenseNet's
   // bottleneck, reading a concatenation that starts inside a layer), an affine without a neuron
-  // before a 3x3 one (padding stays zero), and what must stay a kernel: a batch normalisation
-  // whose ReLU is also a graph output, and one read by two convolutions. Float32 and float16
-  // against the CPU reference, and the same graph unfused.
+  // before a 3x3 one (padding stays zero), a batch normalisation read by two convolutions (each
+  // applies it), and what must stay a kernel: a batch normalisation whose ReLU is also a graph
+  // output, and one read by a convolution and an add. Float32 and float16 against the CPU
+  // reference, and the same graph unfused.
   const uint32_t in = 14, w = 7, h = 6;
   const BatchNormalizationParameters bn1 = sampleBatchNormalization(in, 500);
   const BatchNormalizationParameters bn2 = sampleBatchNormalization(in + 4, 510);
@@ -409,6 +415,7 @@ TEST_CASE("graph: batch norms and affines before a convolution are applied as it
   const std::vector<float> w3 = randomFloats(size_t(5) * 9 * (in + 4), 532, -0.3f, 0.3f);
   const std::vector<float> w4 = randomFloats(size_t(3) * in, 533, -0.4f, 0.4f);
   const std::vector<float> w5 = randomFloats(size_t(2) * in, 534, -0.4f, 0.4f);
+  const std::vector<float> w6 = randomFloats(size_t(in) * in, 538, -0.3f, 0.3f);
   const std::vector<float> b2 = randomFloats(8, 535);
   const std::vector<float> scale = randomFloats(in + 4, 536, -1.5f, 1.5f);
   const std::vector<float> shift = randomFloats(in + 4, 537, 0.2f, 0.8f);
@@ -429,6 +436,9 @@ TEST_CASE("graph: batch norms and affines before a convolution are applied as it
     GraphTensor e1 = g.convolution(e, ConvolutionDescriptor::make(1, 1, in, 2), w5, {}, {}, "c5");
     GraphTensor e2 = g.convolution(e, ConvolutionDescriptor::make(1, 1, in, 2), w5, {}, {}, "c6");
     g.output(g.arithmetic(e1, e2, ArithmeticOperation::add), "v");
+    GraphTensor k = g.batchNormalization(x, bn3, "bn5");
+    GraphTensor k1 = g.convolution(k, ConvolutionDescriptor::make(1, 1, in, in), w6, {}, {}, "c7");
+    g.output(g.arithmetic(k, k1, ArithmeticOperation::add), "t");
     return g;
   };
   auto affine = [](Tensor t, const std::vector<float>& s, const std::vector<float>& b) {
@@ -436,17 +446,6 @@ TEST_CASE("graph: batch norms and affines before a convolution are applied as it
       for (uint32_t ch = 0; ch < t.c; ++ch)
         for (double* v = &t.at(i, ch, 0, 0); v != &t.at(i, ch, 0, 0) + t.h * t.w; ++v)
           *v = s[ch] * *v + b[ch];
-    return t;
-  };
-  auto normalize = [](Tensor t, const BatchNormalizationParameters& bn) {
-    for (uint32_t i = 0; i < t.n; ++i)
-      for (uint32_t c = 0; c < t.c; ++c)
-        for (uint32_t y = 0; y < t.h; ++y)
-          for (uint32_t x = 0; x < t.w; ++x) {
-            double& v = t.at(i, c, y, x);
-            v = (v - bn.mean[c]) / std::sqrt(double(bn.variance[c]) + bn.epsilon) * bn.gamma[c] +
-                bn.beta[c];
-          }
     return t;
   };
   for (ChannelFormat format : {ChannelFormat::float32, ChannelFormat::float16}) {
@@ -460,6 +459,10 @@ TEST_CASE("graph: batch norms and affines before a convolution are applied as it
                                     convolve(affine(cat, scale, shift), 5, 3, w3, {}), d,
                                     convolve(d, 3, 1, w4, {}),
                                     map(e, [](double v) { return 2 * v; })};
+    const Tensor k = normalize(x, bn3);
+    Tensor t = convolve(k, in, 1, w6, {});
+    for (size_t i = 0; i < t.data.size(); ++i) t.data[i] += k.data[i];
+    expected.push_back(t);
     for (bool fuse : {true, false}) {
       CAPTURE(fuse);
       if (!fuse) setenv("VKCNN_FUSE_SOURCE_ACTIVATION", "0", 1);
@@ -467,7 +470,7 @@ TEST_CASE("graph: batch norms and affines before a convolution are applied as it
       Graph g = build(options);
       g.compile();
       unsetenv("VKCNN_FUSE_SOURCE_ACTIVATION");
-      CHECK(g.statistics().fusedSourceActivations == (fuse ? 3u : 0u));
+      CHECK(g.statistics().fusedSourceActivations == (fuse ? 4u : 0u));
       if (fuse) {
         const std::vector<std::string> lines = g.describe();
         const auto mentions = [&](const char* what) {
@@ -476,7 +479,7 @@ TEST_CASE("graph: batch norms and affines before a convolution are applied as it
           });
         };
         CHECK(mentions("source activation (relu)") == 2);  // c1, c2
-        CHECK(mentions("source activation") == 3);         // and c3
+        CHECK(mentions("source activation") == 5);         // and c3, c5, c6
       }
       Image input = makeImage(x, format, "x");
       CommandBuffer cb(context());

@@ -101,8 +101,8 @@ struct GraphStatistics {
   // convolution + sigmoid or hard sigmoid, multiply) run as the pool and one SqueezeExcitation
   // kernel (VKCNN_FUSE_SQUEEZE_EXCITATION=0: not).
   uint32_t fusedSqueezeExcitations = 0;
-  // Batch normalisations and affines (with a ReLU or no neuron) before a convolution, applied by
-  // it as it reads its source (ConvolutionDescriptor::sourceActivation;
+  // Batch normalisations and affines (with a ReLU or no neuron) read only by convolutions as
+  // their source, applied by each as it reads (ConvolutionDescriptor::sourceActivation;
   // VKCNN_FUSE_SOURCE_ACTIVATION=0: not).
   uint32_t fusedSourceActivations = 0;
 };

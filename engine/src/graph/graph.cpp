@@ -634,9 +634,9 @@ bool fusionEnabled(const char* variable) {
   return !(v && std::string_view(v) == "0");
 }
 
-// A batch normalisation or per-channel affine, with a ReLU or no neuron, whose one reader is a
-// convolution (not fully connected) that takes it as its source: the convolution applies it as it
-// reads (ConvolutionDescriptor::sourceActivation), so it needs no kernel and no image of its own.
+// A batch normalisation or per-channel affine, with a ReLU or no neuron, whose readers are all
+// convolutions (not fully connected) that take it as their source: each applies it as it reads
+// (ConvolutionDescriptor::sourceActivation), so it needs no kernel and no image of its own.
 // Pre-activation networks: DenseNet-121's 62 batch normalisations before a 1x1 convolution were a
 // level each at batch 1, a third of a millisecond (bench/NOTES.md, 2026-11-29, session 34). Runs
 // after the neuron fusion, so that a batch normalisation after a convolution still folds into its
@@ -650,27 +650,33 @@ void GraphState::fuseSourceActivations() {
     const auto* affine = n.as<AffineNode>();
     if (n.removed || (!bn && !affine)) continue;
     const NeuronType type = bn ? bn->neuron.type : affine->neuron.type;
+    const std::vector<uint32_t>& readers = consumed[n.output];
     if ((type != NeuronType::none && type != NeuronType::relu) || isOutput(n.output) ||
-        consumed[n.output].size() != 1)
+        readers.empty() || tensors[n.inputs[0]].isTensor())
       continue;
-    GraphNode& reader = nodes[consumed[n.output][0]];
-    auto* convolution = reader.as<ConvolutionNode>();
-    if (!convolution || convolution->fullyConnected || convolution->descriptor.sourceActivation ||
-        reader.inputs[0] != n.output ||
-        (reader.inputs.size() > 1 && reader.inputs[1] == n.output) ||
-        tensors[n.inputs[0]].isTensor() ||
-        convolution->descriptor.inputFeatureChannels != tensors[n.output].shape.featureChannels)
-      continue;
+    const uint32_t channels = tensors[n.output].shape.featureChannels;
+    const bool all = std::all_of(readers.begin(), readers.end(), [&](uint32_t r) {
+      const GraphNode& reader = nodes[r];
+      const auto* convolution = reader.as<ConvolutionNode>();
+      return convolution && !convolution->fullyConnected &&
+             !convolution->descriptor.sourceActivation && reader.inputs[0] == n.output &&
+             (reader.inputs.size() < 2 || reader.inputs[1] != n.output) &&
+             convolution->descriptor.inputFeatureChannels == channels;
+    });
+    // consumers() lists a reader once per input that reads the tensor: twice is not all sources.
+    if (!all || std::adjacent_find(readers.begin(), readers.end()) != readers.end()) continue;
     std::vector<double> scale, shift;
     affineOf(n, scale, shift);
     SourceActivation activation;
     activation.neuron = type;
-    for (uint32_t c = 0; c < convolution->descriptor.inputFeatureChannels; ++c) {
+    for (uint32_t c = 0; c < channels; ++c) {
       activation.scale.push_back(float(channel(scale, c)));
       activation.shift.push_back(float(channel(shift, c)));
     }
-    convolution->descriptor.sourceActivation = std::move(activation);
-    reader.inputs[0] = n.inputs[0];
+    for (uint32_t r : readers) {
+      nodes[r].as<ConvolutionNode>()->descriptor.sourceActivation = activation;
+      nodes[r].inputs[0] = n.inputs[0];
+    }
     n.removed = true;
     statistics.fusedSourceActivations++;
     consumed = consumers();
