@@ -168,6 +168,40 @@ TEST_CASE("onnx import: Conv + BatchNormalization + Relu become one kernel") {
   }
 }
 
+TEST_CASE("onnx import: BatchNormalization + Relu before a Conv (DenseNet) become one kernel") {
+  // The convolution applies them as it reads (ConvolutionDescriptor::sourceActivation); its
+  // padding still reads zero, not relu(shift).
+  OnnxModelBuilder b(13);
+  const ConvParams p{6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+  const auto w = randomFloats(6 * 5 * 3 * 3, 20, -0.5f, 0.5f);
+  const auto gamma = randomFloats(5, 21, 0.5f, 1.5f), beta = randomFloats(5, 22, 0.2f, 0.8f),
+             mean = randomFloats(5, 23), var = randomFloats(5, 24, 0.5f, 2.f);
+  b.input("x", {2, 5, 7, 6});
+  b.initializer("W", {6, 5, 3, 3}, w);
+  for (auto [name, v] :
+       {std::pair{"gamma", &gamma}, {"beta", &beta}, {"mean", &mean}, {"var", &var}})
+    b.initializer(name, {5}, *v);
+  auto& bn = b.node("BatchNormalization", {"x", "gamma", "beta", "mean", "var"}, {"bn"}, "bn");
+  setAttribute(bn, "epsilon", 1e-5f);
+  b.node("Relu", {"bn"}, {"r"}, "relu");
+  auto& c = b.node("Conv", {"r", "W"}, {"y"}, "conv");
+  setAttribute(c, "kernel_shape", std::vector<int64_t>{3, 3});
+  setAttribute(c, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.output("y", 4);
+  const Tensor x = floatTensor(2, 5, 7, 6, 25);
+  Result r = run(b, {toFloats(x)});
+  std::vector<double> scale(5), shift(5);
+  for (int k = 0; k < 5; ++k) {
+    scale[k] = gamma[k] / std::sqrt(double(var[k]) + 1e-5);
+    shift[k] = beta[k] - scale[k] * mean[k];
+  }
+  const Tensor want = conv(apply(affine(x, scale, shift), relu), w, {}, p);
+  CHECK(relativeL2(r.outputs[0], want.data) <= 1e-5);
+  const GraphStatistics stats = r.imported.graph.statistics();
+  CHECK(stats.kernels == 1);
+  CHECK(stats.fusedSourceActivations == 1);
+}
+
 TEST_CASE("onnx import: per-channel and scalar arithmetic after a convolution folds into it") {
   // Conv -> Mul [C,1,1] -> Add [1,C,1,1] -> Sub scalar -> Div scalar -> Relu: one kernel.
   OnnxModelBuilder b(13);
