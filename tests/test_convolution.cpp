@@ -449,11 +449,12 @@ TEST_CASE("convolution: every matrix-unit configuration, forced") {
     c.height = 10;
     c.format = ChannelFormat::float16;
     c.seed = 23;
-    // The tiles' epilogue as these small layers get it (inline), then forced to read ahead, as
-    // layers of several waves get it (with a residual in a, without in b and c).
+    // The tiles' epilogue as these small layers get it (inline, its operations fixed in the
+    // pipeline), then forced to read ahead, as layers of several waves get it (with a residual in
+    // a, without in b and c), and with the operations in the push constants ("inline").
     const bool tile = configuration.find("matrix_") != 0 && configuration != "legacy" &&
                       configuration != "portable";
-    for (const char* epilogue : {"", "ahead"}) {
+    for (const char* epilogue : {"", "ahead", "inline"}) {
       if (*epilogue && !tile) continue;
       CAPTURE(epilogue);
       setenv("VKCNN_CONVOLUTION_EPILOGUE", epilogue, 1);
@@ -690,15 +691,16 @@ TEST_CASE("convolution: a pipeline already run in the command buffer is preferre
     CHECK(wideAlone == "64x64");
     CHECK(second.configuration() == "64x64");
   }
-  // The same when the first layer's pipeline has its epilogue's operations fixed (a layer of
-  // several waves) and the second's does not: a tile and epilogue already run count, whatever
-  // the operations.
+  // The same when the first layer's pipeline has its epilogue's operations fixed (as by default)
+  // and the second's does not (VKCNN_CONVOLUTION_EPILOGUE=inline): a tile and epilogue already
+  // run count, whatever the operations.
   Image again = makePoisoned(context(), {56, 56, 64, 1, format, ImageUsage::all, "y2"});
   runOnce([&](CommandBuffer& cb) {
     setenv("VKCNN_CONVOLUTION_EPILOGUE", "inline-fixed", 1);
     first.encode(cb, source, wideDestination);
-    unsetenv("VKCNN_CONVOLUTION_EPILOGUE");
+    setenv("VKCNN_CONVOLUTION_EPILOGUE", "inline", 1);
     second.encode(cb, source, again);
+    unsetenv("VKCNN_CONVOLUTION_EPILOGUE");
   });
   compare(download(again), reference(narrow, x, narrowWeights, bias, 56, 56, 1, 64),
           tolerance(format));
@@ -1915,13 +1917,15 @@ TEST_CASE("convolution: every neuron type fused, PReLU per channel and shared") 
 
 TEST_CASE(
     "convolution: every neuron type, with and without a residual, fixed in a tile's pipeline") {
-  // On layers of two waves of workgroups or more, the neuron's type and the residual are
-  // specialization constants of the tiles' pipelines (convolution_tiled.glsl's EPILOGUE_OPS),
-  // forced here on a small layer (VKCNN_CONVOLUTION_EPILOGUE): every type, each with and without
-  // a residual, on a 64x64 tile whose epilogue reads ahead ("ahead") or as it goes
-  // ("inline-fixed"); the pieces shader's in "a batch's pieces in one matrix-unit dispatch". On a
-  // GPU without matrix units (lavapipe) the same cases run on the portable shaders.
-  for (const char* epilogue : {"ahead", "inline-fixed"}) {
+  // The neuron's type and the residual are specialization constants of the tiles' pipelines
+  // (convolution_tiled.glsl's EPILOGUE_OPS): every type, each with and without a residual, on a
+  // 64x64 tile whose epilogue reads ahead ("ahead") or as it goes ("inline-fixed", what small
+  // layers get), and with both in the push constants ("inline"); the pieces shader's in "a
+  // batch's pieces in one matrix-unit dispatch". On a GPU without matrix units (lavapipe) the
+  // same cases run on the portable shaders.
+  for (const char* epilogue : {"ahead", "inline-fixed", "inline"}) {
+    // Lavapipe runs the portable shaders, which the variable does not change: twice is enough.
+    if (std::string(epilogue) == "inline" && !context().capabilities().matrixUnits) continue;
     CAPTURE(epilogue);
     setenv("VKCNN_CONVOLUTION_EPILOGUE", epilogue, 1);
     for (uint32_t t = 0; t < kNeuronTypeCount; ++t) {

@@ -582,18 +582,18 @@ int32_t tiledEpilogue(const KernelEncoding& e, uint64_t workgroups, uint64_t mul
 }
 
 // convolution_tiled's specialization constants for `e` on tile `t` over `workgroups`: the epilogue
-// above and, on layers of two waves of workgroups or more, its operations (the neuron's type, + 256
-// with a residual) fixed in the pipeline. Known, they take 5-20% off layers with short reductions,
-// whose time is mostly the epilogue (bench/NOTES.md, 2026-11-28, session 28). Below that (batch 1)
-// they stay in the push constants, so that a network keeps one pipeline per tile there: each
-// pipeline's first dispatch in an inference costs it about 8 us, as much as such a layer gains.
+// above and its operations (the neuron's type, + 256 with a residual) fixed in the pipeline. Known,
+// they take 5-20% off layers with short reductions, whose time is mostly the epilogue
+// (bench/NOTES.md, 2026-11-28, session 28). Session 28 left them in the push constants below two
+// waves of workgroups (batch 1), so that a network kept one pipeline per tile there; since then
+// fixed ones win there too, more pipelines and all: resnet50 at batch 1 -4%, densenet121 and
+// mobilenet_v2 -2% (bench/NOTES.md, 2026-11-29, session 34). VKCNN_CONVOLUTION_EPILOGUE=inline
+// leaves them in the push constants.
 std::array<int32_t, 10> tiledConstants(const MatrixTile& t, const KernelEncoding& e,
                                        const ConvolutionDescriptor& d, uint64_t workgroups,
                                        uint64_t multiprocessors) {
   const int32_t ops = int32_t(d.neuron.type) | (e.residual ? VKCNN_EPILOGUE_OPS_RESIDUAL : 0);
-  const uint64_t sms = multiprocessors ? multiprocessors : 132;
-  const std::string forced = forcedEpilogue();
-  const bool fixed = forced.empty() ? workgroups >= 2 * sms : forced != "inline";
+  const bool fixed = forcedEpilogue() != "inline";
   return t.specialization(tiledEpilogue(e, workgroups, multiprocessors), fixed ? ops : -1);
 }
 
