@@ -663,8 +663,7 @@ void GraphState::fuseSourceActivations() {
              (reader.inputs.size() < 2 || reader.inputs[1] != n.output) &&
              convolution->descriptor.inputFeatureChannels == channels;
     });
-    // consumers() lists a reader once per input that reads the tensor: twice is not all sources.
-    if (!all || std::adjacent_find(readers.begin(), readers.end()) != readers.end()) continue;
+    if (!all) continue;
     std::vector<double> scale, shift;
     affineOf(n, scale, shift);
     SourceActivation activation;
