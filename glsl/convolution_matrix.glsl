@@ -81,14 +81,18 @@ void fetchRound(out vec4 x[LOADS], out RoundActivation activation, int chunk, in
   const int ky = tap / cp.kernelWidth, kx = tap - ky * cp.kernelWidth;
   const ivec2 d = ivec2(kx * cp.dilationX, ky * cp.dilationY);
   activation.inside = 0u;
-  if (SOURCE_ACTIVATION != 0) activation.affine = sourceAffineOf(4 * s);
-  const ivec2 size = textureSize(uSource, 0).xy;
+  ivec2 size = ivec2(0);
+  if (SOURCE_ACTIVATION != 0) {
+    activation.affine = sourceAffineOf(4 * s);
+    size = textureSize(uSource, 0).xy;
+  }
   [[unroll]] for (int l = 0; l < LOADS; ++l) {
     x[l] = vec4(0.0);
     const ivec2 p = rows.origin[l] + d;
     if (rows.valid[l] && slot < slots) {
       x[l] = readChannels(uSource, pc.source, p, rows.image[l], 4 * s);
-      if (all(lessThan(uvec2(p), uvec2(size)))) activation.inside |= 1u << l;
+      if (SOURCE_ACTIVATION != 0 && all(lessThan(uvec2(p), uvec2(size))))
+        activation.inside |= 1u << l;
     }
   }
 }

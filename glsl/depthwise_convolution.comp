@@ -47,9 +47,8 @@ void main() {
         x[kx] = w[kx] = vec4(0.0);
         if (kx < cp.kernelWidth) {
           const vec4 texel = texelFetch(uSource, ivec3(clamp(sx, 0, size.x - 1), sy, layer), 0);
-          x[kx] = sx >= 0 && sx < size.x ? texel : vec4(0.0);
-          if (SOURCE_ACTIVATION != 0 && sx >= 0 && sx < size.x)
-            x[kx] = activateSource(texel, sourceAffineOf(ic.x));
+          if (sx >= 0 && sx < size.x)
+            x[kx] = SOURCE_ACTIVATION != 0 ? activateSource(texel, sourceAffineOf(ic.x)) : texel;
           const int at = (ky * cp.kernelWidth + kx) * outputChannels + oc0;
           w[kx] = vec4(weights[at], weights[at + 1], weights[at + 2], weights[at + 3]);
         }
