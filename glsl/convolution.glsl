@@ -21,7 +21,8 @@ vec4 weightRow(int oc, int k, int K) {
 
 vec4 readGroupSlice(ivec2 p, int img, int base, int j, int perGroup) {
   vec4 x = readSourceChannels(p, img, base + 4 * j);
-  if (4 * j + 4 > perGroup) x = mix(vec4(0.0), x, lessThan(ivec4(4 * j) + ivec4(0, 1, 2, 3), ivec4(perGroup)));
+  if (4 * j + 4 > perGroup)
+    x = mix(vec4(0.0), x, lessThan(ivec4(4 * j) + ivec4(0, 1, 2, 3), ivec4(perGroup)));
   return x;
 }
 
