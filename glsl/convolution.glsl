@@ -48,7 +48,8 @@ void main() {
   if (group.x == group.w && (oc0 & 3) == 0) {
     // The usual case: all 4 outputs read the same input channels and are one block of the
     // weights, whose 4 columns (one an input channel) multiply the texel: 4 loads a slice and
-    // tap, where weightRow takes 16 (resnext50's 4-channel groups at batch 32 spent ~2x longer).
+    // tap, where weightRow takes 16 (resnext50's 4-channel groups at batch 32 took 1.5x longer:
+    // bench/NOTES.md, 2026-11-29, session 35).
     // Lanes past the output channels read the block's zero padding; writeSlice drops them.
     const int base = group.x * perGroup, block = (oc0 >> 2) * K * 4;
     for (int ky = 0; ky < cp.kernelHeight; ++ky) {
