@@ -499,6 +499,9 @@ TEST_CASE("cli: bench figures are sound: p90 >= median, exact integers, valid JS
     CHECK(jsonNumber(json, "resident_p90_ms") >= jsonNumber(json, "resident_median_ms"));
     CHECK(jsonNumber(json, "end_to_end_p90_ms") >= jsonNumber(json, "end_to_end_median_ms"));
     CHECK(jsonNumber(json, "resident_runs") == iterations);
+    // The recording's CPU time: positive, and printed beside the dispatches.
+    CHECK(jsonNumber(json, "encode_ms") > 0);
+    CHECK(r.has(" barriers, encoded in "));
     // Byte counts as whole numbers, never 6.71089e+07.
     CHECK(std::regex_search(json, std::regex("\"device_bytes\": [0-9]+[,}]")));
     CHECK(std::regex_search(json, std::regex("\"peak_temporary_bytes\": [0-9]+[,}]")));
