@@ -72,9 +72,9 @@ struct Application {
     VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
     app.apiVersion = VK_API_VERSION_1_2;
     VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
-    info.pNext = &features;
+    info.pNext = kValidation ? &features : nullptr;
     info.pApplicationInfo = &app;
-    info.enabledLayerCount = 1;
+    info.enabledLayerCount = kValidation ? 1 : 0;
     info.ppEnabledLayerNames = layers;
     info.enabledExtensionCount = 1;
     info.ppEnabledExtensionNames = extensions;

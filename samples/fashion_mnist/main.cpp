@@ -372,15 +372,16 @@ double referenceAccuracy(const std::filesystem::path& path) {
 }
 
 int run(const Options& options) {
-  IdxImages images = readIdxImages(options.data / "t10k-images-idx3-ubyte.gz");
-  std::vector<uint8_t> labels = readIdxLabels(options.data / "t10k-labels-idx1-ubyte.gz");
+  IdxImages images = readIdxImages((options.data / "t10k-images-idx3-ubyte.gz").string());
+  std::vector<uint8_t> labels =
+      readIdxLabels((options.data / "t10k-labels-idx1-ubyte.gz").string());
   if (images.rows != kSide || images.columns != kSide || labels.size() != images.count) {
     fail("expected 28x28 images and one label per image, got " + std::to_string(images.count) +
          " images of " + std::to_string(images.columns) + "x" + std::to_string(images.rows) +
          " and " + std::to_string(labels.size()) + " labels");
   }
   std::printf("read %u test images of %ux%u and %zu labels from %s\n", images.count, images.columns,
-              images.rows, labels.size(), options.data.c_str());
+              images.rows, labels.size(), options.data.string().c_str());
 
   const Model model = Model::load(options.weights);
   const double expectedAccuracy = referenceAccuracy(options.weights / "accuracy.txt");
@@ -390,7 +391,7 @@ int run(const Options& options) {
       readFloats(options.weights / "test_logits_first8.f32", 8 * kClasses);
   std::printf(
       "weights from %s: conv1 %zu, conv2 %zu, fc1 %zu, fc2 %zu bytes; PyTorch's accuracy %.2f%%\n",
-      options.weights.c_str(), model.conv1.bytes(), model.conv2.bytes(), model.fc1.bytes(),
+      options.weights.string().c_str(), model.conv1.bytes(), model.conv2.bytes(), model.fc1.bytes(),
       model.fc2.bytes(), expectedAccuracy);
 
   const uint32_t count = options.images ? std::min(options.images, images.count) : images.count;
