@@ -2668,7 +2668,7 @@ TEST_CASE(
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("vkcnn-tuning-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
-  setenv("VKCNN_PIPELINE_CACHE_DIR", dir.c_str(), 1);
+  setenv("VKCNN_PIPELINE_CACHE_DIR", dir.string().c_str(), 1);
   std::string file;
   {
     Context first = makeContext();
@@ -2740,7 +2740,7 @@ TEST_CASE("convolution: tuneConvolutions times Winograd (three dispatches) among
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("vkcnn-tune-w-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
-  setenv("VKCNN_PIPELINE_CACHE_DIR", dir.c_str(), 1);
+  setenv("VKCNN_PIPELINE_CACHE_DIR", dir.string().c_str(), 1);
   setenv("VKCNN_TUNE", "1", 1);
   Context tuned = makeContext();
   unsetenv("VKCNN_TUNE");
@@ -2772,7 +2772,7 @@ TEST_CASE(
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("vkcnn-tune-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
-  setenv("VKCNN_PIPELINE_CACHE_DIR", dir.c_str(), 1);
+  setenv("VKCNN_PIPELINE_CACHE_DIR", dir.string().c_str(), 1);
   // Runs the convolution once in `ctx` against the CPU reference; returns its tuning key.
   auto run = [&](Context& ctx, std::string* configuration) {
     Convolution kernel(ctx, d, w, bias);

@@ -30,7 +30,7 @@ TEST_CASE("pipeline cache: persisted, reloaded, and ignored when damaged") {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("vkcnn-pipeline-cache-" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
-  setenv("VKCNN_PIPELINE_CACHE_DIR", dir.c_str(), 1);
+  setenv("VKCNN_PIPELINE_CACHE_DIR", dir.string().c_str(), 1);
   std::string file;
   {
     Context first = makeContext();
@@ -91,7 +91,7 @@ TEST_CASE("pipeline cache: Contexts on several threads save at once, and the fil
   const std::filesystem::path dir = std::filesystem::temp_directory_path() /
                                     ("vkcnn-pipeline-cache-threads-" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
-  setenv("VKCNN_PIPELINE_CACHE_DIR", dir.c_str(), 1);
+  setenv("VKCNN_PIPELINE_CACHE_DIR", dir.string().c_str(), 1);
   constexpr int kThreads = 4;
   std::vector<Context> contexts;
   for (int i = 0; i < kThreads; ++i) contexts.push_back(makeContext());

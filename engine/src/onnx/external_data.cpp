@@ -85,9 +85,10 @@ void resolveTensor(onnx::TensorProto& t, const fs::path& directory, const std::s
   const fs::path path = containedPath(directory, l.file, what);
   const std::string name = "'" + l.file + "'";
   const platform::FileType type = platform::fileType(path.string());
-  if (type == platform::FileType::missing)
+  if (type == platform::FileType::missing || type == platform::FileType::directory)
     invalidModel(what + ": external data file " + name +
-                 " does not exist in the model's directory");
+                 " does not exist in the model's directory" +
+                 (type == platform::FileType::directory ? " (a directory has that name)" : ""));
   if (type != platform::FileType::regular)
     invalidModel(what + ": external data file " + name + " is not a regular file (" +
                  platform::describe(type) + ")");

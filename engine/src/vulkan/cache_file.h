@@ -3,6 +3,7 @@
 // another, ever sees half a file.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -45,7 +46,13 @@ inline std::string writeFileAside(const std::string& path,
       return "cannot write " + aside.string();
     }
   }
-  std::filesystem::rename(aside, target, ec);
+  // Windows refuses to replace a file that another handle has open (a Context reading it, or
+  // another writer's rename in flight) until that handle is closed: a few tries, then give up.
+  for (int attempt = 0;; ++attempt) {
+    std::filesystem::rename(aside, target, ec);
+    if (!ec || attempt == 50) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   if (ec) {
     std::filesystem::remove(aside, ec);
     return ec.message();
