@@ -20,7 +20,7 @@ if command -v nvidia-smi > /dev/null; then
   ldconfig
 fi
 echo "cores: $(nproc)" > "$r"
-[ -s /tmp/resnet50.onnx ] || (cd /tmp && timeout 120 python3 "$root/bench/results/2026-11-24-h100-load/load-export.py" resnet50) >> "$r" 2>&1
+[ -s /tmp/resnet50.onnx ] || (cd /tmp && timeout 120 python3 "$root/scripts/bench/load_export.py" resnet50) >> "$r" 2>&1
 export __GL_SHADER_DISK_CACHE=0 LD_LIBRARY_PATH=$pack/lib
 run() {  # label [env...]
   local label=$1; shift

@@ -4,7 +4,7 @@
 # PACK is scripts/device-pack.sh's .device-build (lib/, bin/vkcnn, bin/vkcnn-bench-context, the
 # tests) with its .gl/ beside it in the repository root; BEFORE (optional) a folder holding an
 # older build's vkcnn and libvkcnn*.so* to compare with. Exports resnet50 and vgg16 (torchvision,
-# random weights; bench/results/2026-11-24-h100-load/load-export.py) unless /tmp holds them, then
+# random weights; scripts/bench/load_export.py) unless /tmp holds them, then
 # times cold starts (`vkcnn bench --cold-only`: a fresh Context, the load phase by phase, the first
 # run), each model as two processes sharing a pipeline cache directory (the first writes it, the
 # second reads it), with the driver's own shader cache off; the second process again with
@@ -31,7 +31,7 @@ if command -v nvidia-smi > /dev/null; then  # the GPU machine: its image lacks t
 fi
 { nvidia-smi --query-gpu=name,driver_version --format=csv; echo "cores: $(nproc)"; } > "$r" 2>&1
 for m in ${VKCNN_LOAD_MODELS:-resnet50 vgg16}; do
-  [ -s /tmp/$m.onnx ] || (cd /tmp && timeout 120 python3 "$root/bench/results/2026-11-24-h100-load/load-export.py" $m) >> "$r" 2>&1
+  [ -s /tmp/$m.onnx ] || (cd /tmp && timeout 120 python3 "$root/scripts/bench/load_export.py" $m) >> "$r" 2>&1
 done
 ls -la /tmp/resnet50.onnx /tmp/vgg16.onnx >> "$r" 2>&1
 export __GL_SHADER_DISK_CACHE=0  # "no cache" means none; vkcnn's own cache is what is measured
