@@ -44,7 +44,9 @@ def line_of(text, offset):
 def tree_files(root):
     out = subprocess.run(["git", "ls-files", *SEARCHED, "README.md", "CHANGELOG.md"], cwd=root,
                          capture_output=True, text=True).stdout.split()
-    return [f for f in out if not f.startswith("bench/log/") and f != "bench/DECISIONS.md"]
+    # History (the diary, the results' records, the diffs of variants not kept) is not code.
+    return [f for f in out if not f.startswith(("bench/log/", "bench/results/")) and
+            f != "bench/DECISIONS.md" and not f.endswith(".diff")]
 
 
 def read(root, path, cache):
@@ -67,25 +69,40 @@ def preceded_by(text, start, before):
 
 def locate(row, root, cache, files):
     """(file, start, end) of the row's citation, or an error string."""
-    rx = re.compile(words_pattern(row["citation"]))
-    places = []
-    own = read(root, row["file"], cache)
-    if own is not None:
-        places = [(row["file"], m) for m in rx.finditer(own)]
-    if not places:
-        for f in files:
+    pattern = words_pattern(row["citation"])
+    if row["action"] == "replace":
+        # Not the start of a longer citation ("..., 2026-11-27" inside "..., 2026-11-27, session 24").
+        pattern += r"(?!,?" + GAP + r"?(?:sessions?|runs?|\d{4}-|issue|shader)\b)"
+    rx = re.compile(pattern)
+
+    def search(paths):
+        found = []
+        for f in paths:
             text = read(root, f, cache)
             if text is not None and row["citation"].split()[0] in text:
-                places += [(f, m) for m in rx.finditer(text)]
+                found += [(f, m) for m in rx.finditer(text)]
+        return found
+
+    def by_context(places):
+        """The places `before` precedes, and whether there were any."""
+        if not row["before"]:
+            return places, True
+        near = [(f, m) for f, m in places if preceded_by(cache[f], m.start(), row["before"])]
+        return (near, True) if near else (places, False)
+
+    own = search([row["file"]])
+    if own:
+        places, ok = by_context(own)
+        if not ok:  # the citation may have moved and another like it stayed
+            moved, ok = by_context(search(files))
+            places = moved if ok else own
+    else:
+        places, _ = by_context(search(files))
     if not places:
         return "not found"
-    if len(places) > 1 and row["before"]:
-        narrowed = [(f, m) for f, m in places if preceded_by(cache[f], m.start(), row["before"])]
-        places = narrowed or places
     files_hit = {f for f, _ in places}
     if len(files_hit) > 1:
         return "found in several files: " + ", ".join(sorted(files_hit))
-    f = places[0][0]
     # Several places in one file: the nearest to the row's line (lines move little within a file).
     f, m = min(places, key=lambda p: abs(line_of(cache[p[0]], p[1].start()) - row["line"]))
     return (f, m.start(), m.end())
@@ -105,8 +122,14 @@ def refill(lines, first):
     rest_prefix, last = first_prefix, first
     while last + 1 < len(lines):
         prefix, text = split(lines[last + 1])
-        if (prefix is None or prefix.strip() != leader or not text or BULLET.match(text) or
-                len(prefix) < len(first_prefix)):
+        if prefix is None or prefix.strip() != leader or not text or BULLET.match(text):
+            break
+        # A paragraph's lines share a prefix; a bullet's second line may hang deeper. A line
+        # indented otherwise (an example, a table) ends it.
+        if last == first:
+            if prefix != first_prefix and not (BULLET.match(body) and len(prefix) > len(first_prefix)):
+                break
+        elif prefix != rest_prefix:
             break
         if last == first:
             rest_prefix = prefix

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Exports torchvision networks with random (seeded) weights as self-contained ONNX files in /tmp
-# (the load-time runs: scripts/bench-gpu.sh --load; bench/log/2026-11-24-h100-load.md).
+# (the load-time runs: scripts/bench-gpu.sh --steps load; bench/log/2026-11-24-h100-load.md).
 import os, sys, torch, torchvision
 torch.manual_seed(0)
 for name in sys.argv[1:]:
