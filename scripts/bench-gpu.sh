@@ -43,7 +43,7 @@
 #   --no-compile             no torch.compile in the standing [VKCNN_BENCH_COMPILE=0]
 #   --compile-budget S       seconds a call may start networks' torch.compile in (480)
 #   --compile-timeout S      seconds one network's torch.compile may take, its 4 configurations
-#                            (420): past it the child is killed and says so in results.md
+#                            (300): past it the child is killed and says so in results.md
 #   --compile-dtypes LIST    the formats torch.compile times (fp16,fp32)
 #   --tests "T;T"            the tests step's binaries, each "NAME [ARGS]" (doctest filters pass
 #                            unglobbed), ';' between them ("test_convolution")
@@ -62,7 +62,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 steps=standing pack=${VKCNN_BENCH_PACK:-$root/.device-build} work=${VKCNN_BENCH_WORK:-/tmp/vkcnn-bench}
 configs=${VKCNN_BENCH_CONFIGS:-fp16:1 fp16:32 fp32:1 fp32:32} iterations=${VKCNN_BENCH_ITERATIONS:-100}
 pt_runs=100 tune=${VKCNN_BENCH_TUNE:-0} compile=${VKCNN_BENCH_COMPILE:-1} compile_budget=480
-compile_timeout=420 compile_dtypes=fp16,fp32 tests=test_convolution conditions="" order="" before=""
+compile_timeout=300 compile_dtypes=fp16,fp32 tests=test_convolution conditions="" order="" before=""
 shapes_args="--formats fp16 --batches 32,1 --tiles auto" gemm_sizes="8192 8192 8192"
 wgscope_tiles=128x128x16w128,128x256x16w256 budget=${VKCNN_BENCH_BUDGET:-570}
 positional=()
@@ -148,9 +148,13 @@ step_pytorch() {
 }
 
 step_compile() {
+  # A network may take --compile-timeout seconds: it starts only while that much of the call is left.
   local b=$(( $(left) - compile_timeout ))
   [ $b -gt "$compile_budget" ] && b=$compile_budget
-  [ $b -lt 0 ] && b=0
+  if [ $b -le 0 ]; then
+    log "compile: less than --compile-timeout ($compile_timeout s) of this call left: call the compile step again"
+    return
+  fi
   log "compile: torch.compile(mode=\"reduce-overhead\"), networks started within $b s"
   PYTHONUNBUFFERED=1 python3 "$bench/pytorch_side.py" "$work/models" --networks "$networks" \
     --runs "$pt_runs" --warmup $(( pt_runs / 5 + 1 )) --dtypes "$compile_dtypes" --compile-only --compile-budget $b \

@@ -206,19 +206,18 @@ def compile_network(name, args, configs):
 
 
 def compile_all(args, networks):
-    """torch.compile for every network without a compile_NETWORK.json, within the budget (one
-    network at least a call, so that calls resume); False where networks are left."""
+    """torch.compile for every network without a compile_NETWORK.json, each started within the
+    budget; False where networks are left for another call."""
     configs = [(label, batch) for label, batch in CONFIGS if label in args.dtypes.split(",")]
-    start, started = time.time(), False
+    start = time.time()
     for name in networks:
         path = os.path.join(args.out, f"compile_{name}.json")
         if os.path.exists(path):
             continue
-        if started and time.time() - start > args.compile_budget:
+        if time.time() - start >= args.compile_budget:
             print(f"pytorch: torch.compile of {name} and later left for another call "
                   f"(--compile-budget {args.compile_budget} s spent)", flush=True)
             return False
-        started = True
         entry = compile_network(name, args, configs)
         with open(path, "w") as f:
             json.dump(entry, f, indent=1)
@@ -239,10 +238,10 @@ def main():
     parser.add_argument("--no-compile", action="store_true", help="skip torch.compile")
     parser.add_argument("--compile-only", action="store_true",
                         help="only torch.compile, for the networks without compile_NETWORK.json")
-    parser.add_argument("--compile-timeout", type=int, default=420,
+    parser.add_argument("--compile-timeout", type=int, default=300,
                         help="seconds a network's torch.compile child may take (its 4 configs)")
     parser.add_argument("--compile-budget", type=int, default=480,
-                        help="seconds after which no further network is compiled (resume later)")
+                        help="seconds within which networks may start compiling (resume later)")
     parser.add_argument("--compile-child", metavar="NETWORK", help=argparse.SUPPRESS)
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)

@@ -187,9 +187,19 @@ class CompileSide(unittest.TestCase):
         try:
             with tempfile.TemporaryDirectory() as d:
                 write(os.path.join(d, "compile_resnet18.json"), {"network": "resnet18"})
-                # A budget of 0 s: the first network still runs, then the call stops.
+                # No budget: nothing starts, and the networks are left for another call.
                 finished = pytorch_side.compile_all(self.args(d, compile_budget=0),
                                                     ["resnet18", "resnet50", "vgg16"])
+                self.assertFalse(finished)
+                self.assertEqual(done, [])
+                # A budget the first network uses up: it finishes, the next waits.
+                clock = iter([0.0, 0.0, 100.0])  # the start, resnet50's start, vgg16's
+                real_time, pytorch_side.time.time = pytorch_side.time.time, lambda: next(clock)
+                try:
+                    finished = pytorch_side.compile_all(self.args(d, compile_budget=50),
+                                                        ["resnet18", "resnet50", "vgg16"])
+                finally:
+                    pytorch_side.time.time = real_time
                 self.assertFalse(finished)
                 self.assertEqual(done, ["resnet50"])
                 finished = pytorch_side.compile_all(self.args(d, dtypes="fp16"),
