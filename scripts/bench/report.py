@@ -61,6 +61,16 @@ def ratio(a, b):
     return f"{a / b:.2f}x" if a and b else "-"
 
 
+def short_reason(error):
+    """A few words for a table cell; the whole message goes under the table."""
+    if error.startswith("not finished"):
+        return "timed out"
+    if error.startswith("the compiling process died"):
+        return "process died"
+    head = error.split(":", 1)[0]
+    return head if len(head) <= 32 else head[:29] + "..."
+
+
 def compile_cell(entry, key, notes):
     """The torch.compile median for `key` (fp16_b1 ...), or a note's number where it has none."""
     if entry is None:
@@ -70,7 +80,7 @@ def compile_cell(entry, key, notes):
         return "-", None
     if "error" in result:
         notes.append(f"{entry['network']} {key.replace('_b', ' batch ')}: {result['error']}")
-        return f"failed ({len(notes)})", None
+        return f"failed: {short_reason(result['error'])} ({len(notes)})", None
     return cell(result.get("median_ms")), result.get("median_ms")
 
 

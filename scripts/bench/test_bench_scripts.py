@@ -80,8 +80,8 @@ class Report(unittest.TestCase):
         runs[("resnet50", "fp32", 1)] = vk("resnet50", "fp32", 1, 2.0)
         runs[("resnet50", "fp32", 32)] = vk("resnet50", "fp32", 32, 11.4)
         text = report.table(PT, COMPILED, runs)
-        self.assertIn("| failed (1) |", text)
-        self.assertIn("| failed (2) |", text)
+        self.assertIn("| failed: BackendCompilerFailed (1) |", text)
+        self.assertIn("| failed: timed out (2) |", text)
         self.assertIn("1. resnet50 fp32 batch 1: BackendCompilerFailed: triton ran out of shared memory",
                       text)
         self.assertIn("2. resnet50 fp32 batch 32: not finished within --compile-timeout 420 s", text)
