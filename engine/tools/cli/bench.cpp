@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "npy.h"
+#include "vulkan/overrides.h"
 
 namespace vkcnn::cli {
 
@@ -182,8 +183,8 @@ int bench(const std::vector<std::string>& rest) {
   std::vector<std::tuple<std::string, std::string, ColdStart>> colds;
   if (cold) {
     Progress progress("first inferences (--cold)");
-    const char* previous = std::getenv("VKCNN_PIPELINE_CACHE_DIR");
-    const std::string restore = previous ? previous : "";
+    // As the process started (the Contexts below read it as they start).
+    const std::string restore = detail::processOverrides().pipelineCacheDirectory;
     if (!cacheDir.empty()) {
       std::error_code ec;
       std::filesystem::create_directories(cacheDir, ec);
@@ -199,7 +200,7 @@ int bench(const std::vector<std::string>& rest) {
       colds.emplace_back("with cache", "cold_with_cache", coldStart(args, setup));
       std::filesystem::remove_all(dir);
     }
-    if (previous)
+    if (!restore.empty())
       setenv("VKCNN_PIPELINE_CACHE_DIR", restore.c_str(), 1);
     else
       unsetenv("VKCNN_PIPELINE_CACHE_DIR");

@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "npy.h"
 #include "picture.h"
+#include "vulkan/overrides.h"
 
 namespace vkcnn::cli {
 
@@ -135,8 +136,8 @@ ContextOptions contextOptions(const Arguments& args) {
   // The device is checked here so that the message names the option the user gave.
   std::string wanted = args.get("--device");
   std::string source = "--device";
-  if (wanted.empty() && std::getenv("VKCNN_DEVICE") && *std::getenv("VKCNN_DEVICE")) {
-    wanted = std::getenv("VKCNN_DEVICE");
+  if (wanted.empty() && !detail::processOverrides().device.empty()) {
+    wanted = detail::processOverrides().device;
     source = "VKCNN_DEVICE";
   }
   if (!wanted.empty()) {
@@ -167,8 +168,8 @@ Context makeContext(const Arguments& args) {
   Context context(contextOptions(args));
   // TEST HOOK (tests/test_cli.cpp): a validation-layer message sent through the Context's own
   // debug messenger, to check that it changes the exit status.
-  const char* inject = std::getenv("VKCNN_CLI_INJECT_VALIDATION_MESSAGE");
-  if (inject && std::strcmp(inject, "1") == 0 && context.capabilities().validationEnabled) {
+  if (detail::processOverrides().cliInjectValidationMessage &&
+      context.capabilities().validationEnabled) {
     void* loader = ::dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
     auto gipa =
         loader
