@@ -70,6 +70,9 @@ function(vkcnn_embed_shaders target)
     DEPENDS vkcnn_spirv_embed ${spv_files}
     COMMENT "Reflecting and embedding SPIR-V modules"
     VERBATIM)
+  if(TARGET vkcnn_host_tools)
+    add_dependencies(${target} vkcnn_host_tools)  # the embedder of a cross build
+  endif()
   target_sources(${target} PRIVATE ${out_header} ${out_source})
   target_include_directories(${target} PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated)
 endfunction()

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs vkcnn's build and test dependencies from Debian 12 packages. Idempotent: packages that
 # are already installed are left alone, and apt is only asked when something is missing.
+#   --windows  also what the Windows cross build and its tests under Wine need
+#              (scripts/test-windows.sh)
 set -euo pipefail
 
 packages=(
@@ -17,6 +19,20 @@ packages=(
   # scripts/export-test-models.py (regenerates tests/data/torch; the tests read the files only)
   python3-torch python3-torchvision
 )
+if [ "${1:-}" = "--windows" ]; then
+  packages+=(
+    # mingw-w64 with the POSIX thread model (std::thread, std::mutex) and its dlltool
+    g++-mingw-w64-x86-64-posix binutils-mingw-w64-x86-64
+    # zlib for Windows (the Fashion-MNIST sample reads its gzip data)
+    libz-mingw-w64-dev
+    # Wine runs the programs (/usr/lib/wine/wine64); Xvfb gives Wine's vulkan-1.dll the X server
+    # it needs to reach the host's Vulkan driver; xvfb-run needs xauth
+    wine64 xvfb xauth
+  )
+elif [ $# -gt 0 ]; then
+  echo "usage: install-deps.sh [--windows]" >&2
+  exit 2
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -4,6 +4,7 @@
 // validation message would also fail a run (exit status 3).
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #include <stb/stb_image_write.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -327,6 +328,28 @@ TEST_CASE("cli: the command line is checked before any work") {
     CHECK_MESSAGE(r.status == 1, r.output);
     CHECK(r.has("--json /dev/full: write failed (No space left on device)"));
   }
+}
+
+TEST_CASE("cli: only regular files are read: a FIFO as the model or an input is refused") {
+  const std::string in = file("fifo-test.npy");
+  writeNpy(in, {1, 1, 28, 28}, randomFloats(784, 1, 0, 1));
+  const std::string fifo = file("fifo");
+  fs::remove(fifo);
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  // `timeout`: a regression fails here (status 124) instead of hanging the suite.
+  Result r = cli("run " + fifo + " --input " + in, "timeout 60");
+  CHECK_MESSAGE(r.status == 2, r.output);
+  CHECK(r.has("the model " + fifo + " is not a regular file (a FIFO)"));
+  r = cli("run " + kFashion + " --input " + fifo, "timeout 60");
+  CHECK_MESSAGE(r.status == 2, r.output);
+  CHECK(r.has("--input " + fifo + " is not a regular file (a FIFO)"));
+  r = cli("bench " + kFashion + " --reference " + fifo, "timeout 60");
+  CHECK_MESSAGE(r.status == 2, r.output);
+  CHECK(r.has("--reference " + fifo + " is not a regular file (a FIFO)"));
+  r = cli("run " + kFashion + " --input " + directory().string());
+  CHECK_MESSAGE(r.status == 2, r.output);
+  CHECK(r.has("--input " + directory().string() + " is a directory"));
+  fs::remove(fifo);
 }
 
 TEST_CASE("cli: run with --opt=value, outputs, labels with softmax probabilities, JSON") {

@@ -38,7 +38,7 @@ struct Log {
 TEST_CASE("device lost: a fence timeout is sticky, later calls say so, teardown is clean") {
   auto log = std::make_shared<Log>();
   ContextOptions options;
-  options.validation = true;
+  options.validation = kValidation;
   options.log = [log](LogSeverity s, std::string_view m) { (*log)(s, m); };
   const uint32_t w = 192, h = 192, c = 32;
   double jobSeconds = 0;

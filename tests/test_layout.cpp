@@ -3,7 +3,6 @@
 // against the host data itself, channel offsets, zeroed padding, chains in one command buffer
 // (barriers on buffer hazards, checked by synchronization validation), wrapped application
 // buffers and images, and errors.
-#include <dlfcn.h>
 #include <vkcnn/buffer.h>
 #include <vkcnn/rearrange.h>
 
@@ -86,15 +85,12 @@ struct RawVulkan {
   PFN_vkFreeMemory freeMemory = nullptr;
   PFN_vkCmdPipelineBarrier cmdPipelineBarrier = nullptr;
   VkDevice device = VK_NULL_HANDLE;
-  void* loader = nullptr;
   std::vector<VkBuffer> buffers;
   std::vector<VkImage> images;
   std::vector<VkDeviceMemory> memories;
 
   RawVulkan() {
-    loader = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
-    REQUIRE((loader != nullptr));
-    auto gipa = reinterpret_cast<PFN_vkGetInstanceProcAddr>(dlsym(loader, "vkGetInstanceProcAddr"));
+    auto gipa = vulkanLoader();
     REQUIRE((gipa != nullptr));
     VkInstance instance = context().vkInstance();
     device = context().vkDevice();
@@ -119,7 +115,6 @@ struct RawVulkan {
     for (VkBuffer b : buffers) destroyBuffer(device, b, nullptr);
     for (VkImage i : images) destroyImage(device, i, nullptr);
     for (VkDeviceMemory m : memories) freeMemory(device, m, nullptr);
-    dlclose(loader);  // the Context keeps its own reference to the loader
   }
   template <typename F>
   void load(F& f, const char* name) {

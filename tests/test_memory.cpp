@@ -1,7 +1,6 @@
 // Device memory control (ContextOptions): block size sized to the device and settable, a budget
 // whose excess is an outOfMemory error naming it, an application's allocation callbacks, and
 // trimTemporaryMemory() giving every block that holds nothing back; memoryStatistics() shows it.
-#include <dlfcn.h>
 
 #include <map>
 #include <mutex>
@@ -35,9 +34,7 @@ void runSmallWork(const Context& context, uint32_t size) {
 }
 
 PFN_vkGetDeviceProcAddr deviceProcAddr(VkInstance instance) {
-  static void* library = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
-  REQUIRE(library != nullptr);
-  auto gipa = reinterpret_cast<PFN_vkGetInstanceProcAddr>(dlsym(library, "vkGetInstanceProcAddr"));
+  auto gipa = vulkanLoader();
   return reinterpret_cast<PFN_vkGetDeviceProcAddr>(gipa(instance, "vkGetDeviceProcAddr"));
 }
 

@@ -3,11 +3,16 @@
 // and Buffers, a batch split into chunks from one import, every misuse as a clear Error, the load's
 // statistics, and every allocation of a load failing in turn.
 #include <unistd.h>
+#if !defined(_WIN32)
+#include <fcntl.h>
+#include <sys/stat.h>
+#endif
 
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <future>
 
 #include <vkcnn/session.h>
 
@@ -210,6 +215,35 @@ TEST_CASE("session: a file path, and its errors") {
   CHECK(contains(m, "missing.onnx: no such file"));
   std::filesystem::remove_all(dir);
 }
+
+#if !defined(_WIN32)
+TEST_CASE("session: a FIFO with no writer as the model is refused, not waited on") {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("vkcnn-test-session-fifo-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string fifo = (dir / "model.onnx").string();
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  // Through Session and through the importer. A regression fails after a minute (a writer then
+  // opens the FIFO, which ends each wait) instead of hanging the suite.
+  auto refusals = std::async(std::launch::async, [&] {
+    return errorOf([&] { Session s(context(), fifo); }, ErrorCode::io) + "\n" +
+           errorOf([&] { importOnnx(context(), fifo); }, ErrorCode::io);
+  });
+  if (refusals.wait_for(std::chrono::seconds(60)) == std::future_status::timeout) {
+    while (refusals.wait_for(std::chrono::milliseconds(100)) == std::future_status::timeout)
+      if (const int writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK); writer >= 0)
+        ::close(writer);
+    FAIL("opening a FIFO as the model waited for a writer");
+  }
+  const std::string m = refusals.get();
+  CHECK(contains(m, fifo + " is not a regular file (a FIFO)"));
+  CHECK(contains(m, "ONNX model '" + fifo + "' is not a regular file (a FIFO)"));
+  // A directory, through the importer (Session's is checked above).
+  CHECK(contains(errorOf([&] { importOnnx(context(), dir.string()); }, ErrorCode::io),
+                 "ONNX model '" + dir.string() + "' is a directory, not a regular file"));
+  std::filesystem::remove_all(dir);
+}
+#endif
 
 TEST_CASE("session: from a path on its own Context, which starts while the model is parsed") {
   // Weights over 1 KiB: taken out of protobuf's message by the scanner and decoded before the

@@ -28,7 +28,7 @@ struct Recorder {
 
 ContextOptions recordedOptions(const std::shared_ptr<Recorder>& recorder) {
   ContextOptions options;
-  options.validation = true;
+  options.validation = kValidation;
   options.log = [recorder](LogSeverity severity, std::string_view message) {
     if (severity >= LogSeverity::warning) recorder->add(message);
   };

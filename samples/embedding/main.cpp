@@ -6,7 +6,13 @@
 // work), vkcnn classifies the target's mean colour with a tiny network (convolution, global
 // average pooling, fully connected, softmax), and the application copies vkcnn's result into a
 // buffer of its own (its own work again) and maps it.
+#if defined(_WIN32)
+#define WIN32_LEAN_AND_MEAN
+#define NOMINMAX
+#include <windows.h>
+#else
 #include <dlfcn.h>
+#endif
 #include <vkcnn/vkcnn.h>
 
 #include <cmath>
@@ -24,6 +30,32 @@ namespace {
     if (r_ != VK_SUCCESS)                                                                   \
       throw std::runtime_error(std::string(#call) + " failed: " + std::to_string(int(r_))); \
   } while (0)
+
+// The application opens the system's Vulkan loader itself.
+#if defined(_WIN32)
+constexpr const char* kLoader = "vulkan-1.dll";
+void* openLoader() {
+  return static_cast<void*>(LoadLibraryA(kLoader));
+}
+PFN_vkGetInstanceProcAddr loaderEntry(void* library) {
+  return reinterpret_cast<PFN_vkGetInstanceProcAddr>(reinterpret_cast<void*>(
+      GetProcAddress(static_cast<HMODULE>(library), "vkGetInstanceProcAddr")));
+}
+void closeLoader(void* library) {
+  FreeLibrary(static_cast<HMODULE>(library));
+}
+#else
+constexpr const char* kLoader = "libvulkan.so.1";
+void* openLoader() {
+  return dlopen(kLoader, RTLD_NOW | RTLD_LOCAL);
+}
+PFN_vkGetInstanceProcAddr loaderEntry(void* library) {
+  return reinterpret_cast<PFN_vkGetInstanceProcAddr>(dlsym(library, "vkGetInstanceProcAddr"));
+}
+void closeLoader(void* library) {
+  dlclose(library);
+}
+#endif
 
 // The application's own tiny Vulkan loader use: its own function pointers, nothing shared.
 struct AppVulkan {
@@ -46,9 +78,9 @@ struct AppVulkan {
   }
 
   AppVulkan() {
-    library = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!library) throw std::runtime_error("no Vulkan loader (libvulkan.so.1)");
-    gipa = reinterpret_cast<PFN_vkGetInstanceProcAddr>(dlsym(library, "vkGetInstanceProcAddr"));
+    library = openLoader();
+    if (!library) throw std::runtime_error(std::string("no Vulkan loader (") + kLoader + ")");
+    gipa = loaderEntry(library);
     VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
     app.pApplicationName = "vkcnn embedding sample";
     app.apiVersion = VK_API_VERSION_1_2;
@@ -96,7 +128,7 @@ struct AppVulkan {
       deviceFn<PFN_vkDestroyDevice>("vkDestroyDevice")(device, nullptr);
     }
     if (instance) instanceFn<PFN_vkDestroyInstance>("vkDestroyInstance")(instance, nullptr);
-    if (library) dlclose(library);
+    if (library) closeLoader(library);
   }
 
   uint32_t memoryType(uint32_t bits, VkMemoryPropertyFlags flags) const {

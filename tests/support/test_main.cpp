@@ -9,7 +9,7 @@
 #include "test_support.h"
 
 #if defined(__SANITIZE_ADDRESS__)
-#include <dlfcn.h>
+#include "platform/platform.h"
 
 namespace {
 // LeakSanitizer reports leaks when the process exits, long after the Vulkan loader unloaded the
@@ -20,14 +20,14 @@ namespace {
 const bool pinnedVulkanModules = [] {
   for (const char* name : {"libVkLayer_khronos_validation.so", "libVkLayer_MESA_device_select.so",
                            "libvulkan_lvp.so", "libvulkan.so.1"})
-    dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    vkcnn::platform::keepLibraryLoaded(name);
   return true;
 }();
 }  // namespace
 #endif
 
 int main(int argc, char** argv) {
-  setenv("VKCNN_VALIDATION", "1", 1);
+  setenv("VKCNN_VALIDATION", vkcnn::test::kValidation ? "1" : "0", 1);
   doctest::Context runner(argc, argv);
   int result = runner.run();
   if (runner.shouldExit()) return result;

@@ -9,9 +9,31 @@
 #include <limits>
 #include <memory>
 #include <mutex>
-#include <unistd.h>
+
+#include "platform/platform.h"
+
+#if defined(_WIN32)
+int setenv(const char* name, const char* value, int overwrite) {
+  if (overwrite || !std::getenv(name)) vkcnn::platform::setEnvironment(name, value);
+  return 0;
+}
+
+int unsetenv(const char* name) {
+  vkcnn::platform::setEnvironment(name, nullptr);
+  return 0;
+}
+#endif
 
 namespace vkcnn::test {
+
+PFN_vkGetInstanceProcAddr vulkanLoader() {
+  // Never closed: the process keeps its reference until it exits.
+  static const PFN_vkGetInstanceProcAddr gipa = [] {
+    void* library = nullptr;
+    return reinterpret_cast<PFN_vkGetInstanceProcAddr>(platform::openVulkanLoader(&library));
+  }();
+  return gipa;
+}
 
 namespace {
 std::atomic<uint64_t> messages{0};
@@ -28,7 +50,7 @@ void onLog(LogSeverity severity, std::string_view message) {
 
 Context makeContext(const ContextOptions& options) {
   ContextOptions o = options;
-  o.validation = true;
+  o.validation = kValidation;
   o.log = onLog;
   return Context(o);
 }
@@ -231,22 +253,13 @@ NeuronDescriptor sampleNeuron(NeuronType type, uint32_t channels) {
 
 std::string writeTemporaryDatFile(const std::vector<float>& values, const std::string& name) {
   static std::atomic<int> counter{0};
-  std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("vkcnn-test-" + std::to_string(getpid()));
+  std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                              ("vkcnn-test-" + std::to_string(platform::processId()));
   std::filesystem::create_directories(dir);
   std::filesystem::path path = dir / (std::to_string(counter++) + "-" + name + ".dat");
   std::ofstream out(path, std::ios::binary);
   out.write(reinterpret_cast<const char*>(values.data()), std::streamsize(values.size() * 4));
   return path.string();
-}
-
-std::vector<float> runOnnxImport(OnnxImport imported, const std::vector<float>& input) {
-  Image in = makeOnnxImage(context(), imported.info.inputs[0], input, ChannelFormat::float32);
-  CommandBuffer cb(context());
-  std::vector<Image> out = imported.graph.encode(cb, {in});
-  cb.commit();
-  cb.waitUntilCompleted();
-  return readOnnxImage(out[0], imported.info.outputs[0]);
 }
 
 }  // namespace vkcnn::test

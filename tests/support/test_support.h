@@ -30,10 +30,26 @@ inline std::ostream& operator<<(std::ostream& o, NeuronType v) {
 }
 }  // namespace vkcnn
 
+// The tests set environment overrides with POSIX's setenv and unsetenv; a Windows build gets them
+// here (test_support.cpp, through the platform layer).
+#if defined(_WIN32)
+int setenv(const char* name, const char* value, int overwrite);
+int unsetenv(const char* name);
+#endif
+
 namespace vkcnn::test {
 
+// Whether the validation layer watches the tests (VKCNN_TEST_VALIDATION in CMake: off in a Windows
+// build, which runs under Wine without a layer; the Linux suite covers validation there).
+inline constexpr bool kValidation = VKCNN_TEST_VALIDATION;
+
+// vkGetInstanceProcAddr of the system's Vulkan loader, opened once for the process, for
+// tests that create Vulkan objects of their own.
+PFN_vkGetInstanceProcAddr vulkanLoader();
+
 // A Context on the default device (lavapipe where there is no GPU, or VKCNN_DEVICE) with the
-// validation layer and synchronization validation on; any message fails the running test.
+// validation layer and synchronization validation on (kValidation); any message fails the
+// running test.
 Context& context();
 
 // Runs an imported one-input, one-output ONNX model on the shared Context from float32 input

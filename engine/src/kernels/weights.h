@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "platform/platform.h"
 #include "vulkan/overrides.h"
 
 namespace vkcnn::detail {
@@ -29,8 +30,7 @@ class MappedFloatFile {
   std::span<const float> values() const { return values_; }
 
  private:
-  void* mapping_ = nullptr;
-  size_t length_ = 0;
+  platform::MappedFile file_;
   std::vector<float> swapped_;  // big-endian hosts only
   std::span<const float> values_;
 };
@@ -60,7 +60,11 @@ inline void parallelRanges(size_t count, size_t grain, size_t minimum,
   std::vector<std::thread> workers;
   size_t started = 1;
   try {
-    for (; started < threads; ++started) workers.emplace_back(range, started);
+    for (; started < threads; ++started)
+      workers.emplace_back([&range, started] {
+        platform::setThreadName("vkcnn-pack");
+        range(started);
+      });
   } catch (const std::system_error&) {
     // No more threads to be had: the calling thread takes the ranges not started.
   }

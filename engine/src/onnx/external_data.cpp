@@ -4,10 +4,10 @@
 #include <onnx/onnx_pb.h>
 
 #include <filesystem>
-#include <fstream>
 #include <limits>
 
 #include "onnx/onnx_tensor.h"
+#include "platform/platform.h"
 
 namespace vkcnn::detail::onnx_import {
 namespace {
@@ -84,13 +84,16 @@ void resolveTensor(onnx::TensorProto& t, const fs::path& directory, const std::s
   const Location l = parseLocation(t, what);
   const fs::path path = containedPath(directory, l.file, what);
   const std::string name = "'" + l.file + "'";
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec))
+  const platform::FileType type = platform::fileType(path.string());
+  if (type == platform::FileType::missing)
     invalidModel(what + ": external data file " + name +
                  " does not exist in the model's directory");
-  const uintmax_t size = fs::file_size(path, ec);
-  if (ec)
-    invalidModel(what + ": cannot read external data file " + name + " (" + ec.message() + ")");
+  if (type != platform::FileType::regular)
+    invalidModel(what + ": external data file " + name + " is not a regular file (" +
+                 platform::describe(type) + ")");
+  // Mapped, never opened as a stream: a path that became a FIFO since is refused, not waited on.
+  const platform::MappedFile file(path.string(), what + ": external data file " + name);
+  const uintmax_t size = file.size();
   if (uintmax_t(l.offset) > size)
     invalidModel(what + ": external data offset " + std::to_string(l.offset) +
                  " is past the end of " + name + " (" + std::to_string(size) + " bytes)");
@@ -106,12 +109,10 @@ void resolveTensor(onnx::TensorProto& t, const fs::path& directory, const std::s
     invalidModel(what + ": external data length " + std::to_string(length) + " in " + name +
                  " does not fit shape " + dimsToString(dims) + " of " +
                  elementTypeName(t.data_type()));
-  std::string bytes(size_t(length), '\0');
-  std::ifstream in(path, std::ios::binary);
-  if (!in || !in.seekg(std::streamoff(l.offset)) || !in.read(bytes.data(), std::streamsize(length)))
-    invalidModel(what + ": cannot read " + std::to_string(length) + " bytes at offset " +
-                 std::to_string(l.offset) + " of external data file " + name);
-  t.set_raw_data(std::move(bytes));
+  t.set_raw_data(
+      length ? std::string(reinterpret_cast<const char*>(file.bytes().data()) + size_t(l.offset),
+                           size_t(length))
+             : std::string());
   t.clear_external_data();
   t.set_data_location(onnx::TensorProto::DEFAULT);
 }

@@ -14,11 +14,11 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <set>
 #include <string_view>
 
+#include "platform/platform.h"
 #include "vkcnn/error.h"
 #include "vulkan/load_clock.h"
 
@@ -780,19 +780,13 @@ OnnxImport Importer::run() {
 
 namespace {
 
+// Only a regular file is opened: a FIFO given as the model is refused, not waited on.
 std::vector<uint8_t> readFile(const std::string& path) {
-  std::ifstream file(path, std::ios::binary | std::ios::ate);
-  if (!file) throw Error(ErrorCode::io, "cannot open ONNX model '" + path + "'");
-  const std::streamoff size = file.tellg();
-  if (size < 0) throw Error(ErrorCode::io, "cannot read ONNX model '" + path + "'");
-  if (size > std::numeric_limits<int>::max())
-    invalidModel("'" + path + "' is " + std::to_string(size) +
+  const platform::MappedFile file(path, "ONNX model '" + path + "'", {}, true);
+  if (file.size() > size_t(std::numeric_limits<int>::max()))
+    invalidModel("'" + path + "' is " + std::to_string(file.size()) +
                  " bytes; protobuf files are limited to 2 GiB");
-  std::vector<uint8_t> bytes(static_cast<size_t>(size));
-  file.seekg(0);
-  if (!file.read(reinterpret_cast<char*>(bytes.data()), size))
-    throw Error(ErrorCode::io, "cannot read ONNX model '" + path + "'");
-  return bytes;
+  return std::vector<uint8_t>(file.bytes().begin(), file.bytes().end());
 }
 
 // External data files are looked up next to the model.

@@ -8,11 +8,6 @@
 // tensor info is the batch's) and never again.
 #include "vkcnn/session.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cerrno>
@@ -26,6 +21,7 @@
 #include <thread>
 
 #include "onnx/importer.h"
+#include "platform/platform.h"
 #include "vkcnn/error.h"
 #include "vulkan/context_start.h"
 #include "vulkan/load_clock.h"
@@ -87,49 +83,15 @@ std::string namesText(const std::vector<SessionTensorInfo>& infos) {
 }
 
 // The model file mapped read-only: no copy of its bytes (weights are most of a model: 100 MB for
-// resnet50, 550 MB for vgg16) and no zero-filled buffer before the read.
+// resnet50, 550 MB for vgg16) and no zero-filled buffer before the read. Only a regular file is
+// opened (a FIFO given as the model is refused, not waited on).
 class ModelFile {
  public:
-  explicit ModelFile(const std::string& path) {
-    std::error_code ec;
-    const auto status = std::filesystem::status(path, ec);
-    if (ec || !std::filesystem::exists(status)) throw Error(ErrorCode::io, path + ": no such file");
-    if (std::filesystem::is_directory(status))
-      throw Error(ErrorCode::io, path + " is a directory, not a model file");
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) throw Error(ErrorCode::io, path + ": cannot open (" + std::strerror(errno) + ")");
-    struct stat st {};
-    if (::fstat(fd_, &st) != 0 || st.st_size < 0)
-      fail(path + ": cannot read its size (" + std::strerror(errno) + ")");
-    size_ = size_t(st.st_size);
-    if (!size_) return;
-    if (!S_ISREG(st.st_mode)) fail(path + " is not a regular file");
-    // MAP_POPULATE: the page tables filled in one go rather than a fault per page as the weights
-    // are decoded.
-    mapping_ = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd_, 0);
-    if (mapping_ == MAP_FAILED) {
-      mapping_ = nullptr;
-      fail(path + ": cannot map (" + std::strerror(errno) + ")");
-    }
-    ::madvise(mapping_, size_, MADV_SEQUENTIAL | MADV_WILLNEED);
-  }
-  ~ModelFile() {
-    if (mapping_) ::munmap(mapping_, size_);
-    if (fd_ >= 0) ::close(fd_);
-  }
-  ModelFile(const ModelFile&) = delete;
-  ModelFile& operator=(const ModelFile&) = delete;
-  std::span<const uint8_t> bytes() const { return {static_cast<const uint8_t*>(mapping_), size_}; }
+  explicit ModelFile(const std::string& path) : file_(path, path, {}, true) {}
+  std::span<const uint8_t> bytes() const { return file_.bytes(); }
 
  private:
-  [[noreturn]] void fail(const std::string& message) {
-    ::close(fd_);
-    fd_ = -1;
-    throw Error(ErrorCode::io, message);
-  }
-  int fd_ = -1;
-  size_t size_ = 0;
-  void* mapping_ = nullptr;
+  platform::MappedFile file_;
 };
 
 SessionTensorInfo tensorInfo(const OnnxTensorInfo& info, uint32_t chunks) {

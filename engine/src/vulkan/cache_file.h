@@ -3,8 +3,6 @@
 // another, ever sees half a file.
 #pragma once
 
-#include <unistd.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -15,6 +13,8 @@
 #include <string_view>
 #include <system_error>
 #include <thread>
+
+#include "platform/platform.h"
 
 namespace vkcnn::detail {
 
@@ -35,7 +35,7 @@ inline std::string writeFileAside(const std::string& path,
   const std::filesystem::path target(path);
   std::filesystem::create_directories(target.parent_path(), ec);
   std::filesystem::path aside = target;
-  aside += ".tmp" + std::to_string(::getpid()) + "-" +
+  aside += ".tmp" + std::to_string(platform::processId()) + "-" +
            std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
   {
     std::ofstream out(aside, std::ios::binary | std::ios::trunc);

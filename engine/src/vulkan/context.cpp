@@ -1,6 +1,3 @@
-#include <dlfcn.h>
-#include <link.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -13,6 +10,7 @@
 
 #include "convolution_tiles.h"
 #include "memory/device_buffer.h"
+#include "platform/platform.h"
 #include "vulkan/context_impl.h"
 #include "vulkan/context_start.h"
 
@@ -48,23 +46,12 @@ std::shared_mutex& loaderListMutex() {
 // exited around then crashed in libEGL's thread teardown: tests/test_threads.cpp's two Contexts on
 // two threads, in about one run in nine on the H100 (driver 580, glvnd 1.6), with or without the
 // validation layer. So whatever the process had loaded when its first VkInstance was created (or
-// when vkcnn first adopted an application's device) stays loaded until exit: one extra dlopen
-// reference per library, never released. Process-wide, like the hazard. (It also keeps the
-// driver's own leaks nameable for tests/sanitizers/lsan.supp where the application destroys its
-// instance before exit: samples/embedding.)
+// when vkcnn first adopted an application's device) stays loaded until exit: one extra
+// reference per library (platform::pinLoadedLibraries), never released. Process-wide, like the
+// hazard. (It also keeps the driver's own leaks nameable for tests/sanitizers/lsan.supp where the
+// application destroys its instance before exit: samples/embedding.)
 void pinLoadedLibraries() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    std::vector<std::string> names;
-    dl_iterate_phdr(
-        [](dl_phdr_info* info, size_t, void* list) {
-          if (info->dlpi_name && info->dlpi_name[0])
-            static_cast<std::vector<std::string>*>(list)->push_back(info->dlpi_name);
-          return 0;
-        },
-        &names);
-    for (const std::string& name : names) dlopen(name.c_str(), RTLD_LAZY | RTLD_NOLOAD);
-  });
+  platform::pinLoadedLibraries();
 }
 
 uint64_t fenceTimeoutMs(const ContextOptions& options, const Overrides& overrides) {
@@ -92,19 +79,9 @@ int typeRank(DeviceType type) {
   }
 }
 
-// The system Vulkan loader, opened per Context (dlopen reference-counts it).
+// The system Vulkan loader, opened per Context (the system reference-counts it).
 PFN_vkGetInstanceProcAddr openLoader(void** library) {
-  for (const char* name : {"libvulkan.so.1", "libvulkan.so"}) {
-    *library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (*library) break;
-  }
-  if (!*library)
-    throw Error(
-        ErrorCode::unsupported,
-        "Vulkan loader libvulkan.so.1 not found: install libvulkan1 (Debian) or a GPU driver");
-  auto gipa = reinterpret_cast<PFN_vkGetInstanceProcAddr>(dlsym(*library, "vkGetInstanceProcAddr"));
-  if (!gipa) throw Error(ErrorCode::unsupported, "libvulkan.so.1 has no vkGetInstanceProcAddr");
-  return gipa;
+  return reinterpret_cast<PFN_vkGetInstanceProcAddr>(platform::openVulkanLoader(library));
 }
 
 struct LoaderInstance {
@@ -117,7 +94,7 @@ struct LoaderInstance {
   ~LoaderInstance() {
     std::unique_lock lock(loaderListMutex());
     if (instance && vki.vkDestroyInstance) vki.vkDestroyInstance(instance, nullptr);
-    if (library) dlclose(library);
+    platform::closeLibrary(library);
   }
 };
 
@@ -241,7 +218,7 @@ ContextImpl::~ContextImpl() {
   if (messenger_) vki_.vkDestroyDebugUtilsMessengerEXT(instance_, messenger_, nullptr);
   if (ownsInstance_ && instance_) vki_.vkDestroyInstance(instance_, nullptr);
   lock.unlock();
-  if (loaderLibrary_) dlclose(loaderLibrary_);
+  platform::closeLibrary(loaderLibrary_);
 }
 
 void ContextImpl::log(LogSeverity severity, std::string_view message) {

@@ -1,7 +1,5 @@
 #include "vulkan/pipelines.h"
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -10,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "platform/platform.h"
 #include "vulkan/context_impl.h"
 #include "vulkan/cache_file.h"
 
@@ -50,10 +49,8 @@ std::string defaultPipelineCacheFile(const VkPhysicalDeviceProperties& p,
   std::filesystem::path dir;
   if (!overrides.pipelineCacheDirectory.empty())
     dir = overrides.pipelineCacheDirectory;
-  else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
-    dir = std::filesystem::path(x) / "vkcnn";
-  else if (const char* home = std::getenv("HOME"); home && *home)
-    dir = std::filesystem::path(home) / ".cache" / "vkcnn";
+  else if (const std::string user = platform::userCacheDirectory(); !user.empty())
+    dir = std::filesystem::path(user) / "vkcnn";
   else
     return {};
   char uuid[2 * VK_UUID_SIZE + 1];

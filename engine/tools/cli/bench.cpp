@@ -1,7 +1,5 @@
 // vkcnn bench: wall time GPU-resident and end to end, GPU time, dispatches, barriers, memory, and
 // the first inference of a fresh Context with and without the pipeline cache.
-#include <unistd.h>
-
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -11,6 +9,7 @@
 
 #include "cli.h"
 #include "npy.h"
+#include "platform/platform.h"
 #include "vulkan/overrides.h"
 
 namespace vkcnn::cli {
@@ -189,21 +188,18 @@ int bench(const std::vector<std::string>& rest) {
       std::error_code ec;
       std::filesystem::create_directories(cacheDir, ec);
       if (ec) throw Error(ErrorCode::io, "--cache-dir " + cacheDir + ": " + ec.message());
-      setenv("VKCNN_PIPELINE_CACHE_DIR", cacheDir.c_str(), 1);
+      platform::setEnvironment("VKCNN_PIPELINE_CACHE_DIR", cacheDir.c_str());
       colds.emplace_back("cold", "cold", coldStart(args, setup));
     } else {
       const auto dir = std::filesystem::temp_directory_path() /
-                       ("vkcnn-bench-cache-" + std::to_string(::getpid()));
+                       ("vkcnn-bench-cache-" + std::to_string(platform::processId()));
       std::filesystem::remove_all(dir);
-      setenv("VKCNN_PIPELINE_CACHE_DIR", dir.c_str(), 1);
+      platform::setEnvironment("VKCNN_PIPELINE_CACHE_DIR", dir.string().c_str());
       colds.emplace_back("no cache", "cold_no_cache", coldStart(args, setup));
       colds.emplace_back("with cache", "cold_with_cache", coldStart(args, setup));
       std::filesystem::remove_all(dir);
     }
-    if (!restore.empty())
-      setenv("VKCNN_PIPELINE_CACHE_DIR", restore.c_str(), 1);
-    else
-      unsetenv("VKCNN_PIPELINE_CACHE_DIR");
+    platform::setEnvironment("VKCNN_PIPELINE_CACHE_DIR", restore.empty() ? nullptr : restore.c_str());
     progress.finish();
     for (const auto& [label, key, c] : colds) {
       times[key + "_ms"] = c.totalMs;

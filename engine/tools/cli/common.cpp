@@ -1,8 +1,5 @@
 // The vkcnn tool's shared pieces (cli.h): options, Context and Session from a command line, input
 // files, checked output paths, JSON, progress.
-#include <dlfcn.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -17,6 +14,7 @@
 #include "cli.h"
 #include "npy.h"
 #include "picture.h"
+#include "platform/platform.h"
 #include "vulkan/overrides.h"
 
 namespace vkcnn::cli {
@@ -170,11 +168,8 @@ Context makeContext(const Arguments& args) {
   // debug messenger, to check that it changes the exit status.
   if (detail::processOverrides().cliInjectValidationMessage &&
       context.capabilities().validationEnabled) {
-    void* loader = ::dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
-    auto gipa =
-        loader
-            ? reinterpret_cast<PFN_vkGetInstanceProcAddr>(::dlsym(loader, "vkGetInstanceProcAddr"))
-            : nullptr;
+    void* loader = nullptr;
+    auto gipa = reinterpret_cast<PFN_vkGetInstanceProcAddr>(platform::openVulkanLoader(&loader));
     auto submit = gipa ? reinterpret_cast<PFN_vkSubmitDebugUtilsMessageEXT>(
                              gipa(context.vkInstance(), "vkSubmitDebugUtilsMessageEXT"))
                        : nullptr;
@@ -185,7 +180,7 @@ Context makeContext(const Arguments& args) {
       submit(context.vkInstance(), VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
              VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT, &data);
     }
-    if (loader) ::dlclose(loader);
+    platform::closeLibrary(loader);
   }
   return context;
 }
@@ -198,6 +193,9 @@ std::string shapeText(const std::vector<int64_t>& dims) {
   return s + "]";
 }
 
+// Loading a model needs ONNX import (VKCNN_WITH_ONNX); without it no_onnx.cpp answers the model
+// commands and these are not built.
+#if VKCNN_WITH_ONNX
 namespace {
 
 std::string declaredText(const OnnxTensorInfo& info) {
@@ -369,6 +367,7 @@ Session loadSession(const Context& context, const ModelSetup& setup) {
   progress.finish();
   return session;
 }
+#endif  // VKCNN_WITH_ONNX
 
 std::vector<Option> pictureOptions() {
   return {{"--mean", OptionKind::value},
@@ -466,9 +465,10 @@ void checkWritable(const std::string& path, const std::string& option) {
   if (parent.empty()) parent = ".";
   if (!fs::is_directory(parent, ec))
     throw UsageError(option + " " + path + ": the folder " + parent.string() + " does not exist");
-  if (fs::exists(path, ec) ? ::access(path.c_str(), W_OK) != 0
-                           : ::access(parent.c_str(), W_OK) != 0)
-    throw UsageError(option + " " + path + ": cannot write there (" + std::strerror(errno) + ")");
+  if (const std::string problem =
+          platform::accessProblem(fs::exists(path, ec) ? path : parent.string(), true);
+      !problem.empty())
+    throw UsageError(option + " " + path + ": cannot write there (" + problem + ")");
 }
 
 void checkReadable(const std::string& path, const std::string& option) {
@@ -478,8 +478,12 @@ void checkReadable(const std::string& path, const std::string& option) {
   if (!fs::exists(status)) throw UsageError(option + " " + path + ": no such file");
   if (fs::is_directory(status))
     throw UsageError(option + " " + path + " is a directory, not a file");
-  if (::access(path.c_str(), R_OK) != 0)
-    throw UsageError(option + " " + path + ": cannot read it (" + std::strerror(errno) + ")");
+  // Never opened here: a FIFO or a device would block the open, or be consumed by it.
+  if (const platform::FileType type = platform::fileType(path); type != platform::FileType::regular)
+    throw UsageError(option + " " + path + " is not a regular file (" + platform::describe(type) +
+                     ")");
+  if (const std::string problem = platform::accessProblem(path, false); !problem.empty())
+    throw UsageError(option + " " + path + ": cannot read it (" + problem + ")");
 }
 
 void writeText(const std::string& path, const std::string& text, const std::string& option) {
@@ -563,7 +567,10 @@ Json& Json::raw(const std::string& k, const std::string& json) {
 // ---- progress -----------------------------------------------------------------------------------
 
 Progress::Progress(std::string what)
-    : what_(std::move(what)), start_(Clock::now()), thread_([this] { loop(); }) {}
+    : what_(std::move(what)), start_(Clock::now()), thread_([this] {
+        platform::setThreadName("vkcnn-progress");
+        loop();
+      }) {}
 
 Progress::~Progress() {
   finish();
@@ -576,7 +583,7 @@ void Progress::step(uint64_t done, uint64_t total) {
 
 void Progress::loop() {
   std::unique_lock lock(mutex_);
-  const bool tty = ::isatty(STDERR_FILENO);
+  const bool tty = platform::isTerminal(stderr);
   while (!wake_.wait_for(lock, std::chrono::seconds(1), [&] { return finished_; })) {
     const double s = millisecondsSince(start_) / 1000;
     const uint64_t done = done_, total = total_;
@@ -603,7 +610,7 @@ void Progress::finish() {
   wake_.notify_all();
   thread_.join();
   if (reported_) {
-    const bool tty = ::isatty(STDERR_FILENO);
+    const bool tty = platform::isTerminal(stderr);
     std::fprintf(stderr, "%svkcnn: %s: done in %.1f s\n", tty ? "\r\033[K" : "", what_.c_str(),
                  millisecondsSince(start_) / 1000);
   }

@@ -9,10 +9,11 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
+#include <limits>
 #include <set>
 
 #include "cli.h"
+#include "platform/platform.h"
 
 namespace vkcnn::cli {
 
@@ -55,10 +56,10 @@ uint64_t elementBytes(int32_t type) {
 
 // `shapes` are the inputs' shapes (every dimension known) or empty: then no FLOPs.
 Census census(const std::string& path, const std::map<std::string, std::vector<int64_t>>& shapes) {
-  std::ifstream in(path, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const platform::MappedFile file(path, path);
   onnx::ModelProto model;
-  if (!model.ParseFromString(bytes))
+  if (file.size() > size_t(std::numeric_limits<int>::max()) ||
+      !model.ParseFromArray(file.bytes().data(), int(file.size())))
     throw Error(ErrorCode::invalidModel, path + ": protobuf parsing failed");
   Census c;
   const auto& g = model.graph();

@@ -10,9 +10,7 @@
 
 #include "cli.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#include <dlfcn.h>
-#endif
+#include "platform/platform.h"
 
 namespace {
 
@@ -23,7 +21,7 @@ namespace {
 const bool pinnedVulkanModules = [] {
   for (const char* name : {"libVkLayer_khronos_validation.so", "libVkLayer_MESA_device_select.so",
                            "libvulkan_lvp.so", "libvulkan.so.1"})
-    dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    vkcnn::platform::keepLibraryLoaded(name);
   return true;
 }();
 #endif

@@ -4,8 +4,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <span>
 #include <sstream>
 
+#include "platform/platform.h"
 #include "vkcnn/error.h"
 
 namespace vkcnn::cli {
@@ -32,26 +34,30 @@ std::string headerValue(const std::string& header, const std::string& key) {
 
 namespace {
 
-// Reads the header; `in` is left at the data.
-Array readHeader(const std::string& path, std::ifstream& in, bool& f4, uint64_t& count,
-                 uint64_t& fileSize) {
-  fileSize = uint64_t(in.tellg());
-  in.seekg(0);
-  char magic[8];
-  if (!in.read(magic, 8) || std::memcmp(magic, "\x93NUMPY", 6) != 0) bad(path, "no NUMPY magic");
+// The header of the .npy file `bytes`; the data follows it at `dataStart`.
+Array readHeader(const std::string& path, std::span<const uint8_t> bytes, bool& f4, uint64_t& count,
+                 uint64_t& dataStart) {
+  const uint64_t fileSize = bytes.size();
+  const char* text = reinterpret_cast<const char*>(bytes.data());
+  if (fileSize < 10 || std::memcmp(text, "\x93NUMPY", 6) != 0) bad(path, "no NUMPY magic");
   uint32_t headerLength = 0;
-  if (magic[6] == 1) {
+  uint64_t at = 8;
+  if (text[6] == 1) {
     uint16_t n = 0;
-    in.read(reinterpret_cast<char*>(&n), 2);
+    std::memcpy(&n, text + at, 2);
     headerLength = n;
-  } else if (magic[6] == 2 || magic[6] == 3) {
-    in.read(reinterpret_cast<char*>(&headerLength), 4);
+    at += 2;
+  } else if (text[6] == 2 || text[6] == 3) {
+    if (fileSize < 12) bad(path, "truncated header");
+    std::memcpy(&headerLength, text + at, 4);
+    at += 4;
   } else {
-    bad(path, "unknown version " + std::to_string(int(magic[6])));
+    bad(path, "unknown version " + std::to_string(int(text[6])));
   }
   if (headerLength > 65536 || headerLength > fileSize) bad(path, "header too long");
-  std::string header(headerLength, '\0');
-  if (!in.read(header.data(), headerLength)) bad(path, "truncated header");
+  if (at + headerLength > fileSize) bad(path, "truncated header");
+  const std::string header(text + at, headerLength);
+  dataStart = at + headerLength;
   const std::string descr = headerValue(header, "descr");
   f4 = descr.find("<f4") != std::string::npos;
   const bool f8 = descr.find("<f8") != std::string::npos;
@@ -72,40 +78,40 @@ Array readHeader(const std::string& path, std::ifstream& in, bool& f4, uint64_t&
     count *= uint64_t(d);
     if (count > (uint64_t(1) << 31)) bad(path, "more than 2^31 elements");
   }
-  const uint64_t bytes = count * (f4 ? 4 : 8);
-  const uint64_t dataStart = uint64_t(in.tellg());
-  if (dataStart + bytes != fileSize)
-    bad(path, std::to_string(fileSize - dataStart) + " data bytes for " + std::to_string(bytes) +
-                  " expected");
+  const uint64_t dataBytes = count * (f4 ? 4 : 8);
+  if (dataStart + dataBytes != fileSize)
+    bad(path, std::to_string(fileSize - dataStart) + " data bytes for " +
+                  std::to_string(dataBytes) + " expected");
   return a;
 }
 
 }  // namespace
 
+// Files are mapped, never opened as streams: only a regular file is read (a FIFO would block).
 Array readNpy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) throw Error(ErrorCode::io, path + ": cannot open");
+  const platform::MappedFile file(path, path);
   bool f4 = false;
-  uint64_t count = 0, fileSize = 0;
-  Array a = readHeader(path, in, f4, count, fileSize);
-  const uint64_t bytes = count * (f4 ? 4 : 8);
+  uint64_t count = 0, dataStart = 0;
+  Array a = readHeader(path, file.bytes(), f4, count, dataStart);
+  const uint8_t* data = file.bytes().data() + dataStart;
   a.data.resize(count);
   if (f4) {
-    in.read(reinterpret_cast<char*>(a.data.data()), std::streamsize(bytes));
+    if (count) std::memcpy(a.data.data(), data, count * 4);
   } else {
-    std::vector<double> d(count);
-    in.read(reinterpret_cast<char*>(d.data()), std::streamsize(bytes));
-    for (size_t i = 0; i < count; ++i) a.data[i] = float(d[i]);
+    for (size_t i = 0; i < count; ++i) {
+      double d;
+      std::memcpy(&d, data + i * 8, 8);
+      a.data[i] = float(d);
+    }
   }
   return a;
 }
 
 std::vector<int64_t> readNpyShape(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) throw Error(ErrorCode::io, path + ": cannot open");
+  const platform::MappedFile file(path, path);
   bool f4 = false;
-  uint64_t count = 0, fileSize = 0;
-  return readHeader(path, in, f4, count, fileSize).shape;
+  uint64_t count = 0, dataStart = 0;
+  return readHeader(path, file.bytes(), f4, count, dataStart).shape;
 }
 
 void writeNpy(const std::string& path, const Array& a) {
@@ -128,16 +134,14 @@ void writeNpy(const std::string& path, const Array& a) {
 }
 
 std::vector<float> readRawFloats(const std::string& path, size_t expected) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) throw Error(ErrorCode::io, path + ": cannot open");
-  const uint64_t size = uint64_t(in.tellg());
+  const platform::MappedFile file(path, path);
+  const uint64_t size = file.size();
   if (size % 4 || (expected && size != expected * 4))
     throw Error(ErrorCode::io, path + ": " + std::to_string(size) + " bytes; " +
                                    (expected ? std::to_string(expected * 4) + " expected"
                                              : std::string("not a multiple of 4")));
   std::vector<float> data(size / 4);
-  in.seekg(0);
-  in.read(reinterpret_cast<char*>(data.data()), std::streamsize(size));
+  if (size) std::memcpy(data.data(), file.bytes().data(), size);
   return data;
 }
 

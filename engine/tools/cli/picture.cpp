@@ -2,8 +2,10 @@
 #include "picture.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 
+#include "platform/platform.h"
 #include "vkcnn/error.h"
 
 #define STB_IMAGE_IMPLEMENTATION
@@ -116,7 +118,13 @@ std::vector<float> preparePicture(const uint8_t* pixels, uint32_t w, uint32_t h,
 std::vector<float> loadPicture(const std::string& path, const PictureOptions& o) {
   int w = 0, h = 0, n = 0;
   const int wanted = o.channels == 1 ? 1 : 3;
-  unsigned char* pixels = stbi_load(path.c_str(), &w, &h, &n, wanted);
+  // Mapped, not opened by stb: only a regular file is read (a FIFO would block stb's fopen).
+  const platform::MappedFile file(path, path);
+  if (file.size() > size_t(INT_MAX))
+    throw Error(ErrorCode::io,
+                path + ": too large for a picture (" + std::to_string(file.size()) + " bytes)");
+  unsigned char* pixels =
+      stbi_load_from_memory(file.bytes().data(), int(file.size()), &w, &h, &n, wanted);
   if (!pixels)
     throw Error(ErrorCode::io,
                 path + ": cannot decode the picture (" + stbi_failure_reason() + ")");
