@@ -24,7 +24,7 @@
 //     --warmup: each configuration runs at least this long (0.1 s) right before its timed round,
 //     its pipeline built beforehand, so that the GPU's clocks have not dropped when it is timed.
 //     With three configurations a shape it hardly mattered (within 2%); with one, every shape
-//     timed up to 2.5x slow without it (bench/NOTES.md, 2026-11-27, session 17).
+//     timed up to 2.5x slow without it (bench/DECISIONS.md#bench-warmup).
 //     --cold: a 256 MiB fill before each timed encode, so that its weights and source come from
 //     DRAM as inside a network (CacheFlush below).
 //   vkcnn-bench-conv gemm SPIRV M N K [--iterations N] [--modes 0,1,2,3]
@@ -95,7 +95,7 @@ PFN_vkGetInstanceProcAddr instanceProcAddr() {
 
 // --cold: the weights and the source come from DRAM, as inside a network. In vgg16 at batch 1
 // fc6's 205 MB evict L2 every inference, and its 3x3 512->512 @28² layers took 122 us each there
-// against 89 alone with L2 warm (bench/NOTES.md, 2026-11-27, session 20). A 256 MiB fill before
+// against 89 alone with L2 warm (bench/DECISIONS.md#bench-cold). A 256 MiB fill before
 // each timed encode, between full barriers so that it overlaps nothing timed.
 class CacheFlush {
  public:

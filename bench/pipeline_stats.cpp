@@ -1,9 +1,9 @@
 // vkcnn-pipeline-stats: the driver's statistics (registers, local memory, shared memory) of every
-// compute pipeline the library can make (issue #11, bench/NOTES.md). Creates its own Vulkan device
-// with VK_KHR_pipeline_executable_properties and every feature vkcnn enables, then builds every
-// embedded module (every ShaderId in every variant, from the generated shader table) with
-// VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR, convolution_tiled (and _split) once per tile of
-// convolution_tiles.h with each of its epilogues, and prints one line per pipeline:
+// compute pipeline the library can make (bench/DECISIONS.md#no-local-memory). Creates its own
+// Vulkan device with VK_KHR_pipeline_executable_properties and every feature vkcnn enables, then
+// builds every embedded module (every ShaderId in every variant, from the generated shader table)
+// with VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR, convolution_tiled (and _split) once per tile
+// of convolution_tiles.h with each of its epilogues, and prints one line per pipeline:
 //
 //   vkcnn-pipeline-stats [--max-local BYTES] [--variants f16,f32,u8,f16bits]
 //                        [--gemm GEMM_SPIRV --gemm-configs WMxWN/FMxFN/KSTEPS/MODE;...]

@@ -1,6 +1,6 @@
-// vkcnn-bench-wgscope: issue #11's workgroup-scope GEMM ceiling (bench/NOTES.md). Creates its own
-// Vulkan device with VK_KHR_cooperative_matrix and VK_NV_cooperative_matrix2 (workgroup scope,
-// flexible dimensions), prints what the driver reports about both, and times
+// vkcnn-bench-wgscope: issue #11's workgroup-scope GEMM ceiling (bench/DECISIONS.md#gemm-ceiling).
+// Creates its own Vulkan device with VK_KHR_cooperative_matrix and VK_NV_cooperative_matrix2
+// (workgroup scope, flexible dimensions), prints what the driver reports about both, and times
 // bench/gemm_workgroup.comp (rewritten to Workgroup scope by scripts/bench/coopmat_khr.py).
 //
 //   vkcnn-bench-wgscope info

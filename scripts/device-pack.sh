@@ -20,8 +20,12 @@ if [ -d /usr/share/libonnx-testdata/data ]; then
 fi
 cp "$build"/tests/test_* "$root/.device-build/bin/"
 cp "$build"/engine/vkcnn "$root/.device-build/bin/"
-# The load-time tools (scripts/bench/load-gpu.sh).
-cp "$build"/bench/vkcnn-bench-context "$root/.device-build/bin/" 2>/dev/null || true
+# The benchmark programs and their SPIR-V (scripts/bench-gpu.sh's load, shapes, gemm and wgscope
+# steps), where the build made them.
+for f in vkcnn-bench-context vkcnn-bench-conv vkcnn-bench-wgscope vkcnn-pipeline-stats \
+  gemm_ceiling.spv gemm_workgroup_direct.spv gemm_workgroup_staged.spv gemm_workgroup_tensor.spv; do
+  cp "$build/bench/$f" "$root/.device-build/bin/" 2>/dev/null || true
+done
 # Debian libraries the GPU image lacks (onnx, protobuf), found through the importer's own needs.
 ldd "$build"/engine/libvkcnn_onnx.so | awk '/libonnx|libprotobuf/ {print $3}' |
   xargs -r -I{} cp -L {} "$root/.device-build/lib/"

@@ -692,6 +692,34 @@ TEST_CASE("cli: the classification sample runs on Session") {
 }
 #endif
 
+// The README's "A first run": the commands it shows, run as it shows them (with this test's
+// paths), must print what it says.
+TEST_CASE("cli: the README's first run") {
+  const fs::path root = fs::path(kFashion).parent_path().parent_path().parent_path().parent_path();
+  const std::string readme = slurp((root / "README.md").string());
+  REQUIRE(readme.find("scripts/fashion-mnist-images.py /tmp/fashion.npy 4") != std::string::npos);
+  REQUIRE(readme.find("build/engine/vkcnn run samples/fashion_mnist/weights/fashion_mnist.onnx") !=
+          std::string::npos);
+  REQUIRE(
+      readme.find("--input /tmp/fashion.npy --labels samples/fashion_mnist/labels.txt --top 1") !=
+      std::string::npos);
+  Result r =
+      cli(file("fashion.npy") + " 4", "", (root / "scripts" / "fashion-mnist-images.py").string());
+  REQUIRE_MESSAGE(r.status == 0, r.output);
+  CHECK(r.has("image 0  class 9  Ankle boot"));
+  r = cli("run " + kFashion + " --input " + file("fashion.npy") + " --labels " +
+          (root / "samples" / "fashion_mnist" / "labels.txt").string() + " --top 1");
+  REQUIRE_MESSAGE(r.status == 0, r.output);
+  CHECK(r.has("output 'probabilities' [4, 10]"));
+  for (const char* line : {"image 0  #1  class 9", "image 1  #1  class 2", "image 2  #1  class 1",
+                           "image 3  #1  class 1"})
+    CHECK(r.has(line));
+  for (const char* label : {"%  Ankle boot\n", "%  Pullover\n", "%  Trouser\n"}) {
+    CHECK(readme.find(label) != std::string::npos);
+    CHECK(r.has(label));
+  }
+}
+
 TEST_CASE("cli: cleanup") {
   fs::remove_all(directory());
 }

@@ -26,6 +26,7 @@
 
 #include "convolution_tiles.h"
 #include "kernels/weights.h"
+#include "scoped_choice.h"
 #include "test_support.h"
 
 using namespace vkcnn;
@@ -425,7 +426,7 @@ TEST_CASE("convolution: every matrix-unit configuration, forced") {
   if (!context().capabilities().matrixUnits) configurations = {"portable"};
   for (const std::string& configuration : configurations) {
     CAPTURE(configuration);
-    setenv("VKCNN_CONVOLUTION_TILE", configuration.c_str(), 1);
+    forceChoice(&detail::ChoiceOverrides::tile, configuration.c_str());
     Case a;  // 3x3, 2 images of 13x11 (286 rows), 13 -> 70 channels, a residual and ReLU
     a.descriptor = ConvolutionDescriptor::make(3, 3, 13, 70, NeuronDescriptor::relu());
     a.padding = Padding::explicitPadding(1, 1, 1, 1);
@@ -457,15 +458,15 @@ TEST_CASE("convolution: every matrix-unit configuration, forced") {
     for (const char* epilogue : {"", "ahead", "inline"}) {
       if (*epilogue && !tile) continue;
       CAPTURE(epilogue);
-      setenv("VKCNN_CONVOLUTION_EPILOGUE", epilogue, 1);
+      forceChoice(&detail::ChoiceOverrides::epilogue, epilogue);
       for (const Case* x : {&a, &b, &c}) {
         CAPTURE(describe(*x));
         run(*x);
       }
     }
-    unsetenv("VKCNN_CONVOLUTION_EPILOGUE");
+    forceChoice(&detail::ChoiceOverrides::epilogue, "");
   }
-  unsetenv("VKCNN_CONVOLUTION_TILE");
+  forceChoice(&detail::ChoiceOverrides::tile, "");
 }
 
 TEST_CASE("convolution: float16 stores round to nearest even and saturate on every shader") {
@@ -510,9 +511,8 @@ TEST_CASE("convolution: float16 stores round to nearest even and saturate on eve
   // The bit path is on where packHalf2x16 is known to round to nearest even (this case shows it
   // does): lavapipe and NVIDIA's driver, unless VKCNN_FLOAT16_BIT_STORES=0 turned it off.
   const DeviceCapabilities& caps = context().capabilities();
-  const char* bitStores = std::getenv("VKCNN_FLOAT16_BIT_STORES");
   if ((caps.driverName == "llvmpipe" || caps.vendorId == 0x10DE) && !caps.adopted &&
-      !(bitStores && std::string(bitStores) == "0"))
+      detail::overrides(context()).float16BitStores)
     CHECK(caps.float16BitStores);
   Image source = makeImage(x, ChannelFormat::float16, "x");
   const float kept = -2.5f;
@@ -531,9 +531,10 @@ TEST_CASE("convolution: float16 stores round to nearest even and saturate on eve
                                   VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_STORAGE_BIT)
                     : own;
         sum.destinationFeatureChannelOffset = channel;
-        if (!configuration.empty()) setenv("VKCNN_CONVOLUTION_TILE", configuration.c_str(), 1);
+        if (!configuration.empty())
+          forceChoice(&detail::ChoiceOverrides::tile, configuration.c_str());
         runOnce([&](CommandBuffer& cb) { sum.encode(cb, source, destination); });
-        unsetenv("VKCNN_CONVOLUTION_TILE");
+        forceChoice(&detail::ChoiceOverrides::tile, "");
         CAPTURE(sum.configuration());
         const Tensor y = download(own);
         for (uint32_t i = 0; i < width; ++i) {
@@ -571,7 +572,7 @@ TEST_CASE("convolution: a reduction split over workgroups gives the same bits ev
   const Tensor expected = reference(c, x, w, bias, 11, 9, 2, 64);
   for (const char* configuration : {"64x64s4", "32x64s5"}) {
     CAPTURE(configuration);
-    setenv("VKCNN_CONVOLUTION_TILE", configuration, 1);
+    forceChoice(&detail::ChoiceOverrides::tile, configuration);
     Convolution kernel(context(), d, w, bias);
     kernel.padding = c.padding;
     Image source = makeImage(x, ChannelFormat::float16, "x");
@@ -588,7 +589,7 @@ TEST_CASE("convolution: a reduction split over workgroups gives the same bits ev
     if (context().capabilities().matrixUnits && context().capabilities().subgroupSize == 32)
       CHECK(kernel.configuration() == configuration);
   }
-  unsetenv("VKCNN_CONVOLUTION_TILE");
+  forceChoice(&detail::ChoiceOverrides::tile, "");
 }
 
 TEST_CASE("convolution: pieces of a batch side by side choose for all of them, same results") {
@@ -696,11 +697,11 @@ TEST_CASE("convolution: a pipeline already run in the command buffer is preferre
   // run count, whatever the operations.
   Image again = makePoisoned(context(), {56, 56, 64, 1, format, ImageUsage::all, "y2"});
   runOnce([&](CommandBuffer& cb) {
-    setenv("VKCNN_CONVOLUTION_EPILOGUE", "inline-fixed", 1);
+    forceChoice(&detail::ChoiceOverrides::epilogue, "inline-fixed");
     first.encode(cb, source, wideDestination);
-    setenv("VKCNN_CONVOLUTION_EPILOGUE", "inline", 1);
+    forceChoice(&detail::ChoiceOverrides::epilogue, "inline");
     second.encode(cb, source, again);
-    unsetenv("VKCNN_CONVOLUTION_EPILOGUE");
+    forceChoice(&detail::ChoiceOverrides::epilogue, "");
   });
   compare(download(again), reference(narrow, x, narrowWeights, bias, 56, 56, 1, 64),
           tolerance(format));
@@ -830,7 +831,7 @@ TEST_CASE("convolution: every portable GEMM tile, forced") {
   for (const char* configuration :
        {"gemm_128x32w16", "gemm_128x32w8", "gemm_128x16w8", "gemm_large", "gemm_small"}) {
     CAPTURE(configuration);
-    setenv("VKCNN_CONVOLUTION_TILE", configuration, 1);
+    forceChoice(&detail::ChoiceOverrides::tile, configuration);
     for (const Case& c : cases) {
       CAPTURE(describe(c));
       run(c);
@@ -841,7 +842,7 @@ TEST_CASE("convolution: every portable GEMM tile, forced") {
     CAPTURE(describe(h));
     run(h);
   }
-  unsetenv("VKCNN_CONVOLUTION_TILE");
+  forceChoice(&detail::ChoiceOverrides::tile, "");
 }
 
 TEST_CASE("convolution: grouped convolutions on the matrix units, every tile forced") {
@@ -857,7 +858,7 @@ TEST_CASE("convolution: grouped convolutions on the matrix units, every tile for
   if (!context().capabilities().matrixUnits) configurations = {"portable"};
   for (const std::string& configuration : configurations) {
     CAPTURE(configuration);
-    setenv("VKCNN_CONVOLUTION_TILE", configuration.c_str(), 1);
+    forceChoice(&detail::ChoiceOverrides::tile, configuration.c_str());
     Case a;  // 3x3, 16 groups of 8 (ResNeXt's second stage), 2 images of 13x11, residual, ReLU
     a.descriptor = ConvolutionDescriptor::make(3, 3, 128, 128, NeuronDescriptor::relu());
     a.descriptor.groups = 16;
@@ -897,7 +898,7 @@ TEST_CASE("convolution: grouped convolutions on the matrix units, every tile for
       run(*x);
     }
   }
-  unsetenv("VKCNN_CONVOLUTION_TILE");
+  forceChoice(&detail::ChoiceOverrides::tile, "");
 }
 
 namespace {
@@ -1020,8 +1021,8 @@ TEST_CASE("convolution: Winograd F(4x4,3x3), forced") {
     // 16-slice GEMM, the last partial.
     cases.push_back(padded(64, 64, NeuronDescriptor{}, 40, 36, 3, 59));
   }
-  setenv("VKCNN_CONVOLUTION_TILE", "winograd", 1);
-  setenv("VKCNN_WINOGRAD_ROUND_BYTES", "73728", 1);
+  forceChoice(&detail::ChoiceOverrides::tile, "winograd");
+  forceChoice(&detail::ChoiceOverrides::winogradRoundBytes, uint64_t(73728));
   for (const Case& c : cases) {
     CAPTURE(describe(c));
     run(c);
@@ -1044,7 +1045,7 @@ TEST_CASE("convolution: Winograd F(4x4,3x3), forced") {
     CHECK(probe.configuration() == "winograd");
     CHECK(cb.kernelTimings().size() == 9);
   }
-  unsetenv("VKCNN_WINOGRAD_ROUND_BYTES");
+  forceChoice(&detail::ChoiceOverrides::winogradRoundBytes, uint64_t(0));
   // Float16, small shapes (lavapipe is slow there): odd sizes, a residual, 2 images.
   for (Case c : {cases[0], cases[2]}) {
     c.format = ChannelFormat::float16;
@@ -1060,7 +1061,7 @@ TEST_CASE("convolution: Winograd F(4x4,3x3), forced") {
     runOnce([&](CommandBuffer& cb) { probe.encode(cb, x, y); });
     CHECK((probe.configuration() == "winograd") == (kernel == 3));
   }
-  unsetenv("VKCNN_CONVOLUTION_TILE");
+  forceChoice(&detail::ChoiceOverrides::tile, "");
   // Unforced, the portable path takes it for 3x3 stride-1 layers of at least 48 input and 32
   // output channels, 1 GFLOP of direct work and 32 blocks of 4x4 outputs three quarters full,
   // alone or as a batch's pieces through encodeBatch (encoded one by one side by side, each piece
@@ -1158,12 +1159,12 @@ TEST_CASE("convolution: Winograd F(2x2,3x3) on the matrix units, forced") {
     cases.push_back(padded(64, 64, NeuronDescriptor::relu(), 10, 10, 6, 155));
   }
   if (!matrixUnits) cases.resize(1);
-  setenv("VKCNN_CONVOLUTION_TILE", "winograd", 1);
+  forceChoice(&detail::ChoiceOverrides::tile, "winograd");
   for (size_t k = 0; k < cases.size(); ++k) {
     CAPTURE(describe(cases[k]));
-    if (k == 4) setenv("VKCNN_WINOGRAD_ROUND_BYTES", std::to_string(146 * 4096).c_str(), 1);
+    if (k == 4) forceChoice(&detail::ChoiceOverrides::winogradRoundBytes, uint64_t(146 * 4096));
     run(cases[k]);
-    unsetenv("VKCNN_WINOGRAD_ROUND_BYTES");
+    forceChoice(&detail::ChoiceOverrides::winogradRoundBytes, uint64_t(0));
   }
   // The path really ran: its GEMM's label, and the rounds: two of three dispatches.
   {
@@ -1178,12 +1179,13 @@ TEST_CASE("convolution: Winograd F(2x2,3x3) on the matrix units, forced") {
                   {e.width, e.height, out, images, ChannelFormat::float16, ImageUsage::all, "y"});
     CommandBufferOptions options;
     options.profile = true;
-    if (matrixUnits) setenv("VKCNN_WINOGRAD_ROUND_BYTES", std::to_string(146 * 4096).c_str(), 1);
+    if (matrixUnits)
+      forceChoice(&detail::ChoiceOverrides::winogradRoundBytes, uint64_t(146 * 4096));
     CommandBuffer cb(context(), "winograd matrix", options);
     probe.encode(cb, x, y);
     cb.commit();
     cb.waitUntilCompleted();
-    unsetenv("VKCNN_WINOGRAD_ROUND_BYTES");
+    forceChoice(&detail::ChoiceOverrides::winogradRoundBytes, uint64_t(0));
     CHECK(probe.configuration() == "winograd");
     std::vector<std::string> labels;
     for (const KernelTiming& t : cb.kernelTimings()) labels.push_back(t.label);
@@ -1229,7 +1231,7 @@ TEST_CASE("convolution: Winograd F(2x2,3x3) on the matrix units, forced") {
               tolerance(ChannelFormat::float16));
     }
   }
-  unsetenv("VKCNN_CONVOLUTION_TILE");
+  forceChoice(&detail::ChoiceOverrides::tile, "");
   // Unforced, float16 on the matrix units takes it with 256 channels a side from 1.5 GFLOP of
   // direct work, and with fewer than 512 input channels only below 8192 destination pixels.
   struct Probe {
@@ -1261,18 +1263,18 @@ TEST_CASE("convolution: Winograd F(2x2,3x3) on the matrix units, forced") {
   // loads of A a stage) with a message naming it, before anything is recorded.
   if (matrixUnits) {
     const ConvolutionDescriptor d = ConvolutionDescriptor::make(3, 3, 128, 128);
-    setenv("VKCNN_CONVOLUTION_TILE", "winograd", 1);
+    forceChoice(&detail::ChoiceOverrides::tile, "winograd");
     Convolution kernel(context(), d, randomWeights(d, 7));
     kernel.padding = Padding::explicitPadding(1, 1, 1, 1);
     const Image x(context(), {8, 8, 128, 1, ChannelFormat::float16, ImageUsage::all, "x"});
     const Image y(context(), {8, 8, 128, 1, ChannelFormat::float16, ImageUsage::all, "y"});
-    setenv("VKCNN_WINOGRAD_MATRIX_TILE", "8x2/1x4/1/1", 1);
+    forceChoice(&detail::ChoiceOverrides::winogradMatrixTile, "8x2/1x4/1/1");
     CommandBuffer cb(context(), "bad Winograd tile");
     VKCNN_CHECK_ERROR(kernel.encode(cb, x, y), ErrorCode::invalidArgument,
                       "VKCNN_WINOGRAD_MATRIX_TILE=8x2/1x4/1/1 does not split its loads evenly");
     CHECK(cb.encodingStatistics().dispatches == 0);
-    unsetenv("VKCNN_WINOGRAD_MATRIX_TILE");
-    unsetenv("VKCNN_CONVOLUTION_TILE");
+    forceChoice(&detail::ChoiceOverrides::winogradMatrixTile, "");
+    forceChoice(&detail::ChoiceOverrides::tile, "");
   }
 }
 
@@ -1358,7 +1360,7 @@ TEST_CASE("convolution: encodeBatch runs a batch's pieces as one") {
       const std::vector<float> w = randomWeights(c.descriptor, 71);
       const std::vector<float> bias = randomFloats(40, 72);
       // Forced when the kernel is made and encoded: the selector leaves so small a layer alone.
-      if (kernelSize == 3) setenv("VKCNN_CONVOLUTION_TILE", "winograd", 1);
+      if (kernelSize == 3) forceChoice(&detail::ChoiceOverrides::tile, "winograd");
       Convolution kernel(context(), c.descriptor, w, bias);
       kernel.padding = c.padding;
       std::vector<Tensor> xs, residualTensors;
@@ -1378,7 +1380,7 @@ TEST_CASE("convolution: encodeBatch runs a batch's pieces as one") {
       options.profile = true;
       CommandBuffer cb(context(), "pieces", options);
       kernel.encodeBatch(cb, sources, destinations, residuals);
-      unsetenv("VKCNN_CONVOLUTION_TILE");
+      forceChoice(&detail::ChoiceOverrides::tile, "");
       cb.commit();
       cb.waitUntilCompleted();
       if (kernelSize == 3) {
@@ -1478,18 +1480,18 @@ TEST_CASE("convolution: a batch's pieces in one matrix-unit dispatch") {
       for (uint32_t n : shape.pieces)
         destinations.push_back(
             makePoisoned(context(), {outW, outH, shape.out, n, format, ImageUsage::all, "y"}));
-      if (!shape.tile.empty()) setenv("VKCNN_CONVOLUTION_TILE", shape.tile.c_str(), 1);
-      if (!mode.empty()) setenv("VKCNN_CONVOLUTION_PIECES", mode.c_str(), 1);
+      if (!shape.tile.empty()) forceChoice(&detail::ChoiceOverrides::tile, shape.tile.c_str());
+      if (!mode.empty()) forceChoice(&detail::ChoiceOverrides::pieces, mode.c_str());
       // One dispatch with the epilogue reading ahead, as layers of several waves get it: the
       // neuron and the residual fixed in the pipeline (EPILOGUE_OPS).
-      if (mode == "one") setenv("VKCNN_CONVOLUTION_EPILOGUE", "ahead", 1);
+      if (mode == "one") forceChoice(&detail::ChoiceOverrides::epilogue, "ahead");
       CommandBufferOptions options;
       options.profile = true;
       CommandBuffer cb(context(), "pieces", options);
       kernel.encodeBatch(cb, sources, destinations, residuals);
-      unsetenv("VKCNN_CONVOLUTION_TILE");
-      unsetenv("VKCNN_CONVOLUTION_PIECES");
-      unsetenv("VKCNN_CONVOLUTION_EPILOGUE");
+      forceChoice(&detail::ChoiceOverrides::tile, "");
+      forceChoice(&detail::ChoiceOverrides::pieces, "");
+      forceChoice(&detail::ChoiceOverrides::epilogue, "");
       cb.commit();
       cb.waitUntilCompleted();
       const size_t pieces = shape.pieces.size();
@@ -1696,7 +1698,7 @@ TEST_CASE("convolution: a source activation on every configuration, forced") {
   uint32_t seed = 2100;
   for (const std::string& configuration : configurations) {
     CAPTURE(configuration);
-    setenv("VKCNN_CONVOLUTION_TILE", configuration.c_str(), 1);
+    forceChoice(&detail::ChoiceOverrides::tile, configuration.c_str());
     const bool portable = configuration.rfind("gemm_", 0) == 0;
     for (Case c : {a, b}) {
       c.format = portable ? ChannelFormat::float32 : ChannelFormat::float16;
@@ -1706,7 +1708,7 @@ TEST_CASE("convolution: a source activation on every configuration, forced") {
       run(c);
     }
   }
-  unsetenv("VKCNN_CONVOLUTION_TILE");
+  forceChoice(&detail::ChoiceOverrides::tile, "");
 }
 
 TEST_CASE("convolution: a temporary residual is one read; bad residuals are errors") {
@@ -1927,13 +1929,13 @@ TEST_CASE(
     // Lavapipe runs the portable shaders, which the variable does not change: twice is enough.
     if (std::string(epilogue) == "inline" && !context().capabilities().matrixUnits) continue;
     CAPTURE(epilogue);
-    setenv("VKCNN_CONVOLUTION_EPILOGUE", epilogue, 1);
+    forceChoice(&detail::ChoiceOverrides::epilogue, epilogue);
     for (uint32_t t = 0; t < kNeuronTypeCount; ++t) {
       const auto type = NeuronType(t);
       CAPTURE(toString(type));
       for (bool residual : {false, true}) {
         CAPTURE(residual);
-        setenv("VKCNN_CONVOLUTION_TILE", "64x64", 1);
+        forceChoice(&detail::ChoiceOverrides::tile, "64x64");
         Case c;
         c.seed = 1700 + 2 * t + (residual ? 1 : 0);
         c.descriptor = ConvolutionDescriptor::make(3, 3, 16, 24, sampleNeuron(type, 24));
@@ -1947,8 +1949,8 @@ TEST_CASE(
       }
     }
   }
-  unsetenv("VKCNN_CONVOLUTION_TILE");
-  unsetenv("VKCNN_CONVOLUTION_EPILOGUE");
+  forceChoice(&detail::ChoiceOverrides::tile, "");
+  forceChoice(&detail::ChoiceOverrides::epilogue, "");
 }
 
 TEST_CASE("convolution: batch normalization folded at init, with and without gamma, beta, bias") {
@@ -2030,7 +2032,7 @@ TEST_CASE("fully connected: the batched shader, forced, over swept shapes and ba
   const char* modes[] = {"batched", "batched1", "batched2", "batched4", "batched8", "legacy"};
   uint32_t seed = 1900, index = 0;
   for (const char* mode : modes) {
-    setenv("VKCNN_FULLY_CONNECTED", mode, 1);
+    forceChoice(&detail::ChoiceOverrides::fullyConnected, mode);
     for (const Shape& s : shapes)
       for (uint32_t batch : {1u, 2u, 5u, 33u}) {
         ++index;
@@ -2066,7 +2068,7 @@ TEST_CASE("fully connected: the batched shader, forced, over swept shapes and ba
         run(c);
       }
   }
-  unsetenv("VKCNN_FULLY_CONNECTED");
+  forceChoice(&detail::ChoiceOverrides::fullyConnected, "");
 }
 
 // FullyConnected::encodeBatch of case `c` (its window w x h) over pieces of `split` images, each
@@ -2193,7 +2195,7 @@ TEST_CASE("fully connected: encodeBatch on the matrix units, and on tensors wher
   uint32_t seed = 2700;
   for (const char* forced : {"", "matrix8/64x64", "tensor"})
     for (const Shape& s : shapes) {
-      setenv("VKCNN_FULLY_CONNECTED", forced, 1);
+      forceChoice(&detail::ChoiceOverrides::fullyConnected, forced);
       Case c;
       c.seed = seed;
       seed += 10;
@@ -2211,7 +2213,7 @@ TEST_CASE("fully connected: encodeBatch on the matrix units, and on tensors wher
       CHECK(fullyConnectedBatch(c, s.split) ==
             2 * pieces + (std::string(forced) == "tensor" ? 1 : 2));
     }
-  unsetenv("VKCNN_FULLY_CONNECTED");
+  forceChoice(&detail::ChoiceOverrides::fullyConnected, "");
 }
 
 TEST_CASE("convolution: a float32 destinationFormat makes no float16 copies of the weights") {

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Rewrites a SPIR-V module that glslang 12 compiled from GL_NV_cooperative_matrix into
-SPV_KHR_cooperative_matrix, optionally at another scope (issue #11, bench/NOTES.md).
+SPV_KHR_cooperative_matrix, optionally at another scope (issue #11, bench/DECISIONS.md#gemm-ceiling).
 
 Why: Debian 12's glslang knows only the NV extension, while a cooperative matrix of Workgroup
 scope (VK_NV_cooperative_matrix2's cooperativeMatrixWorkgroupScope) exists only for the KHR

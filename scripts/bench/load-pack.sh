@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Packs what scripts/bench/load-gpu.sh needs on the GPU machine into .dev-load/ (git-ignored; name
-# it and .gl/ in the device tool's `carry`): lib/ (libvkcnn, libvkcnn_onnx and the onnx and
-# protobuf libraries the GPU image lacks), bin/ (vkcnn, vkcnn-bench-context and the tests the run
-# repeats under validation), all stripped; and before/ from BEFORE (a folder with an older vkcnn
-# and libvkcnn*.so*) when given.
+# Packs what scripts/bench-gpu.sh --steps load needs on the GPU machine into .dev-load/
+# (git-ignored; name it and .gl/ in the device tool's `carry`): lib/ (libvkcnn, libvkcnn_onnx and
+# the onnx and protobuf libraries the GPU image lacks), bin/ (vkcnn, vkcnn-bench-context and the
+# tests the run repeats under validation), all stripped; and before/ from BEFORE (a folder with an
+# older vkcnn and libvkcnn*.so*) when given.
 #   bash scripts/bench/load-pack.sh [BEFORE]
+# and there: bash scripts/bench-gpu.sh --steps load --pack .dev-load [--before .dev-load/before] OUT
 # .gl/ (the loader, glvnd and validation-layer .debs) comes from scripts/device-pack.sh.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)

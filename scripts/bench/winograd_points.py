@@ -13,10 +13,10 @@ over the channels in float32 one addition at a time.
   python3 scripts/bench/winograd_points.py --print 0,1,-1,-2,1/2
   python3 scripts/bench/winograd_points.py --float16  # the matrix units' float16 schemes
 
-bench/NOTES.md, 2026-11-27 (session 22), run 7: Lavin's 0, +-1, +-2 give 1.6e-6 over 64 channels,
+bench/DECISIONS.md#winograd-points (session 22, run 7): Lavin's 0, +-1, +-2 give 1.6e-6 over 64 channels,
 0, 1, -1, -2, 1/2 give 1.0e-6 (direct summation 0.44e-6); glsl/winograd.glsl uses the latter.
 
---float16 (session 23): a layer as the matrix units run it, against float64 of the unrounded data:
+--float16 (bench/DECISIONS.md#winograd-matrix-scheme): a layer as the matrix units run it, against float64 of the unrounded data:
 the direct convolution with float16 inputs and weights, float32 sums and a float16 output, and
 Winograd with float16 inputs, U from float64 rounded to float16, V computed in float32 and stored
 in float16, M summed in float32, Y rounded to float16. Over 64 channels: direct 3.6e-4; F(2x2,3x3)

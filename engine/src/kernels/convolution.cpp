@@ -300,8 +300,7 @@ bool winogradWanted(const ConvolutionDescriptor& d, const ContextImpl& context,
   if (!winogradApplies(d)) return false;
   const bool matrixUnits = context.capabilities().matrixUnits;
   if (scheme == WinogradScheme::matrixUnits && !matrixUnits) return false;
-  const char* forced = std::getenv("VKCNN_CONVOLUTION_TILE");
-  if (forced && std::string(forced) == "winograd") return true;
+  if (context.overrides().choice.tile == "winograd") return true;
   if (scheme == WinogradScheme::matrixUnits)
     return context.winograd && d.destinationFormat != ChannelFormat::float32 &&
            winogradMatrixChannels(d);
@@ -552,9 +551,8 @@ std::string nameOf(const GemmChoice& c) {
 // shaders of convolution_matrix.glsl), gemm_large / gemm_small / gemm_128x32w16 / gemm_128x32w8 /
 // gemm_128x16w8 (the portable GEMM shaders), or legacy (the choice before the large tiles
 // existed). Unset or unknown: the selector decides.
-std::string forcedTile() {
-  const char* v = std::getenv("VKCNN_CONVOLUTION_TILE");
-  return v ? std::string(v) : std::string();
+const std::string& forcedTile(const ContextImpl& context) {
+  return context.overrides().choice.tile;
 }
 
 // The test hook VKCNN_CONVOLUTION_EPILOGUE forces convolution_tiled's epilogue: "ahead" (reads
@@ -562,13 +560,11 @@ std::string forcedTile() {
 // the neuron and the residual fixed in the pipeline ("ahead", "inline-fixed") or read from the
 // push constants ("inline"). Unset or anything else: by the layer's workgroups
 // (tiledConstants).
-std::string forcedEpilogue() {
-  const char* v = std::getenv("VKCNN_CONVOLUTION_EPILOGUE");
-  const std::string forced = v ? v : "";
-  return forced == "ahead" || forced == "inline" || forced == "inline-fixed" ? forced : "";
+const std::string& forcedEpilogue(const ContextImpl& context) {
+  return context.overrides().choice.epilogue;
 }
-std::optional<bool> forcedEpilogueAhead() {
-  const std::string forced = forcedEpilogue();
+std::optional<bool> forcedEpilogueAhead(const ContextImpl& context) {
+  const std::string& forced = forcedEpilogue(context);
   if (forced.empty()) return std::nullopt;
   return forced == "ahead";
 }
@@ -577,7 +573,8 @@ std::optional<bool> forcedEpilogueAhead() {
 // the epilogue that reads ahead where they make several waves; below that (batch 1) its larger
 // code costs more than it saves.
 int32_t tiledEpilogue(const KernelEncoding& e, uint64_t workgroups, uint64_t multiprocessors) {
-  const bool ahead = forcedEpilogueAhead().value_or(workgroups >= 4 * multiprocessors);
+  const bool ahead =
+      forcedEpilogueAhead(*e.commandBuffer.context).value_or(workgroups >= 4 * multiprocessors);
   return ahead ? (e.residual ? 2 : 1) : 0;
 }
 
@@ -593,7 +590,7 @@ std::array<int32_t, 10> tiledConstants(const MatrixTile& t, const KernelEncoding
                                        const ConvolutionDescriptor& d, uint64_t workgroups,
                                        uint64_t multiprocessors) {
   const int32_t ops = int32_t(d.neuron.type) | (e.residual ? VKCNN_EPILOGUE_OPS_RESIDUAL : 0);
-  const bool fixed = forcedEpilogue() != "inline";
+  const bool fixed = forcedEpilogue(*e.commandBuffer.context) != "inline";
   return t.specialization(tiledEpilogue(e, workgroups, multiprocessors), fixed ? ops : -1);
 }
 
@@ -662,7 +659,7 @@ GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, b
         return {splits ? ShaderId::convolution_tiled_split : ShaderId::convolution_tiled, &t,
                 uint32_t(std::max(splits, 1))};
     if (const std::optional<ShaderId> named = gemmKernelNamed(forced, true)) return {*named};
-    const uint64_t sms = multiprocessors ? multiprocessors : 132;
+    const uint64_t sms = multiprocessors ? multiprocessors : DeviceFacts::kAssumedMultiprocessors;
     const uint64_t k =
         uint64_t(d.kernelWidth) * d.kernelHeight * ((d.inputFeatureChannels + 3) / 4) * 4;
     // Every piece side by side brings as many tiles (bench/NOTES.md, 2026-11-27).
@@ -776,7 +773,7 @@ GemmChoice gemmShader(const KernelEncoding& e, const ConvolutionDescriptor& d, b
   // fit 128 registers, 117), 3-14% faster than 8 warps of 8 x 2 (gemm_128x32w8, 189 registers)
   // on every shape measured (bench/NOTES.md, session 21, run 8). "legacy": the choice before the
   // 128 x 32 tile (64 x 16 from 512 tiles on).
-  const uint64_t sms = multiprocessors ? multiprocessors : 132;
+  const uint64_t sms = multiprocessors ? multiprocessors : DeviceFacts::kAssumedMultiprocessors;
   const uint64_t largeTiles = (rows + 63) / 64 * ((slices + 15) / 16);
   if (forced == "legacy")
     return {largeTiles >= 512 ? ShaderId::convolution_gemm_large
@@ -803,7 +800,7 @@ const MatrixTile* groupedTile(const KernelEncoding& e, const ConvolutionDescript
   if (forced == "legacy") return nullptr;
   for (const MatrixTile& t : kMatrixTiles)
     if (forced == t.name && columns % t.columns() == 0) return &t;
-  const uint64_t sms = multiprocessors ? multiprocessors : 132;
+  const uint64_t sms = multiprocessors ? multiprocessors : DeviceFacts::kAssumedMultiprocessors;
   const uint64_t k = uint64_t(d.kernelWidth) * d.kernelHeight * (d.inputFeatureChannels / d.groups);
   const MatrixTile* best = nullptr;
   double bestCost = 0;
@@ -1070,13 +1067,14 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
   const DeviceCapabilities& caps = e.commandBuffer.context->capabilities();
   // convolution_tiled reads a source texel as one fetch (a window starting at a layer) and
   // counts warps of 32 invocations.
-  const bool tiledAllowed =
-      (e.source.storageChannelOffset() + e.sourceChannelOffset) % 4 == 0 && caps.subgroupSize == 32;
+  const bool tiledAllowed = (e.source.storageChannelOffset() + e.sourceChannelOffset) % 4 == 0 &&
+                            e.commandBuffer.context->facts().warpsOf32();
   const bool groupedTiled = shader == ShaderId::convolution && d.groups > 1 && alignedDestination &&
                             variant == ShaderVariant::f16 && s.matrixWeights && tiledAllowed;
   // VKCNN_CONVOLUTION_TILE first, then the shape's tuning entry (or trial candidate), then the
   // cost model (convolution_tuning.h).
-  std::string forced = configurationOverride ? *configurationOverride : forcedTile();
+  std::string forced =
+      configurationOverride ? *configurationOverride : forcedTile(*e.commandBuffer.context);
   TuningPick pick;
   // Not for a batch's pieces side by side: the tuner times a piece alone, which is not how they
   // run, and picks what wins alone (bench/NOTES.md, 2026-11-27); the cost model counts them.
@@ -1183,9 +1181,8 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
 // The test and benchmark hook VKCNN_CONVOLUTION_PIECES: "separate" encodes a batch's pieces one by
 // one, "one" in one dispatch wherever encodeTiledPieces can; unset or anything else, in one
 // dispatch where that saves a wave (encodeTiledPieces).
-std::string forcedPieces() {
-  const char* v = std::getenv("VKCNN_CONVOLUTION_PIECES");
-  return v ? std::string(v) : std::string();
+const std::string& forcedPieces(const ContextImpl& context) {
+  return context.overrides().choice.pieces;
 }
 
 // Whether `a` and `b` are laid out alike for a shader (the same layers per image, channels and
@@ -1213,9 +1210,9 @@ bool encodeTiledPieces(std::span<KernelEncoding> pieces, const ConvolutionState&
   const ConvolutionDescriptor& d = s.descriptor;
   const KernelEncoding& first = pieces.front();
   const DeviceCapabilities& caps = first.commandBuffer.context->capabilities();
-  const std::string forced = forcedPieces();
+  const std::string& forced = forcedPieces(*first.commandBuffer.context);
   if (forced == "separate" || pieces.size() < 2 || pieces.size() > VKCNN_MAX_PIECES ||
-      !caps.imageArrayNonUniformIndexing || caps.subgroupSize != 32 ||
+      !caps.imageArrayNonUniformIndexing || !first.commandBuffer.context->facts().warpsOf32() ||
       s.shader != ShaderId::convolution || !s.matrixWeights ||
       variantFor(first.destination) != ShaderVariant::f16)
     return false;
@@ -1245,7 +1242,7 @@ bool encodeTiledPieces(std::span<KernelEncoding> pieces, const ConvolutionState&
   whole.imageCount = images;
   whole.imagesSideBySide = std::max(imagesSideBySide, images);
   const uint32_t sms = caps.multiprocessorCount;
-  const std::string tile = forcedTile();
+  const std::string& tile = forcedTile(*first.commandBuffer.context);
   GemmChoice choice{ShaderId::convolution_tiled};
   if (d.groups > 1)
     choice.tile = groupedTile(whole, d, sms, tile);
@@ -1262,7 +1259,8 @@ bool encodeTiledPieces(std::span<KernelEncoding> pieces, const ConvolutionState&
   if (forced != "one") {
     uint64_t pieceRowTiles = 0;
     for (const KernelEncoding& e : pieces) pieceRowTiles += tileGridOf(e, d, t).rowTiles;
-    const uint64_t perWave = uint64_t(sms ? sms : 132) * t.residentPerMultiprocessor;
+    const uint64_t perWave =
+        uint64_t(sms ? sms : DeviceFacts::kAssumedMultiprocessors) * t.residentPerMultiprocessor;
     const uint64_t separateWorkgroups = pieceRowTiles * columnTiles * d.groups * besides;
     if ((workgroups + perWave - 1) / perWave >= (separateWorkgroups + perWave - 1) / perWave)
       return false;
@@ -1299,7 +1297,7 @@ void encodeConvolutionPieces(std::span<KernelEncoding> pieces, const Convolution
     return encodeConvolution(pieces.front(), s, s.shader, leftEdge, topEdge, &configuration,
                              &tuningKey);
   const ConvolutionDescriptor& d = s.descriptor;
-  const std::string forced = forcedTile();
+  const std::string& forced = forcedTile(*pieces.front().commandBuffer.context);
   const bool matrixUnits =
       variantFor(pieces.front().destination) == ShaderVariant::f16 && s.matrixWeights;
   const WinogradWeights winograd = winogradWeightsOf(s, matrixUnits);
@@ -1505,15 +1503,14 @@ namespace {
 // float16 layers of one image on the matrix units, where matrix_small was as fast (H100, vgg16's
 // and resnet50's classifiers, bench/NOTES.md 2026-11-25). "pieces": encodeBatch encodes each pair
 // (as before it read a batch in pieces at once), the choice per pair unforced.
-std::string forcedFullyConnected() {
-  const char* v = std::getenv("VKCNN_FULLY_CONNECTED");
-  return v ? std::string(v) : std::string();
+const std::string& forcedFullyConnected(const detail::ContextImpl& context) {
+  return context.overrides().choice.fullyConnected;
 }
 
 // fully_connected_batched: dense weights, a one-pixel destination region starting at a layer.
 bool batchedApplies(const detail::KernelEncoding& e, const ConvolutionDescriptor& d,
                     const detail::ConvolutionState& s) {
-  const std::string forced = forcedFullyConnected();
+  const std::string& forced = forcedFullyConnected(*e.commandBuffer.context);
   if (forced == "legacy" || s.shader == detail::ShaderId::depthwise_convolution || d.groups != 1 ||
       e.clipWidth != 1 || e.clipHeight != 1 ||
       (e.destination.storageChannelOffset() + e.destinationChannelOffset) % 4 != 0)
@@ -1536,11 +1533,11 @@ bool batchedApplies(const detail::KernelEncoding& e, const ConvolutionDescriptor
 int32_t rowsPerSlice(const detail::CommandBufferImpl& cb, uint32_t slices, uint32_t imageGroups,
                      uint32_t steps, bool oneImage) {
   const uint32_t known = cb.context->capabilities().multiprocessorCount;
-  const uint32_t sms = known ? known : 132;
+  const uint32_t sms = known ? known : detail::DeviceFacts::kAssumedMultiprocessors;
   int32_t rows = oneImage ? 8 : 1;
   while (rows < 8 && (slices + 8 / rows - 1) / (8 / rows) * imageGroups < sms) rows *= 2;
   while (rows < 8 && steps > 16u * 32u * uint32_t(rows)) rows *= 2;
-  const std::string forced = forcedFullyConnected();
+  const std::string& forced = forcedFullyConnected(*cb.context);
   for (int32_t n : {1, 2, 4, 8})
     if (forced == "batched" + std::to_string(n)) rows = n;
   return rows;
@@ -1632,8 +1629,8 @@ void encodeOnTensors(detail::CommandBufferImpl& cb, const detail::ConvolutionSta
 bool onMatrixUnits(const detail::CommandBufferImpl& cb, const detail::ConvolutionState& s,
                    TensorDataType type) {
   const auto& caps = cb.context->capabilities();
-  return caps.matrixUnits && caps.subgroupSize == 32 && type == TensorDataType::float16 &&
-         s.halfWeights && forcedFullyConnected() != "tensor";
+  return cb.context->facts().matrixTiles() && caps.matrixUnits && type == TensorDataType::float16 &&
+         s.halfWeights && forcedFullyConnected(*cb.context) != "tensor";
 }
 
 void encodeOnMatrixUnits(CommandBuffer& commandBuffer, const detail::ConvolutionState& s,
@@ -1644,7 +1641,7 @@ void encodeOnMatrixUnits(CommandBuffer& commandBuffer, const detail::Convolution
   const ConvolutionDescriptor& d = s.descriptor;
   // Benchmarks force the workgroups a multiprocessor and the tile: VKCNN_FULLY_CONNECTED=matrixN
   // or matrixN/TILE.
-  const std::string forced = forcedFullyConnected();
+  const std::string& forced = forcedFullyConnected(*cb.context);
   const FullyConnectedMatrixTile* tile = &kFullyConnectedMatrixTiles[0];
   for (const FullyConnectedMatrixTile& t : kFullyConnectedMatrixTiles) {
     const std::string suffix = std::string("/") + t.name;
@@ -1668,7 +1665,8 @@ void encodeOnMatrixUnits(CommandBuffer& commandBuffer, const detail::Convolution
   unsigned workgroups = 0;
   if (std::sscanf(forced.c_str(), "matrix%u", &workgroups) == 1 && workgroups > 0)
     perMultiprocessor = workgroups;
-  const uint32_t wanted = perMultiprocessor * (known ? known : 132);
+  const uint32_t wanted =
+      perMultiprocessor * (known ? known : detail::DeviceFacts::kAssumedMultiprocessors);
   const uint32_t tiles = rowTiles * columnTiles;
   const uint32_t splitsWanted = std::clamp(wanted / tiles, 1u, chunks);
   const uint32_t chunksPerSplit = (chunks + splitsWanted - 1) / splitsWanted;
@@ -1719,7 +1717,7 @@ bool FullyConnected::batchOnTensors(const std::vector<Image>& sources,
                                     const std::vector<Image>& destinations) const {
   const ConvolutionDescriptor& d = state_->descriptor;
   const ClipRect whole{};
-  const std::string forced = forcedFullyConnected();
+  const std::string& forced = forcedFullyConnected(*context().impl());
   // The tensor shader loads whole slices of 4 input channels.
   if (sources.size() < 2 || d.groups != 1 || d.inputFeatureChannels % 4 != 0 ||
       state_->shader == detail::ShaderId::depthwise_convolution || forced == "legacy" ||

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "platform/platform.h"
+#include "vulkan/overrides.h"
 
 namespace vkcnn::detail {
 
@@ -42,8 +43,7 @@ class MappedFloatFile {
 inline void parallelRanges(size_t count, size_t grain, size_t minimum,
                            const std::function<void(size_t, size_t)>& body) {
   size_t threads = std::max(1u, std::thread::hardware_concurrency());
-  if (const char* cap = std::getenv("VKCNN_LOAD_THREADS"); cap && std::atoi(cap) > 0)
-    threads = size_t(std::atoi(cap));
+  if (const uint32_t cap = processOverrides().loadThreads) threads = cap;
   threads = std::max<size_t>(1, std::min(threads, count / std::max<size_t>(1, minimum)));
   grain = std::max<size_t>(1, grain);
   const size_t units = (count + grain - 1) / grain;

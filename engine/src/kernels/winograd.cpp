@@ -98,9 +98,8 @@ struct Layout {
   }
 };
 
-uint64_t roundBytes() {
-  const char* v = std::getenv("VKCNN_WINOGRAD_ROUND_BYTES");
-  const uint64_t forced = v ? std::strtoull(v, nullptr, 10) : 0;
+uint64_t roundBytes(const ChoiceOverrides& overrides) {
+  const uint64_t forced = overrides.winogradRoundBytes;
   return forced ? std::min(forced, kWinogradRoundBytes) : kWinogradRoundBytes;
 }
 
@@ -218,7 +217,7 @@ bool winogradFits(const KernelEncoding& e, const ConvolutionDescriptor& d, Winog
   // one takes less); winograd_matrix_gemm.comp's tiles fit the 48 KiB matrixUnits guarantees.
   const bool shared =
       scheme == WinogradScheme::matrixUnits
-          ? caps.matrixUnits && caps.subgroupSize == 32
+          ? e.commandBuffer.context->facts().matrixTiles()
           : shaderModule(ShaderId::winograd_gemm, ShaderVariant::f32).sharedMemorySize <=
                 caps.maxComputeSharedMemorySize;
   return (e.destination.storageChannelOffset() + e.destinationChannelOffset) % 4 == 0 &&
@@ -240,7 +239,7 @@ void encodeWinograd(std::span<KernelEncoding> pieces, const ConvolutionDescripto
     uint32_t first, count, row, rows;
   };
   std::vector<std::vector<Segment>> rounds(1);
-  const uint64_t limit = roundBytes(), rowBytes = layout.rowBytes();
+  const uint64_t limit = roundBytes(cb.context->overrides().choice), rowBytes = layout.rowBytes();
   uint64_t rows = 0;
   for (KernelEncoding& e : pieces) {
     const uint32_t blocks = layout.blocks(e.clipWidth, e.clipHeight);
@@ -277,9 +276,11 @@ void encodeWinograd(std::span<KernelEncoding> pieces, const ConvolutionDescripto
   // A benchmark hook: VKCNN_WINOGRAD_MATRIX_TILE=WMxWN/FMxFN/STAGED[/KSTEPS] (warps, fragments a
   // warp; WM x FM must be 8, the layout's 128 rows; the products through shared memory or not;
   // 16-deep steps a stage, 1 or 2) times other configurations of winograd_matrix_gemm.comp.
-  if (const char* forced = matrix ? std::getenv("VKCNN_WINOGRAD_MATRIX_TILE") : nullptr) {
+  if (const std::string& forced = cb.context->overrides().choice.winogradMatrixTile;
+      matrix && !forced.empty()) {
     int wm = 0, wn = 0, fm = 0, fn = 0, staged = 1, steps = 2;
-    if (std::sscanf(forced, "%dx%d/%dx%d/%d/%d", &wm, &wn, &fm, &fn, &staged, &steps) >= 4 &&
+    if (std::sscanf(forced.c_str(), "%dx%d/%dx%d/%d/%d", &wm, &wn, &fm, &fn, &staged, &steps) >=
+            4 &&
         wm * fm == 8 && wn > 0 && fn > 0 && (steps == 1 || steps == 2) &&
         layout.outputChannels % uint32_t(16 * wn * fn) == 0) {
       const WinogradMatrixTile t{uint32_t(wm), uint32_t(wn),    uint32_t(fm),

@@ -41,8 +41,7 @@ void UploadBatchRegistry::cancel(VkBuffer buffer) {
 
 UploadBatch::UploadBatch(ContextImpl& context) : context_(context) {
   // VKCNN_UPLOAD_BATCH=0: every buffer uploads at once (the kill switch, and the baseline).
-  const char* setting = std::getenv("VKCNN_UPLOAD_BATCH");
-  if (setting && std::string(setting) == "0") return;
+  if (!context_.overrides().uploadBatch) return;
   context_.uploadBatches().enrol(this);
 }
 

@@ -54,43 +54,14 @@ void pinLoadedLibraries() {
   platform::pinLoadedLibraries();
 }
 
-std::string envString(const char* name) {
-  const char* value = std::getenv(name);
-  return value ? value : "";
-}
-
-bool envFlag(const char* name) {
-  std::string v = envString(name);
-  return !v.empty() && v != "0" && v != "false" && v != "off";
-}
-
-uint64_t fenceTimeoutMs(const ContextOptions& options) {
+uint64_t fenceTimeoutMs(const ContextOptions& options, const Overrides& overrides) {
   if (options.fenceTimeoutMs) return *options.fenceTimeoutMs;
-  std::string v = envString("VKCNN_FENCE_TIMEOUT_MS");
-  return v.empty() ? 300000 : std::strtoull(v.c_str(), nullptr, 10);
+  return overrides.fenceTimeoutMs.value_or(300000);
 }
 
-std::optional<uint64_t> waitSpinOption(const ContextOptions& options) {
+std::optional<uint64_t> waitSpinOption(const ContextOptions& options, const Overrides& overrides) {
   if (options.waitSpinMicroseconds) return *options.waitSpinMicroseconds;
-  std::string v = envString("VKCNN_WAIT_SPIN_US");
-  if (v.empty()) return std::nullopt;
-  // As ContextOptions holds it (32 bits), so that the nanoseconds cannot overflow.
-  return std::min<uint64_t>(std::strtoull(v.c_str(), nullptr, 10), UINT32_MAX);
-}
-
-DeviceType toDeviceType(VkPhysicalDeviceType type) {
-  switch (type) {
-    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
-      return DeviceType::integratedGpu;
-    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
-      return DeviceType::discreteGpu;
-    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
-      return DeviceType::virtualGpu;
-    case VK_PHYSICAL_DEVICE_TYPE_CPU:
-      return DeviceType::cpu;
-    default:
-      return DeviceType::other;
-  }
+  return overrides.waitSpinMicroseconds;
 }
 
 int typeRank(DeviceType type) {
@@ -127,12 +98,6 @@ struct LoaderInstance {
   }
 };
 
-bool hasExtension(const std::vector<VkExtensionProperties>& list, const char* name) {
-  return std::any_of(list.begin(), list.end(), [&](const VkExtensionProperties& e) {
-    return std::strcmp(e.extensionName, name) == 0;
-  });
-}
-
 std::vector<VkPhysicalDevice> physicalDevices(const InstanceTable& vki, VkInstance instance) {
   uint32_t count = 0;
   vki.vkEnumeratePhysicalDevices(instance, &count, nullptr);
@@ -143,6 +108,27 @@ std::vector<VkPhysicalDevice> physicalDevices(const InstanceTable& vki, VkInstan
 }
 
 }  // namespace
+
+DeviceType toDeviceType(VkPhysicalDeviceType type) {
+  switch (type) {
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+      return DeviceType::integratedGpu;
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+      return DeviceType::discreteGpu;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+      return DeviceType::virtualGpu;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU:
+      return DeviceType::cpu;
+    default:
+      return DeviceType::other;
+  }
+}
+
+bool hasExtension(const std::vector<VkExtensionProperties>& list, const char* name) {
+  return std::any_of(list.begin(), list.end(), [&](const VkExtensionProperties& e) {
+    return std::strcmp(e.extensionName, name) == 0;
+  });
+}
 
 std::string vkResultName(VkResult result) {
   switch (result) {
@@ -284,12 +270,14 @@ void ContextImpl::settleLocked() {
 }
 
 void ContextImpl::readOptions(const ContextOptions& options) {
+  // The environment once, as this Context starts.
+  overrides_ = readOverrides();
   if (options.log) logCallback_ = options.log;
-  fenceTimeoutNs_ = fenceTimeoutMs(options) * 1000000ull;
-  waitSpinMicroseconds_ = waitSpinOption(options);
-  wantMatrixUnits_ = options.matrixUnits.value_or(!envFlag("VKCNN_NO_MATRIX_UNITS"));
-  tuneConvolutions = options.tuneConvolutions.value_or(envFlag("VKCNN_TUNE"));
-  winograd = options.winograd.value_or(!envFlag("VKCNN_NO_WINOGRAD"));
+  fenceTimeoutNs_ = fenceTimeoutMs(options, overrides_) * 1000000ull;
+  waitSpinMicroseconds_ = waitSpinOption(options, overrides_);
+  wantMatrixUnits_ = options.matrixUnits.value_or(!overrides_.noMatrixUnits);
+  tuneConvolutions = options.tuneConvolutions.value_or(overrides_.tune);
+  winograd = options.winograd.value_or(!overrides_.noWinograd);
   if (options.memoryBlockSize &&
       *options.memoryBlockSize < detail::DeviceMemoryAllocator::kMinimumBlockSize)
     throw Error(ErrorCode::invalidArgument,
@@ -304,22 +292,6 @@ void ContextImpl::readOptions(const ContextOptions& options) {
   memoryBlockSize_ = options.memoryBlockSize;
   memoryBudget_ = options.memoryBudget;
   memoryCallbacks_ = options.memoryCallbacks;
-}
-
-bool ContextImpl::hasMatrixShape() const {
-  if (!vki_.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV) return false;
-  uint32_t count = 0;
-  vki_.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(physicalDevice_, &count, nullptr);
-  std::vector<VkCooperativeMatrixPropertiesNV> shapes(
-      count, VkCooperativeMatrixPropertiesNV{VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
-  vki_.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(physicalDevice_, &count, shapes.data());
-  for (const VkCooperativeMatrixPropertiesNV& p : shapes)
-    if (p.MSize == 16 && p.NSize == 16 && p.KSize == 16 &&
-        p.AType == VK_COMPONENT_TYPE_FLOAT16_NV && p.BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
-        p.CType == VK_COMPONENT_TYPE_FLOAT32_NV && p.DType == VK_COMPONENT_TYPE_FLOAT32_NV &&
-        p.scope == VK_SCOPE_SUBGROUP_NV)
-      return true;
-  return false;
 }
 
 void ContextImpl::check(VkResult result, const char* what) {
@@ -419,7 +391,7 @@ void ContextImpl::createDevice(const ContextOptions& options) {
       gipa(nullptr, "vkEnumerateInstanceLayerProperties"));
   auto createInstance = reinterpret_cast<PFN_vkCreateInstance>(gipa(nullptr, "vkCreateInstance"));
 
-  const bool validation = options.validation.value_or(envFlag("VKCNN_VALIDATION"));
+  const bool validation = options.validation.value_or(overrides_.validation);
   uint32_t count = 0;
   enumerateInstanceExtensions(nullptr, &count, nullptr);
   std::vector<VkExtensionProperties> instanceExtensions(count);
@@ -495,7 +467,7 @@ void ContextImpl::createDevice(const ContextOptions& options) {
   // Device choice: an explicit index or name substring, else discrete > integrated > virtual > CPU.
   std::vector<VkPhysicalDevice> devices = physicalDevices(vki_, instance_);
   if (devices.empty()) throw Error(ErrorCode::unsupported, "the Vulkan loader reports no devices");
-  std::string wanted = options.device.empty() ? envString("VKCNN_DEVICE") : options.device;
+  std::string wanted = options.device.empty() ? overrides_.device : options.device;
   std::vector<std::pair<VkPhysicalDevice, VkPhysicalDeviceProperties>> candidates;
   for (VkPhysicalDevice d : devices) {
     VkPhysicalDeviceProperties p;
@@ -579,6 +551,7 @@ void ContextImpl::createDevice(const ContextOptions& options) {
     vki_.vkEnumerateDeviceExtensionProperties(physicalDevice_, nullptr, &count, nullptr);
     std::vector<VkExtensionProperties> available(count);
     vki_.vkEnumerateDeviceExtensionProperties(physicalDevice_, nullptr, &count, available.data());
+    if (hasExtension(available, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME)) queryMatrixShapes();
     // The shaders' scopes (GL_KHR_memory_scope_semantics) need the Vulkan memory model.
     if (wantMatrixUnits_ && hasExtension(available, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) &&
         enable12.shaderFloat16 && enable11.storageBuffer16BitAccess &&
@@ -654,6 +627,7 @@ void ContextImpl::adopt(const AdoptedDevice& adopted, const ContextOptions& opti
                                                 std::to_string(queueFamilyIndex_) +
                                                 " does not exist or has no compute support");
   loadDevice(vki_.vkGetDeviceProcAddr);
+  if (adopted.cooperativeMatrixNVEnabled) queryMatrixShapes();
   const bool matrixUnits = wantMatrixUnits_ && adopted.cooperativeMatrixNVEnabled &&
                            adopted.enabledVulkan12Features &&
                            adopted.enabledVulkan12Features->vulkanMemoryModel && hasMatrixShape();
@@ -670,72 +644,11 @@ void ContextImpl::loadDevice(PFN_vkGetDeviceProcAddr gdpa) {
     throw Error(ErrorCode::vulkan, "could not load device functions through vkGetDeviceProcAddr");
 }
 
-void ContextImpl::queryCapabilities(bool adopted, bool matrixUnits,
-                                    const VkPhysicalDeviceVulkan11Features* f11,
-                                    const VkPhysicalDeviceVulkan12Features* f12,
-                                    bool extendedStorageFormats) {
-  VkPhysicalDeviceSubgroupProperties subgroup{
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
-  VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
-  driver.pNext = &subgroup;
-  VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
-  props.pNext = &driver;
-  uint32_t count = 0;
-  vki_.vkEnumerateDeviceExtensionProperties(physicalDevice_, nullptr, &count, nullptr);
-  std::vector<VkExtensionProperties> extensions(count);
-  vki_.vkEnumerateDeviceExtensionProperties(physicalDevice_, nullptr, &count, extensions.data());
-  // A property of a supported extension may be queried without enabling it.
-  VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm{
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
-  const bool smBuiltins = hasExtension(extensions, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME);
-  if (smBuiltins) subgroup.pNext = &sm;
-  vki_.vkGetPhysicalDeviceProperties2(physicalDevice_, &props);
-  const VkPhysicalDeviceLimits& limits = props.properties.limits;
-  auto& c = capabilities_;
-  c.deviceName = props.properties.deviceName;
-  c.driverName = driver.driverName;
-  c.deviceType = toDeviceType(props.properties.deviceType);
-  c.vendorId = props.properties.vendorID;
-  c.deviceId = props.properties.deviceID;
-  c.apiVersion = props.properties.apiVersion;
-  c.driverVersion = props.properties.driverVersion;
-  c.subgroupSize = subgroup.subgroupSize;
-  c.maxImageArrayLayers = limits.maxImageArrayLayers;
-  c.maxImageDimension2D = limits.maxImageDimension2D;
-  c.maxPerStageDescriptorStorageImages = limits.maxPerStageDescriptorStorageImages;
-  c.maxComputeSharedMemorySize = limits.maxComputeSharedMemorySize;
-  // Test hook: a smaller limit, as devices with Vulkan's least (16 KiB) have.
-  if (const char* cap = std::getenv("VKCNN_MAX_SHARED_MEMORY"); cap && std::atoi(cap) > 0)
-    c.maxComputeSharedMemorySize = std::min(c.maxComputeSharedMemorySize, uint32_t(std::atoi(cap)));
-  c.maxComputeWorkGroupInvocations = limits.maxComputeWorkGroupInvocations;
-  c.timestampPeriodNs = limits.timestampPeriod;
-  waitSpinNs_ = waitSpinMicroseconds_.value_or(
-                    c.deviceType == DeviceType::cpu ? 0 : kDefaultWaitSpinMicroseconds) *
+void ContextImpl::resolveWaitSpin() {
+  waitSpinNs_ = waitSpinMicroseconds_.value_or(capabilities_.deviceType == DeviceType::cpu
+                                                   ? 0
+                                                   : kDefaultWaitSpinMicroseconds) *
                 1000ull;
-  c.shaderFloat16 = f12 && f12->shaderFloat16;
-  c.storage16Bit = f11 && f11->storageBuffer16BitAccess;
-  c.imageArrayNonUniformIndexing = f12 && f12->shaderSampledImageArrayNonUniformIndexing &&
-                                   f12->shaderStorageImageArrayNonUniformIndexing;
-  c.adopted = adopted;
-  c.multiprocessorCount = smBuiltins ? sm.shaderSMCount : 0;
-  c.cooperativeMatrix = hasExtension(extensions, "VK_KHR_cooperative_matrix") ||
-                        hasExtension(extensions, "VK_NV_cooperative_matrix");
-  c.matrixUnits = matrixUnits && c.shaderFloat16 && c.storage16Bit &&
-                  c.maxComputeSharedMemorySize >= VKCNN_MATRIX_SHARED_MEMORY;
-  c.pushDescriptors = hasExtension(extensions, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
-  // Where packHalf2x16 was measured to round to nearest even (the case "float16 stores round to
-  // nearest even and saturate on every shader" checks it on every device). Vulkan leaves the
-  // rounding of that conversion to the implementation: other drivers keep the integer rounding.
-  VkFormatProperties bits{};
-  vki_.vkGetPhysicalDeviceFormatProperties(physicalDevice_, VK_FORMAT_R32G32_UINT, &bits);
-  const bool knownRounding = driver.driverID == VK_DRIVER_ID_NVIDIA_PROPRIETARY ||
-                             driver.driverID == VK_DRIVER_ID_MESA_LLVMPIPE;
-  // Test and benchmark hook: VKCNN_FLOAT16_BIT_STORES=0 keeps float stores.
-  const char* hook = std::getenv("VKCNN_FLOAT16_BIT_STORES");
-  c.float16BitStores = knownRounding && extendedStorageFormats &&
-                       (bits.optimalTilingFeatures & VK_FORMAT_FEATURE_STORAGE_IMAGE_BIT) &&
-                       !(hook && std::string(hook) == "0");
-  vki_.vkGetPhysicalDeviceMemoryProperties(physicalDevice_, &memoryProperties_);
 }
 
 void ContextImpl::createCommonObjects() {
@@ -751,7 +664,8 @@ void ContextImpl::createCommonObjects() {
   memory.callbacks = std::move(memoryCallbacks_);
   allocator_ = std::make_unique<DeviceMemoryAllocator>(*this, std::move(memory));
   const auto cacheStart = std::chrono::steady_clock::now();
-  pipelines_ = std::make_unique<PipelineRegistry>(*this, defaultPipelineCacheFile(properties));
+  pipelines_ =
+      std::make_unique<PipelineRegistry>(*this, defaultPipelineCacheFile(properties, overrides_));
   pipelineCacheMs_ =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - cacheStart)
           .count();

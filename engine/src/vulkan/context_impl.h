@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "memory/allocator.h"
 #include "memory/device_buffer.h"
@@ -18,7 +19,9 @@
 #include "memory/upload_batch.h"
 #include "vkcnn/context.h"
 #include "vkcnn/error.h"
+#include "vulkan/device_facts.h"
 #include "vulkan/load_clock.h"
+#include "vulkan/overrides.h"
 #include "vulkan/pipelines.h"
 #include "vulkan/volk_table.h"
 
@@ -84,6 +87,12 @@ class ContextImpl : public std::enable_shared_from_this<ContextImpl> {
   VkQueue queue() const { return awaitStart(), queue_; }
   uint32_t queueFamilyIndex() const { return awaitStart(), queueFamilyIndex_; }
   const DeviceCapabilities& capabilities() const { return awaitStart(), capabilities_; }
+  // What the engine's choices know of the device (device_facts.h).
+  const DeviceFacts& facts() const { return awaitStart(), facts_; }
+  // The VKCNN_* variables as they were when this Context started (overrides.h); exist from birth.
+  const Overrides& overrides() const { return overrides_; }
+  // Test hook (overrides.h, setChoiceOverrides): only while no other thread encodes.
+  void setChoiceOverrides(const ChoiceOverrides& choice) { overrides_.choice = choice; }
   const VkPhysicalDeviceMemoryProperties& memoryProperties() const {
     return awaitStart(), memoryProperties_;
   }
@@ -152,11 +161,14 @@ class ContextImpl : public std::enable_shared_from_this<ContextImpl> {
 
  private:
   void loadDevice(PFN_vkGetDeviceProcAddr getDeviceProcAddr);
-  // Whether the device has the subgroup matrix shape the matrix-unit convolutions use.
+  // The cooperative-matrix shapes the device offers into facts_ (device_facts.cpp), and whether
+  // the one the matrix-unit convolutions use is among them.
+  void queryMatrixShapes();
   bool hasMatrixShape() const;
   void queryCapabilities(bool adopted, bool matrixUnits,
                          const VkPhysicalDeviceVulkan11Features* f11,
                          const VkPhysicalDeviceVulkan12Features* f12, bool extendedStorageFormats);
+  void resolveWaitSpin();  // waitSpinNs_ for the device (queryCapabilities)
   void createCommonObjects();
   void createDevice(const ContextOptions& options);
   void awaitStartSlow() const;
@@ -180,6 +192,8 @@ class ContextImpl : public std::enable_shared_from_this<ContextImpl> {
   DeviceMemoryCallbacks memoryCallbacks_;
   VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
   DeviceCapabilities capabilities_;
+  DeviceFacts facts_;
+  Overrides overrides_;
   VkPhysicalDeviceMemoryProperties memoryProperties_{};
   std::unique_ptr<DeviceMemoryAllocator> allocator_;
   std::unique_ptr<PipelineRegistry> pipelines_;
@@ -227,5 +241,7 @@ class ContextImpl : public std::enable_shared_from_this<ContextImpl> {
 };
 
 std::string vkResultName(VkResult result);
+DeviceType toDeviceType(VkPhysicalDeviceType type);
+bool hasExtension(const std::vector<VkExtensionProperties>& list, const char* name);
 
 }  // namespace vkcnn::detail

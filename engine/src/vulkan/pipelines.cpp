@@ -43,12 +43,12 @@ CacheFileHeader expectedHeader(const VkPhysicalDeviceProperties& p) {
 
 }  // namespace
 
-std::string defaultPipelineCacheFile(const VkPhysicalDeviceProperties& p) {
-  const char* setting = std::getenv("VKCNN_PIPELINE_CACHE");
-  if (setting && (std::string(setting) == "0" || std::string(setting) == "off")) return {};
+std::string defaultPipelineCacheFile(const VkPhysicalDeviceProperties& p,
+                                     const Overrides& overrides) {
+  if (!overrides.pipelineCache) return {};
   std::filesystem::path dir;
-  if (const char* d = std::getenv("VKCNN_PIPELINE_CACHE_DIR"); d && *d)
-    dir = d;
+  if (!overrides.pipelineCacheDirectory.empty())
+    dir = overrides.pipelineCacheDirectory;
   else if (const std::string user = platform::userCacheDirectory(); !user.empty())
     dir = std::filesystem::path(user) / "vkcnn";
   else

@@ -19,11 +19,13 @@
 namespace vkcnn::detail {
 
 class ContextImpl;
+struct Overrides;
 
 const ShaderModuleInfo& shaderModule(ShaderId id, ShaderVariant variant);
 // Where pipelines persist for this device: VKCNN_PIPELINE_CACHE_DIR, else $XDG_CACHE_HOME/vkcnn,
 // else ~/.cache/vkcnn; empty when VKCNN_PIPELINE_CACHE=0.
-std::string defaultPipelineCacheFile(const VkPhysicalDeviceProperties& properties);
+std::string defaultPipelineCacheFile(const VkPhysicalDeviceProperties& properties,
+                                     const Overrides& overrides);
 
 struct Pipeline {
   const ShaderModuleInfo* module = nullptr;

@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "npy.h"
 #include "platform/platform.h"
+#include "vulkan/overrides.h"
 
 namespace vkcnn::cli {
 
@@ -181,8 +182,8 @@ int bench(const std::vector<std::string>& rest) {
   std::vector<std::tuple<std::string, std::string, ColdStart>> colds;
   if (cold) {
     Progress progress("first inferences (--cold)");
-    const char* previous = std::getenv("VKCNN_PIPELINE_CACHE_DIR");
-    const std::string restore = previous ? previous : "";
+    // As the process started (the Contexts below read it as they start).
+    const std::string restore = detail::processOverrides().pipelineCacheDirectory;
     if (!cacheDir.empty()) {
       std::error_code ec;
       std::filesystem::create_directories(cacheDir, ec);
@@ -198,7 +199,7 @@ int bench(const std::vector<std::string>& rest) {
       colds.emplace_back("with cache", "cold_with_cache", coldStart(args, setup));
       std::filesystem::remove_all(dir);
     }
-    platform::setEnvironment("VKCNN_PIPELINE_CACHE_DIR", previous ? restore.c_str() : nullptr);
+    platform::setEnvironment("VKCNN_PIPELINE_CACHE_DIR", restore.empty() ? nullptr : restore.c_str());
     progress.finish();
     for (const auto& [label, key, c] : colds) {
       times[key + "_ms"] = c.totalMs;

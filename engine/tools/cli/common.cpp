@@ -15,6 +15,7 @@
 #include "npy.h"
 #include "picture.h"
 #include "platform/platform.h"
+#include "vulkan/overrides.h"
 
 namespace vkcnn::cli {
 
@@ -133,8 +134,8 @@ ContextOptions contextOptions(const Arguments& args) {
   // The device is checked here so that the message names the option the user gave.
   std::string wanted = args.get("--device");
   std::string source = "--device";
-  if (wanted.empty() && std::getenv("VKCNN_DEVICE") && *std::getenv("VKCNN_DEVICE")) {
-    wanted = std::getenv("VKCNN_DEVICE");
+  if (wanted.empty() && !detail::processOverrides().device.empty()) {
+    wanted = detail::processOverrides().device;
     source = "VKCNN_DEVICE";
   }
   if (!wanted.empty()) {
@@ -165,8 +166,8 @@ Context makeContext(const Arguments& args) {
   Context context(contextOptions(args));
   // TEST HOOK (tests/test_cli.cpp): a validation-layer message sent through the Context's own
   // debug messenger, to check that it changes the exit status.
-  const char* inject = std::getenv("VKCNN_CLI_INJECT_VALIDATION_MESSAGE");
-  if (inject && std::strcmp(inject, "1") == 0 && context.capabilities().validationEnabled) {
+  if (detail::processOverrides().cliInjectValidationMessage &&
+      context.capabilities().validationEnabled) {
     void* loader = nullptr;
     auto gipa = reinterpret_cast<PFN_vkGetInstanceProcAddr>(platform::openVulkanLoader(&loader));
     auto submit = gipa ? reinterpret_cast<PFN_vkSubmitDebugUtilsMessageEXT>(

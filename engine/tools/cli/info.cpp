@@ -1,9 +1,13 @@
-// vkcnn info: the Vulkan devices, the chosen one, what vkcnn uses of it, whether validation is on.
+// vkcnn info: the Vulkan devices, the chosen one, what vkcnn uses of it, whether validation is on,
+// the facts the engine's choices read (vulkan/device_facts.h) and the VKCNN_* variables in force
+// (vulkan/overrides.h).
 #include <vkcnn/version.h>
 
 #include <cstdio>
 
 #include "cli.h"
+#include "vulkan/device_facts.h"
+#include "vulkan/overrides.h"
 
 namespace vkcnn::cli {
 
@@ -13,7 +17,8 @@ int info(const std::vector<std::string>& rest) {
     std::printf(
         "usage: vkcnn info [--device D] [--json FILE]\n\n"
         "Lists the Vulkan devices and what vkcnn sees of the chosen one: features, limits,\n"
-        "whether the validation layer is on (VKCNN_VALIDATION=1), the pipeline cache.\n\n"
+        "whether the validation layer is on (VKCNN_VALIDATION=1), the pipeline cache, the facts\n"
+        "the convolution's choice reads, and the VKCNN_* environment variables in force.\n\n"
         "  --device D          device index or name substring (default: VKCNN_DEVICE, else the\n"
         "                      first discrete GPU, then integrated, then CPU)\n"
         "  --json FILE         the same as JSON (- for standard output)\n");
@@ -27,6 +32,8 @@ int info(const std::vector<std::string>& rest) {
   const auto& c = context.capabilities();
   const std::string cache = context.pipelineCacheFile();
   const MemoryStatistics memory = context.memoryStatistics();
+  const auto facts = detail::describe(detail::deviceFacts(context));
+  const std::vector<std::string>& set = detail::overrides(context).set;
   if (json.empty() || json != "-") {
     std::printf("vkcnn %s\n", vkcnn::versionString());
     std::printf("devices:\n");
@@ -71,6 +78,11 @@ int info(const std::vector<std::string>& rest) {
       std::printf("waits: block at once (VKCNN_WAIT_SPIN_US sets a poll first)\n");
     std::printf("pipeline cache: %s%s\n", cache.empty() ? "off" : cache.c_str(),
                 cache.empty() ? "" : (context.pipelineCacheLoaded() ? " (loaded)" : " (new)"));
+    std::printf("device facts (what the convolution's choice reads):\n");
+    for (const auto& [name, value] : facts)
+      std::printf("  %-24s %s\n", name.c_str(), value.c_str());
+    std::printf("environment overrides (VKCNN_*):%s\n", set.empty() ? " none set" : "");
+    for (const std::string& s : set) std::printf("  %s\n", s.c_str());
   }
   if (!json.empty()) {
     std::string list = "[";
@@ -110,6 +122,14 @@ int info(const std::vector<std::string>& rest) {
         .add("memory_block_size", memory.memoryBlockSize)
         .add("memory_budget", memory.memoryBudget)
         .add("pipeline_cache", cache);
+    std::string setList = "[";
+    for (const std::string& s : set) setList += (setList.size() > 1 ? ", " : "") + Json::quote(s);
+    // Several matrix shapes share a name: the facts are an array of [name, value] pairs.
+    std::string factPairs = "[";
+    for (const auto& [name, value] : facts)
+      factPairs += (factPairs.size() > 1 ? ", " : "") + std::string("[") + Json::quote(name) +
+                   ", " + Json::quote(value) + "]";
+    j.raw("device_facts", factPairs + "]").raw("overrides", setList + "]");
     writeText(json, j.str() + "\n", "--json");
   }
   return 0;
