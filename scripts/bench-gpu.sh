@@ -46,7 +46,8 @@
 #                            (300): past it the child is killed and says so in results.md
 #   --compile-dtypes LIST    the formats torch.compile times (fp16,fp32)
 #   --tests "T;T"            the tests step's binaries, each "NAME [ARGS]" (doctest filters pass
-#                            unglobbed), ';' between them ("test_convolution")
+#                            unglobbed; no spaces inside one: * for them), ';' between them
+#                            ("test_convolution")
 #   --conditions "N:S;N:S"   the ab step's conditions: a name, then a comma list of VAR=VALUE
 #                            and lib=DIR (a folder of libvkcnn*.so put first); "A:;B:VKCNN_X=0"
 #   --order "A B B A"        the order of the rounds (the conditions, then reversed)
@@ -166,6 +167,7 @@ step_compile() {
 step_vkcnn() {
   local net config fmt batch cold
   [ -f "$work/models/pytorch.json" ] || step_pytorch
+  cp "$work/models/pytorch.json" "$work"/models/compile_*.json "$work/" 2>/dev/null
   for net in ${networks//,/ }; do
     spent "vkcnn from $net on" && break
     for config in $configs; do
