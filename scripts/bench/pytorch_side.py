@@ -18,6 +18,7 @@ it). The helpers that read and describe results import neither PyTorch nor numpy
 (scripts/bench/test_bench_scripts.py runs them without a GPU).
 """
 import argparse
+import copy
 import json
 import os
 import signal
@@ -149,12 +150,13 @@ def parse_compile_output(text, configs, returncode, timed_out, timeout_s, log_ta
 def compile_child(name, configs, runs, warmup):
     """In the child process: times torch.compile of `name` for each configuration, one JSON line
     on stdout as each finishes."""
+    base = build(name)  # the calibration runs on the CPU: once, not once a configuration
     for label, batch in configs:
         t0 = time.time()
         try:
             torch._dynamo.reset()
             dtype = torch.float16 if label == "fp16" else torch.float32
-            m = build(name).to("cuda", dtype=dtype).to(memory_format=torch.channels_last)
+            m = copy.deepcopy(base).to("cuda", dtype=dtype).to(memory_format=torch.channels_last)
             x = torch.randn(batch, 3, 224, 224, device="cuda", dtype=dtype).to(
                 memory_format=torch.channels_last)
             with torch.inference_mode():
