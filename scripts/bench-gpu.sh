@@ -13,9 +13,9 @@
 # Steps (--steps a,b,...), each under the work folder, whose results (the models left out) go to
 # RESULTS_DIR/results.tgz after every step:
 #   pytorch   export and time PyTorch eager and CUDA graph (skipped where the work folder has them)
-#   compile   torch.compile(mode="reduce-overhead") a network at a time, for the networks not yet
-#             timed: a call stops starting networks after --compile-budget seconds and the next
-#             call goes on (compiling takes tens of seconds a configuration: minutes a network)
+#   compile   torch.compile(mode="reduce-overhead") a network at a time, for the configurations
+#             not yet timed: a call starts networks only while --compile-timeout seconds of it
+#             are left, and the next call goes on (tens of seconds a configuration)
 #   vkcnn     vkcnn bench for every network and --configs pair, a profile each; results.md
 #   standing  pytorch,compile,vkcnn (the default); --no-compile leaves torch.compile out
 #   tests     test binaries under validation with synchronization validation (--tests)

@@ -208,19 +208,26 @@ def compile_network(name, args, configs):
 
 
 def compile_all(args, networks):
-    """torch.compile for every network without a compile_NETWORK.json, each started within the
-    budget; False where networks are left for another call."""
+    """torch.compile of the configurations each network's compile_NETWORK.json lacks (another
+    call's fp16 stays when fp32 is asked for), each network started within the budget; False
+    where networks are left for another call."""
     configs = [(label, batch) for label, batch in CONFIGS if label in args.dtypes.split(",")]
     start = time.time()
     for name in networks:
         path = os.path.join(args.out, f"compile_{name}.json")
+        old = {}
         if os.path.exists(path):
+            with open(path) as f:
+                old = json.load(f)
+        missing = [(l, b) for l, b in configs if config_key(l, b) not in old.get("configs", {})]
+        if not missing:
             continue
         if time.time() - start >= args.compile_budget:
             print(f"pytorch: torch.compile of {name} and later left for another call "
                   f"(--compile-budget {args.compile_budget} s spent)", flush=True)
             return False
-        entry = compile_network(name, args, configs)
+        entry = compile_network(name, args, missing)
+        entry["configs"] = {**old.get("configs", {}), **entry["configs"]}
         with open(path, "w") as f:
             json.dump(entry, f, indent=1)
         failed = [k for k, v in entry["configs"].items() if "error" in v]
