@@ -13,9 +13,9 @@
 # Steps (--steps a,b,...), each under the work folder, whose results (the models left out) go to
 # RESULTS_DIR/results.tgz after every step:
 #   pytorch   export and time PyTorch eager and CUDA graph (skipped where the work folder has them)
-#   compile   torch.compile(mode="reduce-overhead") a network at a time, for the networks not yet
-#             timed: a call stops starting networks after --compile-budget seconds and the next
-#             call goes on (compiling takes tens of seconds a configuration: minutes a network)
+#   compile   torch.compile(mode="reduce-overhead") a network at a time, for the configurations
+#             not yet timed: a call starts networks only while --compile-timeout seconds of it
+#             are left, and the next call goes on (tens of seconds a configuration)
 #   vkcnn     vkcnn bench for every network and --configs pair, a profile each; results.md
 #   standing  pytorch,compile,vkcnn (the default); --no-compile leaves torch.compile out
 #   tests     test binaries under validation with synchronization validation (--tests)
@@ -46,7 +46,8 @@
 #                            (300): past it the child is killed and says so in results.md
 #   --compile-dtypes LIST    the formats torch.compile times (fp16,fp32)
 #   --tests "T;T"            the tests step's binaries, each "NAME [ARGS]" (doctest filters pass
-#                            unglobbed), ';' between them ("test_convolution")
+#                            unglobbed; no spaces inside one: * for them), ';' between them
+#                            ("test_convolution")
 #   --conditions "N:S;N:S"   the ab step's conditions: a name, then a comma list of VAR=VALUE
 #                            and lib=DIR (a folder of libvkcnn*.so put first); "A:;B:VKCNN_X=0"
 #   --order "A B B A"        the order of the rounds (the conditions, then reversed)
@@ -166,6 +167,7 @@ step_compile() {
 step_vkcnn() {
   local net config fmt batch cold
   [ -f "$work/models/pytorch.json" ] || step_pytorch
+  cp "$work/models/pytorch.json" "$work"/models/compile_*.json "$work/" 2>/dev/null
   for net in ${networks//,/ }; do
     spent "vkcnn from $net on" && break
     for config in $configs; do

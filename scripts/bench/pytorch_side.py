@@ -18,6 +18,7 @@ it). The helpers that read and describe results import neither PyTorch nor numpy
 (scripts/bench/test_bench_scripts.py runs them without a GPU).
 """
 import argparse
+import copy
 import json
 import os
 import signal
@@ -149,12 +150,13 @@ def parse_compile_output(text, configs, returncode, timed_out, timeout_s, log_ta
 def compile_child(name, configs, runs, warmup):
     """In the child process: times torch.compile of `name` for each configuration, one JSON line
     on stdout as each finishes."""
+    base = build(name)  # the calibration runs on the CPU: once, not once a configuration
     for label, batch in configs:
         t0 = time.time()
         try:
             torch._dynamo.reset()
             dtype = torch.float16 if label == "fp16" else torch.float32
-            m = build(name).to("cuda", dtype=dtype).to(memory_format=torch.channels_last)
+            m = copy.deepcopy(base).to("cuda", dtype=dtype).to(memory_format=torch.channels_last)
             x = torch.randn(batch, 3, 224, 224, device="cuda", dtype=dtype).to(
                 memory_format=torch.channels_last)
             with torch.inference_mode():
@@ -206,19 +208,26 @@ def compile_network(name, args, configs):
 
 
 def compile_all(args, networks):
-    """torch.compile for every network without a compile_NETWORK.json, each started within the
-    budget; False where networks are left for another call."""
+    """torch.compile of the configurations each network's compile_NETWORK.json lacks (another
+    call's fp16 stays when fp32 is asked for), each network started within the budget; False
+    where networks are left for another call."""
     configs = [(label, batch) for label, batch in CONFIGS if label in args.dtypes.split(",")]
     start = time.time()
     for name in networks:
         path = os.path.join(args.out, f"compile_{name}.json")
+        old = {}
         if os.path.exists(path):
+            with open(path) as f:
+                old = json.load(f)
+        missing = [(l, b) for l, b in configs if config_key(l, b) not in old.get("configs", {})]
+        if not missing:
             continue
         if time.time() - start >= args.compile_budget:
             print(f"pytorch: torch.compile of {name} and later left for another call "
                   f"(--compile-budget {args.compile_budget} s spent)", flush=True)
             return False
-        entry = compile_network(name, args, configs)
+        entry = compile_network(name, args, missing)
+        entry["configs"] = {**old.get("configs", {}), **entry["configs"]}
         with open(path, "w") as f:
             json.dump(entry, f, indent=1)
         failed = [k for k, v in entry["configs"].items() if "error" in v]

@@ -186,7 +186,8 @@ class CompileSide(unittest.TestCase):
         pytorch_side.compile_network = fake
         try:
             with tempfile.TemporaryDirectory() as d:
-                write(os.path.join(d, "compile_resnet18.json"), {"network": "resnet18"})
+                write(os.path.join(d, "compile_resnet18.json"), {"network": "resnet18", "configs": {
+                    pytorch_side.config_key(l, b): {"median_ms": 2.0} for l, b in self.CONFIGS}})
                 # No budget: nothing starts, and the networks are left for another call.
                 finished = pytorch_side.compile_all(self.args(d, compile_budget=0),
                                                     ["resnet18", "resnet50", "vgg16"])
@@ -209,6 +210,16 @@ class CompileSide(unittest.TestCase):
                 with open(os.path.join(d, "compile_vgg16.json")) as f:
                     entry = json.load(f)
                 self.assertEqual(set(entry["configs"]), {"fp16_b1", "fp16_b32"})
+                # fp32 asked for later: only the configurations each file lacks, merged in.
+                done.clear()
+                asked = []
+                pytorch_side.compile_network = lambda name, args, configs: (
+                    asked.append((name, configs)) or fake(name, args, configs))
+                self.assertTrue(pytorch_side.compile_all(self.args(d), ["resnet18", "vgg16"]))
+                self.assertEqual(asked, [("vgg16", [("fp32", 1), ("fp32", 32)])])
+                with open(os.path.join(d, "compile_vgg16.json")) as f:
+                    entry = json.load(f)
+                self.assertEqual(set(entry["configs"]), {"fp16_b1", "fp16_b32", "fp32_b1", "fp32_b32"})
         finally:
             pytorch_side.compile_network = saved
 
