@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "scoped_choice.h"
 #include "test_support.h"
 #include "vkcnn/graph.h"
 #include "vkcnn/pooling.h"
@@ -696,7 +697,7 @@ TEST_CASE("graph: fully connected layers over a batch in pieces read their weigh
   // takes 1024 layers per image (pieces of 2, 2, 1), wide2 512 (4, 1), so each layer runs over
   // several pieces: FullyConnected::encodeBatch gathers them into one Tensor, runs one dispatch
   // and scatters the results (P pieces: 2P + 1 dispatches). Forced to the per-piece path
-  // (VKCNN_FULLY_CONNECTED=pieces), the same results.
+  // (the choice VKCNN_FULLY_CONNECTED=pieces forces), the same results.
   const uint32_t batch = 5;
   const std::vector<float> w1 = randomFloats(4096 * 24, 60, -0.4f, 0.4f),
                            b1 = randomFloats(4096, 61);
@@ -740,13 +741,13 @@ TEST_CASE("graph: fully connected layers over a batch in pieces read their weigh
     const double tol = format == ChannelFormat::float32 ? 1e-5 : 4e-3;
     for (const char* mode : {"", "pieces"}) {
       CAPTURE(std::string(mode));
-      if (*mode) setenv("VKCNN_FULLY_CONNECTED", mode, 1);
+      ScopedChoice forced;
+      if (*mode) forceChoice(&detail::ChoiceOverrides::fullyConnected, mode);
       CommandBuffer cb(context());
       Image y = makePoisoned(context(), {1, 1, 10, batch, format});
       g.encode(cb, {makeImage(x, format, "x")}, {y});
       cb.commit();
       cb.waitUntilCompleted();
-      unsetenv("VKCNN_FULLY_CONNECTED");
       CHECK(relativeL2(download(y), reference) <= tol);
       // fc1 and fc2 over 3 segments, fc3 over 2: 3 + 7 + 5 batched (fc1's 6 input channels, not
       // whole slices, take one encode per piece), 3 + 3 + 2 per piece. On matrix units a float16

@@ -260,8 +260,9 @@ Outcome runTest(const fs::path& dir) {
 }
 
 std::set<std::string> listedTests() {
-  // Next to this file, or under tests/ of the working directory (a tree copied elsewhere).
-  fs::path list = fs::path(__FILE__).parent_path() / "onnx_conformance_passing.txt";
+  // In the source tree the build names, or under tests/ of the working directory (a build copied
+  // elsewhere, such as the GPU machine's).
+  fs::path list = fs::path(VKCNN_CONFORMANCE_LIST);
   if (!fs::exists(list)) list = fs::path("tests") / "onnx_conformance_passing.txt";
   REQUIRE_MESSAGE(fs::exists(list), "cannot find onnx_conformance_passing.txt");
   std::set<std::string> names;
