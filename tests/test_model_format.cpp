@@ -355,6 +355,29 @@ TEST_CASE("model format: a model written and read back, mapped, its weights alig
   std::filesystem::remove_all(path.parent_path());
 }
 
+TEST_CASE("model format: whether a model was compiled from a source as it is now") {
+  const std::filesystem::path source = scratch("source.onnx"), model = scratch("source.vkcnn");
+  const std::string text = "not really ONNX, but bytes to hash";
+  std::ofstream(source, std::ios::binary) << text;
+  const SourceDigest digest = digestFile(source.string(), "ONNX model");
+  CHECK(digest.size == text.size());
+  CHECK(digest.hash == xxh64(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()),
+                                                      text.size())));
+  Provenance p = sampleProvenance();
+  p.sourceSize = digest.size;
+  p.sourceHash = digest.hash;
+  Writer(p).write(model.string());
+  {
+    const Archive a = Archive::open(model.string());
+    CHECK(a.compiledFrom(source.string()));
+    std::ofstream(source, std::ios::binary) << text << "!";
+    CHECK(!a.compiledFrom(source.string()));
+    std::filesystem::remove(source);
+    CHECK_THROWS_AS(a.compiledFrom(source.string()), Error);
+  }
+  std::filesystem::remove_all(source.parent_path());
+}
+
 TEST_CASE("model format: the writer refuses what it cannot write, and leaves no half file") {
   Writer w(sampleProvenance());
   CHECK_THROWS_AS(w.addWeight("w", WeightType::f32, {2, 2}, std::vector<uint8_t>(15)), Error);

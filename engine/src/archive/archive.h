@@ -89,6 +89,16 @@ struct Provenance {
   uint32_t batch = 0;              // --batch; 0: as the model says
 };
 
+// A source file's size and XXH64, as the provenance records them: what `compile` writes, and what
+// tells whether a .vkcnn is stale (compare with its provenance). The file is mapped, with
+// MappedFile's checks and messages (`name`: "ONNX model 'a.onnx'").
+struct SourceDigest {
+  uint64_t size = 0;
+  uint64_t hash = 0;
+  bool operator==(const SourceDigest&) const = default;
+};
+VKCNN_API SourceDigest digestFile(const std::string& path, const std::string& name);
+
 VKCNN_API RecordWriter encodeProvenance(const Provenance& provenance);
 VKCNN_API Provenance decodeProvenance(const RecordReader& record);
 
@@ -185,6 +195,9 @@ class VKCNN_API Archive {
   const std::vector<SectionInfo>& sections() const { return sections_; }
   const Provenance& provenance() const { return provenance_; }
   const std::vector<Weight>& weights() const { return weights_; }
+  // Whether the file was compiled from `source` as it is now (its size and hash match the
+  // provenance's; Error(io) when `source` cannot be read).
+  bool compiledFrom(const std::string& source) const;
   // The bytes of the section of `kind`, where the file has one.
   std::optional<std::span<const uint8_t>> section(uint32_t kind) const;
   std::optional<std::span<const uint8_t>> section(SectionKind kind) const {

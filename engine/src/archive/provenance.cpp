@@ -1,6 +1,7 @@
 // The provenance section's record and the weight types' names (archive.h). Keys are the file's:
 // never renumber one, only add (docs/model-format.md#provenance lists them).
 #include "archive/archive.h"
+#include "archive/checksum.h"
 
 namespace vkcnn::archive {
 namespace {
@@ -55,6 +56,11 @@ uint32_t elementSize(WeightType type) {
       return 1;
   }
   return 0;
+}
+
+SourceDigest digestFile(const std::string& path, const std::string& name) {
+  const platform::MappedFile file(path, name, {}, /*sequential=*/true);
+  return {file.size(), xxh64(file.bytes())};
 }
 
 RecordWriter encodeProvenance(const Provenance& p) {

@@ -72,6 +72,11 @@ void Archive::fail(const std::string& what) const {
   throw Error(ErrorCode::invalidModel, name_ + ": " + what);
 }
 
+bool Archive::compiledFrom(const std::string& source) const {
+  const SourceDigest digest = digestFile(source, "source model '" + source + "'");
+  return digest == SourceDigest{provenance_.sourceSize, provenance_.sourceHash};
+}
+
 std::optional<std::span<const uint8_t>> Archive::section(uint32_t kind) const {
   for (const SectionInfo& s : sections_)
     if (s.kind == kind) return bytes_.subspan(size_t(s.offset), size_t(s.size));
