@@ -67,7 +67,7 @@ configs=${VKCNN_BENCH_CONFIGS:-fp16:1 fp16:32 fp32:1 fp32:32} iterations=${VKCNN
 pt_runs=100 tune=${VKCNN_BENCH_TUNE:-0} compile=${VKCNN_BENCH_COMPILE:-1} compile_budget=480
 compile_timeout=300 compile_dtypes=fp16,fp32 tests=test_convolution conditions="" order="" before=""
 shapes_args="--formats fp16 --batches 32,1 --tiles auto" gemm_sizes="8192 8192 8192"
-gemm_fp16acc_tiles="2x4/4x2/2;2x4/4x4/2;4x2/4x4/2;2x4/8x4/2;4x2/4x8/2;4x4/4x4/2;2x4/8x4/4;4x2/4x8/4"
+gemm_fp16acc_tiles="2x4/4x2/2;2x4/4x4/1;4x2/4x4/1;2x4/8x4/1;4x2/4x8/1;4x4/4x4/1;4x4/4x2/1"
 wgscope_tiles=128x128x16w128,128x256x16w256 budget=${VKCNN_BENCH_BUDGET:-570}
 positional=()
 while [ $# -gt 0 ]; do
@@ -292,7 +292,7 @@ step_gemm() {
     # leave registers for.
     [ -f "$pack/bin/gemm_ceiling_fp16acc.spv" ] && ! spent "gemm fp16acc from $size on" &&
       timeout 180 "$pack/bin/vkcnn-bench-conv" gemm "$pack/bin/gemm_ceiling_fp16acc.spv" $size \
-        --iterations 20 --modes 0,8,24 --gemm-tiles "$gemm_fp16acc_tiles" | sed 's/^{"gemm"/{"accumulate": "fp16", "gemm"/'
+        --iterations 20 --modes 0,4,16,20 --gemm-tiles "$gemm_fp16acc_tiles" | sed 's/^{"gemm"/{"accumulate": "fp16", "gemm"/'
   done > "$work/gemm.jsonl" 2>&1
   log "gemm: $(grep -c tflops "$work/gemm.jsonl") configurations timed"; cat "$work/gemm.jsonl"
   snap
