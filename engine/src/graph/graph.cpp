@@ -10,7 +10,7 @@
 #include "graph/state.h"
 #include "memory/upload_batch.h"
 #include "vulkan/context_impl.h"
-#include "vulkan/load_clock.h"
+#include "load_clock.h"
 
 namespace vkcnn {
 

@@ -4,7 +4,6 @@
 // user kernels (KernelNode) are taken as they are. Runs inside compile()'s UploadBatch.
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <exception>
 #include <mutex>
 #include <optional>
@@ -14,6 +13,7 @@
 #include "graph/state.h"
 #include "vkcnn/tensor_ops.h"
 #include "vulkan/context_impl.h"
+#include "vulkan/overrides.h"
 
 namespace vkcnn::detail {
 
@@ -24,8 +24,7 @@ namespace vkcnn::detail {
 template <class F>
 void parallelFor(ContextImpl& context, size_t count, F&& body) {
   size_t threads = std::max(1u, std::thread::hardware_concurrency());
-  if (const char* cap = std::getenv("VKCNN_LOAD_THREADS"); cap && std::atoi(cap) > 0)
-    threads = size_t(std::atoi(cap));
+  if (const uint32_t cap = processOverrides().loadThreads) threads = cap;
   threads = std::min(threads, count);
   std::atomic<size_t> next{0};
   std::exception_ptr failure;

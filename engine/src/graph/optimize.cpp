@@ -5,12 +5,11 @@
 // by convolutions becomes their source activation; unused nodes go. Parameters only: no kernel and
 // no device memory is made here. vkcnn/graph.h lists the rules for callers.
 #include <algorithm>
-#include <cstdlib>
-#include <string_view>
 
 #include "graph/state.h"
 #include "vkcnn/pooling.h"
 #include "vkcnn/squeeze_excitation.h"
+#include "vulkan/overrides.h"
 
 namespace vkcnn::detail {
 
@@ -178,12 +177,6 @@ void GraphState::fuseResiduals() {
   }
 }
 
-// A fusion is on unless its environment variable is "0" (A/B measurements).
-bool fusionEnabled(const char* variable) {
-  const char* v = std::getenv(variable);
-  return !(v && std::string_view(v) == "0");
-}
-
 // A batch normalisation or per-channel affine, with a ReLU or no neuron, whose readers are all
 // convolutions (not fully connected) that take it as their source: each applies it as it reads
 // (ConvolutionDescriptor::sourceActivation), so it needs no kernel and no image of its own.
@@ -193,7 +186,7 @@ bool fusionEnabled(const char* variable) {
 // weights, and after the residual and squeeze-excitation fusions, which take convolutions as they
 // are. VKCNN_FUSE_SOURCE_ACTIVATION=0 leaves them alone.
 void GraphState::fuseSourceActivations() {
-  if (!fusionEnabled("VKCNN_FUSE_SOURCE_ACTIVATION")) return;
+  if (!overrides(context).fuseSourceActivation) return;
   auto consumed = consumers();
   for (GraphNode& n : nodes) {
     const auto* bn = n.as<BatchNormalizationNode>();
@@ -235,7 +228,7 @@ void GraphState::fuseSourceActivations() {
 // x * sigmoid(x), as ONNX exports SiLU (Mul(x, Sigmoid(x))), becomes one silu neuron, which the
 // neuron fusion then puts into the node producing x. VKCNN_FUSE_SILU=0 leaves it alone.
 void GraphState::fuseSilu() {
-  if (!fusionEnabled("VKCNN_FUSE_SILU")) return;
+  if (!overrides(context).fuseSilu) return;
   auto consumed = consumers();
   forEachPlainMultiply([&](GraphNode& n, uint32_t s, uint32_t x) {
     const uint32_t p = tensors[s].producer;
@@ -260,13 +253,12 @@ void GraphState::fuseSilu() {
 // intermediate values and every shape is exactly that (1x1 maps, C -> R -> C channels, groups 1,
 // no residual, a small MLP). VKCNN_FUSE_SQUEEZE_EXCITATION=0 leaves it alone.
 void GraphState::fuseSqueezeExcitation() {
-  if (!fusionEnabled("VKCNN_FUSE_SQUEEZE_EXCITATION")) return;
+  if (!overrides(context).fuseSqueezeExcitation) return;
   // Each of the kernel's workgroups recomputes the MLP: beyond this many fc1 weights (C x R) that
   // costs more than the dispatches it saves (bench/NOTES.md, 2026-11-25), and the block stays as
   // it is. VKCNN_SE_MAX_WEIGHTS=N moves the limit (measurements).
-  uint64_t maxWeights = SqueezeExcitation::kFusedWeightLimit;
-  if (const char* v = std::getenv("VKCNN_SE_MAX_WEIGHTS"); v && *v)
-    maxWeights = std::strtoull(v, nullptr, 10);
+  const uint64_t maxWeights =
+      overrides(context).squeezeExcitationMaxWeights.value_or(SqueezeExcitation::kFusedWeightLimit);
   auto consumed = consumers();
   auto onlyUse = [&](uint32_t t) {
     return tensors[t].producer != kNone && consumed[t].size() == 1 && !isOutput(t) &&
