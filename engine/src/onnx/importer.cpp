@@ -20,7 +20,7 @@
 
 #include "platform/platform.h"
 #include "vkcnn/error.h"
-#include "vulkan/load_clock.h"
+#include "load_clock.h"
 
 namespace vkcnn {
 namespace detail::onnx_import {
