@@ -68,38 +68,11 @@ uint64_t ConvolutionDescriptor::weightCount() const {
 
 namespace detail {
 
-// Everything about a descriptor that can be checked without weights.
-void checkDescriptor(const ConvolutionDescriptor& d, const std::string& what) {
-  require(d.kernelWidth > 0 && d.kernelHeight > 0,
-          what + ": kernel size " + str(d.kernelWidth) + "x" + str(d.kernelHeight) +
-              " (kernelWidth x kernelHeight) must be at least 1x1");
-  require(d.inputFeatureChannels > 0, what + ": inputFeatureChannels is 0 (must be at least 1)");
-  require(d.outputFeatureChannels > 0, what + ": outputFeatureChannels is 0 (must be at least 1)");
-  require(d.strideInPixelsX > 0 && d.strideInPixelsY > 0,
-          what + ": stride " + str(d.strideInPixelsX) + "x" + str(d.strideInPixelsY) +
-              " (strideInPixelsX x strideInPixelsY) must be at least 1x1");
-  require(d.dilationRateX > 0 && d.dilationRateY > 0,
-          what + ": dilation rate " + str(d.dilationRateX) + "x" + str(d.dilationRateY) +
-              " (dilationRateX x dilationRateY) must be at least 1x1");
-  require(d.groups > 0, what + ": groups is 0 (must be at least 1)");
-  require(d.inputFeatureChannels % d.groups == 0,
-          what + ": inputFeatureChannels " + str(d.inputFeatureChannels) +
-              " is not divisible by groups " + str(d.groups));
-  require(d.outputFeatureChannels % d.groups == 0,
-          what + ": outputFeatureChannels " + str(d.outputFeatureChannels) +
-              " is not divisible by groups " + str(d.groups));
-  // The shaders index with 32-bit ints.
-  const uint64_t dilatedW = uint64_t(d.kernelWidth - 1) * d.dilationRateX + 1;
-  const uint64_t dilatedH = uint64_t(d.kernelHeight - 1) * d.dilationRateY + 1;
-  const uint64_t packed = (uint64_t(d.outputFeatureChannels) + 3) / 4 * 16 * d.kernelHeight *
-                          d.kernelWidth * ((d.inputFeatureChannels / d.groups + 3) / 4);
-  const uint64_t limit = uint64_t(std::numeric_limits<int32_t>::max());
-  if (dilatedW > limit || dilatedH > limit || d.strideInPixelsX > limit ||
-      d.strideInPixelsY > limit || packed > limit)
-    throw Error(ErrorCode::limitExceeded,
-                what + ": " + str(packed) + " packed weights, dilated kernel " + str(dilatedW) +
-                    "x" + str(dilatedH) + ", stride " + str(d.strideInPixelsX) + "x" +
-                    str(d.strideInPixelsY) + ": each must stay below " + str(limit));
+namespace {
+
+// The neuron, the batch normalisation and the source activation: counts that match the
+// channels, values that stay finite.
+void checkParameters(const ConvolutionDescriptor& d, const std::string& what) {
   checkNeuron(d.neuron, what);
   if (d.neuron.type == NeuronType::prelu)
     require(
@@ -135,6 +108,43 @@ void checkDescriptor(const ConvolutionDescriptor& d, const std::string& what) {
       require(std::isfinite(a.scale[c]) && std::isfinite(a.shift[c]),
               what + ": source activation scale or shift of channel " + str(c) + " is not finite");
   }
+}
+
+}  // namespace
+
+// Everything about a descriptor that can be checked without weights.
+void checkDescriptor(const ConvolutionDescriptor& d, const std::string& what) {
+  require(d.kernelWidth > 0 && d.kernelHeight > 0,
+          what + ": kernel size " + str(d.kernelWidth) + "x" + str(d.kernelHeight) +
+              " (kernelWidth x kernelHeight) must be at least 1x1");
+  require(d.inputFeatureChannels > 0, what + ": inputFeatureChannels is 0 (must be at least 1)");
+  require(d.outputFeatureChannels > 0, what + ": outputFeatureChannels is 0 (must be at least 1)");
+  require(d.strideInPixelsX > 0 && d.strideInPixelsY > 0,
+          what + ": stride " + str(d.strideInPixelsX) + "x" + str(d.strideInPixelsY) +
+              " (strideInPixelsX x strideInPixelsY) must be at least 1x1");
+  require(d.dilationRateX > 0 && d.dilationRateY > 0,
+          what + ": dilation rate " + str(d.dilationRateX) + "x" + str(d.dilationRateY) +
+              " (dilationRateX x dilationRateY) must be at least 1x1");
+  require(d.groups > 0, what + ": groups is 0 (must be at least 1)");
+  require(d.inputFeatureChannels % d.groups == 0,
+          what + ": inputFeatureChannels " + str(d.inputFeatureChannels) +
+              " is not divisible by groups " + str(d.groups));
+  require(d.outputFeatureChannels % d.groups == 0,
+          what + ": outputFeatureChannels " + str(d.outputFeatureChannels) +
+              " is not divisible by groups " + str(d.groups));
+  // The shaders index with 32-bit ints.
+  const uint64_t dilatedW = uint64_t(d.kernelWidth - 1) * d.dilationRateX + 1;
+  const uint64_t dilatedH = uint64_t(d.kernelHeight - 1) * d.dilationRateY + 1;
+  const uint64_t packed = (uint64_t(d.outputFeatureChannels) + 3) / 4 * 16 * d.kernelHeight *
+                          d.kernelWidth * ((d.inputFeatureChannels / d.groups + 3) / 4);
+  const uint64_t limit = uint64_t(std::numeric_limits<int32_t>::max());
+  if (dilatedW > limit || dilatedH > limit || d.strideInPixelsX > limit ||
+      d.strideInPixelsY > limit || packed > limit)
+    throw Error(ErrorCode::limitExceeded,
+                what + ": " + str(packed) + " packed weights, dilated kernel " + str(dilatedW) +
+                    "x" + str(dilatedH) + ", stride " + str(d.strideInPixelsX) + "x" +
+                    str(d.strideInPixelsY) + ": each must stay below " + str(limit));
+  checkParameters(d, what);
 }
 
 void checkWeightCounts(const ConvolutionDescriptor& d, size_t weights, size_t bias,

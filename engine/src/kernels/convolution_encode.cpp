@@ -10,6 +10,7 @@
 #include "kernels/convolution_choice.h"
 #include "kernels/convolution_state.h"
 #include "kernels/convolution_tuning.h"
+#include "kernels/weights.h"
 #include "kernels/kernel_encoding.h"
 #include "kernels/neuron_params.h"
 #include "kernels/tensor_encoding.h"
@@ -20,34 +21,42 @@
 
 namespace vkcnn::detail {
 
-// The source activation's specialization constant (convolution_bindings.glsl, SOURCE_ACTIVATION:
-// 0 none, 1 the affine, 2 the affine and a ReLU), constant 10 of every convolution shader, added
-// to `specialization` (the constants before it zero where the shader has none). Without one the
-// pipelines stay those made without it.
-void addSourceActivation(std::vector<int32_t>& specialization, const ConvolutionDescriptor& d) {
-  if (!d.sourceActivation) return;
-  specialization.resize(10, 0);
-  specialization.push_back(d.sourceActivation->neuron == NeuronType::relu ? 2 : 1);
+namespace {
+
+// The destination window of `e` starts at an array layer (4 channels).
+bool destinationAtLayer(const KernelEncoding& e) {
+  return (e.destination.storageChannelOffset() + e.destinationChannelOffset) % 4 == 0;
 }
 
-// The tile of a GEMM shader of kGemmKernels.
-const GemmKernel& tileOf(ShaderId shader) {
-  if (const GemmKernel* k = gemmKernelOf(shader)) return *k;
-  throw Error(ErrorCode::vulkan, "internal: shader " + std::to_string(uint32_t(shader)) +
-                                     " is not a GEMM convolution");
+// The copies of the weights `s` keeps, as the choice sees them.
+WeightCopies copiesOf(const ConvolutionState& s) {
+  return {s.matrixWeights != nullptr, s.halfWeights != nullptr, s.winogradWeights != nullptr,
+          s.winogradMatrixWeights != nullptr};
 }
 
-// convolution_tiled's workgroups for `e` on tile `t`: row tiles, column tiles (grouped: a column
-// of tiles per group's outputs), the groups along z. Its destinations start at a layer: the
-// window's channels fill (channels + 3) / 4 layers.
-struct TileGrid {
-  uint32_t rowTiles, columnTiles;
-};
-TileGrid tileGridOf(const KernelEncoding& e, const ConvolutionDescriptor& d, const MatrixTile& t) {
-  const uint64_t rows = uint64_t(e.clipWidth) * e.clipHeight * e.imageCount;
-  const uint32_t columns =
-      d.groups > 1 ? d.outputFeatureChannels / d.groups : (e.destinationChannels + 3) / 4 * 4;
-  return {uint32_t((rows + t.rows() - 1) / t.rows()), (columns + t.columns() - 1) / t.columns()};
+// What the choice reads of an encode of `s` on `shader`.
+ConvolutionShape shapeOf(const KernelEncoding& e, const ConvolutionState& s, ShaderId shader) {
+  ConvolutionShape shape;
+  shape.descriptor = &s.descriptor;
+  shape.shader = shader;
+  shape.variant = variantFor(e.destination);
+  shape.width = e.clipWidth;
+  shape.height = e.clipHeight;
+  shape.images = e.imageCount;
+  shape.imagesSideBySide = e.imagesSideBySide;
+  shape.destinationChannels = e.destinationChannels;
+  shape.residual = e.residual != nullptr;
+  shape.sourceAtLayer = (e.source.storageChannelOffset() + e.sourceChannelOffset) % 4 == 0;
+  shape.destinationAtLayer = destinationAtLayer(e);
+  shape.weights = copiesOf(s);
+  return shape;
+}
+
+// Which pipelines `e`'s command buffer has run (the first dispatch's charge of the models).
+PipelineRun pipelinesRunIn(const KernelEncoding& e) {
+  return [&cb = e.commandBuffer](ShaderId shader, const std::array<int32_t, 10>& constants) {
+    return cb.dispatched(uint32_t(shader), uint32_t(ShaderVariant::f16), constants, 8);
+  };
 }
 
 // What every convolution shader reads alike (convolution_bindings.glsl), in three parts.
@@ -96,6 +105,8 @@ void bindConvolutionParameters(DispatchRecorder& r, shader::ConvolutionPush& pus
   push.convolution.outputChannelsPerGroup = int32_t(d.outputFeatureChannels / d.groups);
 }
 
+}  // namespace
+
 // Both for one encode; returns the bound destination slices per image.
 uint32_t bindConvolution(DispatchRecorder& r, shader::ConvolutionPush& push, KernelEncoding& e,
                          const ConvolutionState& s, const std::shared_ptr<DeviceBuffer>& weights,
@@ -107,6 +118,8 @@ uint32_t bindConvolution(DispatchRecorder& r, shader::ConvolutionPush& push, Ker
   return slices;
 }
 
+namespace {
+
 // The scheme a dense convolution's Winograd runs as: F(2x2,3x3) on the matrix units where the
 // matrix path runs the layer (float16 destinations), else F(4x4,3x3) on the portable GEMM.
 WinogradWeights winogradWeightsOf(const ConvolutionState& s, bool matrixUnits) {
@@ -117,7 +130,70 @@ WinogradWeights winogradWeightsOf(const ConvolutionState& s, bool matrixUnits) {
           neuronParams(s.descriptor.neuron)};
 }
 
-// One dispatch; (leftEdge, topEdge) is where the window starts relative to the offset position.
+
+// The configuration of one encode: VKCNN_CONVOLUTION_TILE (or a trial's candidate) first, then
+// the shape's tuning entry, timed here first where ContextOptions::tuneConvolutions asks, then
+// the models. `pick` says which trial candidate it was.
+ConvolutionConfiguration configurationOf(const KernelEncoding& e, const ConvolutionState& s,
+                                         ShaderId shader, int64_t leftEdge, int64_t topEdge,
+                                         const std::string* configurationOverride,
+                                         TuningPick& pick) {
+  ContextImpl& context = *e.commandBuffer.context;
+  const ConvolutionShape shape = shapeOf(e, s, shader);
+  ChoiceOverrides overrides = context.overrides().choice;
+  if (configurationOverride) overrides.tile = *configurationOverride;
+  const PipelineRun run = pipelinesRunIn(e);
+  const std::string key = tuningKeyOf(shape, context.facts());
+  if (overrides.tile.empty() && !key.empty()) {
+    auto candidates = [&] { return candidatesOf(shape, context.facts(), overrides, run); };
+    if (tuneAtEncode(context, key)) tuneShape(e, s, shader, leftEdge, topEdge, key, candidates());
+    pick = tunedConfiguration(context, key, candidates);
+  }
+  return chooseConvolution(shape, context.facts(), overrides, pick.configuration, run);
+}
+
+// convolution_tiled_split's partial tiles and a counter per tile (zero, and zero again after
+// each run) in the command buffer's workspace (convolution_tiled.glsl). A reduction whole (one
+// share) touches neither: a few bytes are bound.
+void bindSplitWorkspace(DispatchRecorder& r, KernelEncoding& e, const ConvolutionConfiguration& c) {
+  const uint64_t tiles = uint64_t(c.rowTiles) * c.columnTiles;
+  const bool whole = c.splits == 1;
+  const VkDeviceSize bytes =
+      whole ? 16 : tiles * c.splits * c.tile->rows() * c.tile->columns() * sizeof(float);
+  Workspace::Range partials = e.commandBuffer.workspace.take(e.commandBuffer, bytes);
+  r.bindStorageBuffer(6, partials.buffer, partials.offset, bytes, true, std::move(partials.owner));
+  const VkDeviceSize counterBytes = whole ? 16 : tiles * 4;
+  Workspace::Range counters =
+      whole ? e.commandBuffer.workspace.take(e.commandBuffer, counterBytes)
+            : e.commandBuffer.workspace.takeZeroed(e.commandBuffer, counterBytes);
+  r.bindStorageBuffer(7, counters.buffer, counters.offset, counterBytes, true,
+                      std::move(counters.owner));
+}
+
+// Records configuration `c` of one encode (not Winograd).
+void recordConvolution(KernelEncoding& e, const ConvolutionState& s,
+                       const ConvolutionConfiguration& c, const std::string& what, int32_t originX,
+                       int32_t originY) {
+  const ConvolutionDescriptor& d = s.descriptor;
+  DispatchRecorder r(e.commandBuffer, c.shader, variantFor(e.destination), what, c.specialization);
+  shader::ConvolutionPush push{};
+  const uint32_t slices =
+      bindConvolution(r, push, e, s, c.matrixUnits ? s.matrixWeights : s.weights, originX, originY);
+  if (c.tile) {
+    const bool split = c.shader == ShaderId::convolution_tiled_split;
+    if (split) bindSplitWorkspace(r, e, c);
+    r.dispatchGroups(&push, sizeof push, c.rowTiles, c.columnTiles, split ? c.splits : d.groups);
+  } else if (const GemmKernel* kernel = c.kernel) {
+    const uint64_t rows = uint64_t(e.clipWidth) * e.clipHeight * e.imageCount;
+    r.dispatchGroups(&push, sizeof push, uint32_t((rows + kernel->pixels - 1) / kernel->pixels),
+                     (slices + kernel->slices - 1) / kernel->slices, 1);
+  } else {
+    r.dispatch(push, e.clipWidth, e.clipHeight, e.imageCount * slices);
+  }
+}
+
+}  // namespace
+
 void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId shader,
                        int64_t leftEdge, int64_t topEdge, std::string* configuration,
                        std::string* tuningKeyOut, const std::string* configurationOverride) {
@@ -125,127 +201,21 @@ void encodeConvolution(KernelEncoding& e, const ConvolutionState& s, ShaderId sh
   // Before anything is bound: a window origin out of the shader's range is an error.
   const int32_t originX = shaderCoordinate(e.offsetX - leftEdge, "window origin x", e);
   const int32_t originY = shaderCoordinate(e.offsetY - topEdge, "window origin y", e);
-  const bool alignedDestination =
-      (e.destination.storageChannelOffset() + e.destinationChannelOffset) % 4 == 0;
-  bool gemm = shader != ShaderId::depthwise_convolution && d.groups == 1 && alignedDestination;
-  const ShaderVariant variant = variantFor(e.destination);
-  const bool matrixUnits = gemm && variant == ShaderVariant::f16 && s.matrixWeights;
-  GemmChoice choice{shader};
-  std::string what = e.what();
-  std::vector<int32_t> specialization;
-  const DeviceCapabilities& caps = e.commandBuffer.context->capabilities();
-  // convolution_tiled reads a source texel as one fetch (a window starting at a layer) and
-  // counts warps of 32 invocations.
-  const bool tiledAllowed = (e.source.storageChannelOffset() + e.sourceChannelOffset) % 4 == 0 &&
-                            e.commandBuffer.context->facts().warpsOf32();
-  const bool groupedTiled = shader == ShaderId::convolution && d.groups > 1 && alignedDestination &&
-                            variant == ShaderVariant::f16 && s.matrixWeights && tiledAllowed;
-  // VKCNN_CONVOLUTION_TILE first, then the shape's tuning entry (or trial candidate), then the
-  // cost model (convolution_tuning.h).
-  std::string forced =
-      configurationOverride ? *configurationOverride : forcedTile(*e.commandBuffer.context);
   TuningPick pick;
-  // Not for a batch's pieces side by side: the tuner times a piece alone, which is not how they
-  // run, and picks what wins alone (bench/NOTES.md, 2026-11-27); the cost model counts them.
-  const std::string key = (groupedTiled || gemm) && piecesSideBySide(e) == 1
-                              ? tuningKey(e, d, variant, tiledAllowed, matrixUnits)
-                              : std::string();
-  // Winograd (winograd.h): F(4x4,3x3) on the portable path, F(2x2,3x3) on the matrix units.
-  const WinogradWeights winograd = winogradWeightsOf(s, matrixUnits);
-  const bool winogradPossible = winograd.weights && shader == ShaderId::convolution && gemm &&
-                                winogradFits(e, d, winograd.scheme);
-  if (forced.empty() && !key.empty()) {
-    auto candidates = [&] {
-      return candidatesOf(e, d, groupedTiled, matrixUnits, tiledAllowed, caps.multiprocessorCount,
-                          winogradPossible);
-    };
-    if (tuneAtEncode(*e.commandBuffer.context, key))
-      tuneShape(e, s, shader, leftEdge, topEdge, key, candidates());
-    pick = tunedConfiguration(*e.commandBuffer.context, key, candidates);
-    forced = pick.configuration;
-  }
-  // Not for a batch's pieces encoded one by one side by side: each piece's three steps would
-  // need barriers of their own (densenet121 in float32 at batch 32, 4 pieces: 14.9 -> 19.5 ms).
-  // Convolution::encodeBatch runs such pieces as one (encodeConvolutionPieces).
-  if (winogradPossible && winogradTaken(forced, piecesSideBySide(e) == 1, d, pixelsOf(e),
-                                        blocksOf(e), winograd.scheme)) {
-    if (tuningKeyOut) *tuningKeyOut = key;
-    if (configuration) *configuration = "winograd";
-    if (pick.candidate >= 0) noteTrial(*e.commandBuffer.context, what, key, pick.candidate);
-    encodeWinograd({&e, 1}, d, leftEdge, topEdge, winograd, what);
-    return;
-  }
-  if (groupedTiled) choice.tile = groupedTile(e, d, caps.multiprocessorCount, forced);
-  if (choice.tile) {
-    shader = choice.shader = ShaderId::convolution_tiled;
-    what += std::string(" (grouped ") + choice.tile->name + ")";
-  } else if (gemm) {
-    choice = gemmShader(e, d, matrixUnits, tiledAllowed, caps.multiprocessorCount, forced);
-    if (!matrixUnits) choice.shader = portableTileWithin(caps, choice.shader, variant);
-    // No portable tile fits the device's shared memory: the direct shader.
-    gemm = choice.shader != ShaderId::convolution;
-    shader = choice.shader;
-    // The profile and the benchmark read the configuration off the dispatch's label.
-    what += gemm ? " (" + nameOf(choice) + ")" : std::string(" (direct)");
-  } else if (shader == ShaderId::convolution) {
-    what += d.groups > 1 ? " (grouped direct)" : " (direct)";
-  }
-  if (tuningKeyOut) *tuningKeyOut = key;
-  if (pick.candidate >= 0) noteTrial(*e.commandBuffer.context, what, key, pick.candidate);
-  if (configuration) {
-    const size_t open = what.rfind(" (");
-    *configuration =
-        open == std::string::npos ? nameOf(choice) : what.substr(open + 2, what.size() - open - 3);
-    if (shader == ShaderId::depthwise_convolution) *configuration = "depthwise";
-  }
-  uint32_t rowTiles = 0, columnTiles = 0;
-  if (const MatrixTile* t = choice.tile) {
-    const TileGrid grid = tileGridOf(e, d, *t);
-    rowTiles = grid.rowTiles;
-    columnTiles = grid.columnTiles;
-    const uint64_t workgroups = uint64_t(rowTiles) * columnTiles * d.groups * piecesSideBySide(e);
-    const auto constants = tiledConstants(*t, e, d, workgroups, caps.multiprocessorCount);
-    specialization.assign(constants.begin(), constants.end());
-  }
-  addSourceActivation(specialization, d);
-  DispatchRecorder r(e.commandBuffer, shader, variant, what, specialization);
-  shader::ConvolutionPush push{};
-  const uint32_t slices = bindConvolution(
-      r, push, e, s, choice.tile || matrixUnits ? s.matrixWeights : s.weights, originX, originY);
-  if (choice.tile) {
-    if (shader == ShaderId::convolution_tiled_split) {
-      // The partial tiles and a counter per tile (zero, and zero again after each run) in the
-      // command buffer's workspace (convolution_tiled.glsl).
-      // A reduction whole (one share) touches neither: a few bytes are bound.
-      const uint64_t tiles = uint64_t(rowTiles) * columnTiles;
-      const bool whole = choice.splits == 1;
-      const VkDeviceSize bytes = whole ? 16
-                                       : tiles * choice.splits * choice.tile->rows() *
-                                             choice.tile->columns() * sizeof(float);
-      Workspace::Range partials = e.commandBuffer.workspace.take(e.commandBuffer, bytes);
-      r.bindStorageBuffer(6, partials.buffer, partials.offset, bytes, true,
-                          std::move(partials.owner));
-      const VkDeviceSize counterBytes = whole ? 16 : tiles * 4;
-      Workspace::Range counters =
-          whole ? e.commandBuffer.workspace.take(e.commandBuffer, counterBytes)
-                : e.commandBuffer.workspace.takeZeroed(e.commandBuffer, counterBytes);
-      r.bindStorageBuffer(7, counters.buffer, counters.offset, counterBytes, true,
-                          std::move(counters.owner));
-      r.dispatchGroups(&push, sizeof push, rowTiles, columnTiles, choice.splits);
-      return;
-    }
-    r.dispatchGroups(&push, sizeof push, rowTiles, columnTiles, d.groups);
-    return;
-  }
-  if (gemm) {
-    const GemmKernel& tile = tileOf(shader);
-    const uint64_t rows = uint64_t(e.clipWidth) * e.clipHeight * e.imageCount;
-    r.dispatchGroups(&push, sizeof push, uint32_t((rows + tile.pixels - 1) / tile.pixels),
-                     (slices + tile.slices - 1) / tile.slices, 1);
-    return;
-  }
-  r.dispatch(push, e.clipWidth, e.clipHeight, e.imageCount * slices);
+  const ConvolutionConfiguration c =
+      configurationOf(e, s, shader, leftEdge, topEdge, configurationOverride, pick);
+  // The profile and the benchmark read the configuration off the dispatch's label.
+  const std::string what = e.what() + c.label;
+  if (tuningKeyOut) *tuningKeyOut = c.tuningKey;
+  if (configuration) *configuration = c.name;
+  if (pick.candidate >= 0) noteTrial(*e.commandBuffer.context, what, c.tuningKey, pick.candidate);
+  if (c.winograd)
+    encodeWinograd({&e, 1}, d, leftEdge, topEdge, winogradWeightsOf(s, c.matrixUnits), what);
+  else
+    recordConvolution(e, s, c, what, originX, originY);
 }
+
+namespace {
 
 // The test and benchmark hook VKCNN_CONVOLUTION_PIECES: "separate" encodes a batch's pieces one by
 // one, "one" in one dispatch wherever encodeTiledPieces can; unset or anything else, in one
@@ -263,29 +233,10 @@ bool sameLayout(const Image& a, const Image& b) {
          a.height() == b.height();
 }
 
-// Up to VKCNN_MAX_PIECES pieces of one batch as one dispatch of convolution_tiled_pieces, rows
-// running over every piece's images (convolution_tiled_pieces.comp). Only where the device
-// indexes image arrays per row, the pieces differ in nothing but their images (geometry, windows,
-// layouts; all but the last hold as many images), and what the selector picks for the whole
-// batch as one layer is a convolution_tiled tile (no split reduction, no other shader) that needs
-// fewer waves of workgroups in one dispatch than over the pieces side by side, each with a partial
-// last row tile. Only there: the per-row image index costs the one dispatch 3-8% (bench/NOTES.md,
-// 2026-11-28, session 27: 1x1 256->1024 @14² on 4 pieces of 8 images, 4 waves of 128x128 tiles
-// side by side and 3 in one dispatch, 74 -> 63 us; 1x1 128->512 @28² on 2 pieces of 16, 784
-// tiles either way, 81 -> 84). Returns false, having recorded nothing, otherwise.
-bool encodeTiledPieces(std::span<KernelEncoding> pieces, const ConvolutionState& s,
-                       int64_t leftEdge, int64_t topEdge, uint32_t imagesSideBySide,
-                       std::string& configuration) {
-  const ConvolutionDescriptor& d = s.descriptor;
+// Whether the pieces are alike but for their images (all but the last hold as many), and their
+// windows start at layers (convolution_tiled reads a source texel as one fetch).
+bool piecesAlike(std::span<KernelEncoding> pieces) {
   const KernelEncoding& first = pieces.front();
-  const DeviceCapabilities& caps = first.commandBuffer.context->capabilities();
-  const std::string& forced = forcedPieces(*first.commandBuffer.context);
-  if (forced == "separate" || pieces.size() < 2 || pieces.size() > VKCNN_MAX_PIECES ||
-      !caps.imageArrayNonUniformIndexing || !first.commandBuffer.context->facts().warpsOf32() ||
-      s.shader != ShaderId::convolution || !s.matrixWeights ||
-      variantFor(first.destination) != ShaderVariant::f16)
-    return false;
-  uint32_t images = 0;
   for (size_t k = 0; k < pieces.size(); ++k) {
     const KernelEncoding& e = pieces[k];
     const bool alike =
@@ -301,58 +252,82 @@ bool encodeTiledPieces(std::span<KernelEncoding> pieces, const ConvolutionState&
         (e.residual != nullptr) == (first.residual != nullptr) &&
         (!e.residual || sameLayout(*e.residual, *first.residual));
     if (!alike) return false;
-    images += e.imageCount;
   }
-  // convolution_tiled's windows: a source texel is one fetch, destinations start at a layer.
-  if ((first.source.storageChannelOffset() + first.sourceChannelOffset) % 4 != 0 ||
-      (first.destination.storageChannelOffset() + first.destinationChannelOffset) % 4 != 0)
+  return (first.source.storageChannelOffset() + first.sourceChannelOffset) % 4 == 0 &&
+         destinationAtLayer(first);
+}
+
+// Up to VKCNN_MAX_PIECES pieces of one batch as one dispatch of convolution_tiled_pieces, rows
+// running over every piece's images (convolution_tiled_pieces.comp). Only where the device
+// indexes image arrays per row, the pieces differ in nothing but their images (geometry, windows,
+// layouts; all but the last hold as many images), and what the selector picks for the whole
+// batch as one layer is a convolution_tiled tile (no split reduction, no other shader) that needs
+// fewer waves of workgroups in one dispatch than over the pieces side by side, each with a partial
+// last row tile. Only there: the per-row image index costs the one dispatch 3-8% (bench/NOTES.md,
+// 2026-11-28, session 27: 1x1 256->1024 @14² on 4 pieces of 8 images, 4 waves of 128x128 tiles
+// side by side and 3 in one dispatch, 74 -> 63 us; 1x1 128->512 @28² on 2 pieces of 16, 784
+// tiles either way, 81 -> 84). Returns false, having recorded nothing, otherwise.
+bool encodeTiledPieces(std::span<KernelEncoding> pieces, const ConvolutionState& s,
+                       int64_t leftEdge, int64_t topEdge, uint32_t imagesSideBySide,
+                       std::string& configuration) {
+  const ConvolutionDescriptor& d = s.descriptor;
+  const KernelEncoding& first = pieces.front();
+  const ContextImpl& context = *first.commandBuffer.context;
+  const DeviceFacts& facts = context.facts();
+  const std::string& forced = forcedPieces(context);
+  if (forced == "separate" || pieces.size() < 2 || pieces.size() > VKCNN_MAX_PIECES ||
+      !facts.imageArrayNonUniformIndexing || !facts.warpsOf32() ||
+      s.shader != ShaderId::convolution || !s.matrixWeights ||
+      variantFor(first.destination) != ShaderVariant::f16 || !piecesAlike(pieces))
     return false;
-  KernelEncoding whole = first;
-  whole.imageCount = images;
+  uint32_t images = 0;
+  for (const KernelEncoding& e : pieces) images += e.imageCount;
+  // The whole batch as one layer, Winograd aside (encodeConvolutionPieces asked already) and no
+  // tuning entry (the tuner times pieces alone).
+  ConvolutionShape whole = shapeOf(first, s, ShaderId::convolution);
+  whole.images = images;
   whole.imagesSideBySide = std::max(imagesSideBySide, images);
-  const uint32_t sms = caps.multiprocessorCount;
-  const std::string& tile = forcedTile(*first.commandBuffer.context);
-  GemmChoice choice{ShaderId::convolution_tiled};
-  if (d.groups > 1)
-    choice.tile = groupedTile(whole, d, sms, tile);
-  else
-    choice = gemmShader(whole, d, true, true, sms, tile);
-  if (!choice.tile || choice.shader != ShaderId::convolution_tiled) return false;
+  whole.weights.winograd = whole.weights.winogradMatrix = false;
+  ConvolutionConfiguration c =
+      chooseConvolution(whole, facts, context.overrides().choice, "", pipelinesRunIn(first));
+  if (!c.tile || c.shader != ShaderId::convolution_tiled) return false;
 
   const int32_t originX = shaderCoordinate(first.offsetX - leftEdge, "window origin x", first);
   const int32_t originY = shaderCoordinate(first.offsetY - topEdge, "window origin y", first);
-  const MatrixTile& t = *choice.tile;
-  const auto [rowTiles, columnTiles] = tileGridOf(whole, d, t);
-  const uint64_t besides = piecesSideBySide(whole);  // groups of pieces side by side
-  const uint64_t workgroups = uint64_t(rowTiles) * columnTiles * d.groups * besides;
+  const MatrixTile& t = *c.tile;
   if (forced != "one") {
+    const uint64_t besides = piecesSideBySide(whole);  // groups of pieces side by side
+    const uint64_t workgroups = uint64_t(c.rowTiles) * c.columnTiles * d.groups * besides;
     uint64_t pieceRowTiles = 0;
-    for (const KernelEncoding& e : pieces) pieceRowTiles += tileGridOf(e, d, t).rowTiles;
-    const uint64_t perWave =
-        uint64_t(sms ? sms : DeviceFacts::kAssumedMultiprocessors) * t.residentPerMultiprocessor;
-    const uint64_t separateWorkgroups = pieceRowTiles * columnTiles * d.groups * besides;
+    for (const KernelEncoding& e : pieces)
+      pieceRowTiles +=
+          (uint64_t(e.clipWidth) * e.clipHeight * e.imageCount + t.rows() - 1) / t.rows();
+    const uint64_t perWave = uint64_t(facts.multiprocessors()) * t.residentPerMultiprocessor;
+    const uint64_t separateWorkgroups = pieceRowTiles * c.columnTiles * d.groups * besides;
     if ((workgroups + perWave - 1) / perWave >= (separateWorkgroups + perWave - 1) / perWave)
       return false;
   }
-  const auto constants = tiledConstants(t, whole, d, workgroups, sms);
-  std::vector<int32_t> specialization(constants.begin(), constants.end());
-  specialization[8] = int32_t(first.imageCount);  // IMAGES_PER_PIECE
-  addSourceActivation(specialization, d);
+  c.specialization[8] = int32_t(first.imageCount);  // IMAGES_PER_PIECE
   configuration = std::string(d.groups > 1 ? "grouped " : "") + t.name + ", " +
                   std::to_string(pieces.size()) + " pieces";
   DispatchRecorder r(first.commandBuffer, ShaderId::convolution_tiled_pieces, ShaderVariant::f16,
-                     first.what() + " (" + configuration + ")", specialization);
+                     first.what() + " (" + configuration + ")", c.specialization);
   shader::ConvolutionPush push{};
   push.neuron = neuronParams(d.neuron);
   // Every element is bound: past the last piece, the last piece again (never read).
   uint32_t slices = 0;
   for (uint32_t p = 0; p < VKCNN_MAX_PIECES; ++p)
     slices = bindConvolutionImages(r, push, pieces[std::min<size_t>(p, pieces.size() - 1)], p);
-  push.geometry = whole.geometry(slices);
+  KernelEncoding all = first;
+  all.imageCount = images;
+  all.imagesSideBySide = whole.imagesSideBySide;
+  push.geometry = all.geometry(slices);
   bindConvolutionParameters(r, push, s, s.matrixWeights, originX, originY);
-  r.dispatchGroups(&push, sizeof push, rowTiles, columnTiles, d.groups);
+  r.dispatchGroups(&push, sizeof push, c.rowTiles, c.columnTiles, d.groups);
   return true;
 }
+
+}  // namespace
 
 // The pieces of one batch (Convolution::encodeBatch), side by side: as one Winograd encode where
 // each could take it and VKCNN_CONVOLUTION_TILE forces it or its scheme's rule takes the layer
@@ -366,7 +341,7 @@ void encodeConvolutionPieces(std::span<KernelEncoding> pieces, const Convolution
     return encodeConvolution(pieces.front(), s, s.shader, leftEdge, topEdge, &configuration,
                              &tuningKey);
   const ConvolutionDescriptor& d = s.descriptor;
-  const std::string& forced = forcedTile(*pieces.front().commandBuffer.context);
+  const ContextImpl& context = *pieces.front().commandBuffer.context;
   const bool matrixUnits =
       variantFor(pieces.front().destination) == ShaderVariant::f16 && s.matrixWeights;
   const WinogradWeights winograd = winogradWeightsOf(s, matrixUnits);
@@ -374,12 +349,14 @@ void encodeConvolutionPieces(std::span<KernelEncoding> pieces, const Convolution
   uint32_t images = 0;
   uint64_t pixels = 0, blocks = 0;
   for (const KernelEncoding& e : pieces) {
-    fits = fits && winogradFits(e, d, winograd.scheme);
+    const ConvolutionShape shape = shapeOf(e, s, s.shader);
+    fits = fits && winogradFits(d, e.clipWidth, e.clipHeight, shape.destinationAtLayer,
+                                context.facts(), winograd.scheme);
     images += e.imageCount;
-    pixels += pixelsOf(e);
-    blocks += blocksOf(e);
+    pixels += pixelsOf(shape);
+    blocks += blocksOf(shape);
   }
-  if (fits && winogradTaken(forced, true, d, pixels, blocks, winograd.scheme)) {
+  if (fits && winogradForPieces(d, context.overrides().choice, pixels, blocks, winograd.scheme)) {
     encodeWinograd(pieces, d, leftEdge, topEdge, winograd, pieces.front().what());
     configuration = "winograd";
     tuningKey.clear();

@@ -72,7 +72,7 @@ std::shared_ptr<const ConvolutionState> makeState(const Context& context,
                                                   bool halfCopy = false);
 
 // The weights, bias, slopes, images and push constants of one encode; returns the bound
-// destination slices per image.
+// destination slices per image (fully_connected_batched reads them alike).
 uint32_t bindConvolution(DispatchRecorder& r, shader::ConvolutionPush& push, KernelEncoding& e,
                          const ConvolutionState& s, const std::shared_ptr<DeviceBuffer>& weights,
                          int32_t originX, int32_t originY);

@@ -285,6 +285,43 @@ std::vector<TunedConvolution> ConvolutionTuning::finish(const Context& context) 
 
 namespace detail {
 
+namespace {
+
+// The trials `cb` holds (`dispatches` per encode, `candidates` interleaved) after a warm-up: each
+// candidate's least time over three submissions; empty where the timings do not match the
+// dispatches.
+std::vector<double> timeTrials(CommandBuffer& cb, const std::vector<uint32_t>& dispatches,
+                               size_t candidates) {
+  // Warm-up: two submissions, more up to about 20 ms of GPU work (clocks), then three timed.
+  double warmMilliseconds = 0;
+  for (uint32_t submission = 0; submission < 2 || (warmMilliseconds < 20.0 && submission < 10);
+       ++submission) {
+    cb.commit();
+    cb.waitUntilCompleted();
+    warmMilliseconds += cb.gpuMilliseconds();
+  }
+  std::vector<double> best(candidates, -1.0);
+  for (uint32_t timed = 0; timed < 3; ++timed) {
+    cb.commit();
+    cb.waitUntilCompleted();
+    const std::vector<KernelTiming> timings = cb.kernelTimings();
+    size_t next = 0;
+    for (size_t i = 0; i < dispatches.size(); ++i) {
+      double ms = 0;
+      for (uint32_t k = 0; k < dispatches[i]; ++k, ++next) {
+        if (next >= timings.size()) return {};
+        ms += timings[next].milliseconds;
+      }
+      double& b = best[i % candidates];
+      if (b < 0 || ms < b) b = ms;
+    }
+    if (next != timings.size()) return {};
+  }
+  return best;
+}
+
+}  // namespace
+
 // ContextOptions::tuneConvolutions' timing of one shape (kernels/convolution_state.h).
 void tuneShape(const KernelEncoding& e, const ConvolutionState& s, ShaderId shader,
                int64_t leftEdge, int64_t topEdge, const std::string& key,
@@ -325,31 +362,8 @@ void tuneShape(const KernelEncoding& e, const ConvolutionState& s, ShaderId shad
         if (trialKey != key) return;
         dispatches.push_back(cb.impl()->statistics.dispatches - before);
       }
-    // Warm-up: two submissions, more up to about 20 ms of GPU work (clocks), then three timed.
-    double warmMilliseconds = 0;
-    for (uint32_t submission = 0; submission < 2 || (warmMilliseconds < 20.0 && submission < 10);
-         ++submission) {
-      cb.commit();
-      cb.waitUntilCompleted();
-      warmMilliseconds += cb.gpuMilliseconds();
-    }
-    std::vector<double> best(candidates.size(), -1.0);
-    for (uint32_t timed = 0; timed < 3; ++timed) {
-      cb.commit();
-      cb.waitUntilCompleted();
-      const std::vector<KernelTiming> timings = cb.kernelTimings();
-      size_t next = 0;
-      for (size_t i = 0; i < dispatches.size(); ++i) {
-        double ms = 0;
-        for (uint32_t k = 0; k < dispatches[i]; ++k, ++next) {
-          if (next >= timings.size()) return;
-          ms += timings[next].milliseconds;
-        }
-        double& b = best[i % candidates.size()];
-        if (b < 0 || ms < b) b = ms;
-      }
-      if (next != timings.size()) return;
-    }
+    const std::vector<double> best = timeTrials(cb, dispatches, candidates.size());
+    if (best.empty()) return;
     const size_t winner = size_t(std::min_element(best.begin(), best.end()) - best.begin());
     ConvolutionTuning::set(context, key, candidates[winner]);
     ConvolutionTuning::save(context);

@@ -18,24 +18,6 @@
 
 namespace vkcnn::detail {
 
-// Whether a kernel keeps a scheme's weights: F(4x4,3x3)'s (4x the 3x3 ones in float32) where the
-// selector or the tuner may take it (float32, or any format on devices without matrix units),
-// F(2x2,3x3)'s (16/9 of them in float16) where float16 may run on the matrix units, with the
-// channels each needs, unless ContextOptions::winograd is off; or where
-// VKCNN_CONVOLUTION_TILE=winograd forces it when the kernel is made.
-bool winogradWanted(const ConvolutionDescriptor& d, const ContextImpl& context,
-                    WinogradScheme scheme) {
-  if (!winogradApplies(d)) return false;
-  const bool matrixUnits = context.capabilities().matrixUnits;
-  if (scheme == WinogradScheme::matrixUnits && !matrixUnits) return false;
-  if (context.overrides().choice.tile == "winograd") return true;
-  if (scheme == WinogradScheme::matrixUnits)
-    return context.winograd && d.destinationFormat != ChannelFormat::float32 &&
-           winogradMatrixChannels(d);
-  return context.winograd && (d.destinationFormat == ChannelFormat::float32 || !matrixUnits) &&
-         winogradChannels(d);
-}
-
 namespace {
 
 // The packed buffers are left uninitialised and filled (padding zeroed) by ranges of output
@@ -203,24 +185,21 @@ std::shared_ptr<const ConvolutionState> makeState(
   if (perGroup == 1) state->shader = ShaderId::depthwise_convolution;
   const Packed packed = packWeights(d, weights, folding.scale);
   ContextImpl& impl = *context.impl();
-  const bool float16Copies = d.destinationFormat != ChannelFormat::float32;
-  // A large fully connected layer's matrix-unit copy would serve only destinations starting inside
-  // an array layer, which the float32 weights serve too (vgg16's fc6: 205 MB saved).
-  const bool batchedAlways = halfCopy && d.groups == 1 && d.weightCount() >= kLargeFullyConnected;
-  if (float16Copies && perGroup > 1 && impl.capabilities().matrixUnits && groupedOnMatrixUnits(d) &&
-      !batchedAlways)
-    state->matrixWeights = matrixWeights(impl, d, weights, folding.scale, label);
-  if (float16Copies && halfCopy && perGroup > 1)
-    state->halfWeights = halfWeights(impl, packed, label);
+  const WeightCopies copies =
+      weightCopiesOf(d, impl.facts(), impl.overrides().choice, impl.winograd, halfCopy);
+  if (copies.matrix) state->matrixWeights = matrixWeights(impl, d, weights, folding.scale, label);
+  if (copies.half) state->halfWeights = halfWeights(impl, packed, label);
   state->weights = DeviceBuffer::create(impl, packed.count * sizeof(float), packed.values.get(),
                                         label + " weights");
   state->bias = DeviceBuffer::create(impl, foldedBias.size() * sizeof(float), foldedBias.data(),
                                      label + " bias");
   state->slopes = neuronSlopes(impl, d.neuron, label);
-  for (WinogradScheme scheme : {WinogradScheme::portable, WinogradScheme::matrixUnits})
-    if (winogradWanted(d, impl, scheme))
-      (scheme == WinogradScheme::portable ? state->winogradWeights : state->winogradMatrixWeights) =
-          winogradBuffer(impl, d, weights, folding.scale, scheme, label);
+  if (copies.winograd)
+    state->winogradWeights =
+        winogradBuffer(impl, d, weights, folding.scale, WinogradScheme::portable, label);
+  if (copies.winogradMatrix)
+    state->winogradMatrixWeights =
+        winogradBuffer(impl, d, weights, folding.scale, WinogradScheme::matrixUnits, label);
   return state;
 }
 

@@ -111,8 +111,7 @@ bool batchedApplies(const detail::KernelEncoding& e, const ConvolutionDescriptor
 // bench/NOTES.md session 33).
 int32_t rowsPerSlice(const detail::CommandBufferImpl& cb, uint32_t slices, uint32_t imageGroups,
                      uint32_t steps, bool oneImage) {
-  const uint32_t known = cb.context->capabilities().multiprocessorCount;
-  const uint32_t sms = known ? known : detail::DeviceFacts::kAssumedMultiprocessors;
+  const uint32_t sms = cb.context->facts().multiprocessors();
   int32_t rows = oneImage ? 8 : 1;
   while (rows < 8 && (slices + 8 / rows - 1) / (8 / rows) * imageGroups < sms) rows *= 2;
   while (rows < 8 && steps > 16u * 32u * uint32_t(rows)) rows *= 2;
@@ -212,15 +211,20 @@ bool onMatrixUnits(const detail::CommandBufferImpl& cb, const detail::Convolutio
          s.halfWeights && forcedFullyConnected(*cb.context) != "tensor";
 }
 
-void encodeOnMatrixUnits(CommandBuffer& commandBuffer, const detail::ConvolutionState& s,
-                         const std::string& label, const std::string& what, const Tensor& source,
-                         const Tensor& destination) {
+// fully_connected_matrix's grid for a batch of `images` against `d`: the tile, the row fragments,
+// the row and column tiles, the splits of the inputs and the chunks each takes.
+struct MatrixPlan {
+  const detail::FullyConnectedMatrixTile* tile;
+  int32_t fragments;
+  uint32_t inputs, rowTiles, columnTiles, splits, chunksPerSplit, rows, columns;
+};
+
+MatrixPlan matrixPlanOf(const detail::ContextImpl& context, const ConvolutionDescriptor& d,
+                        uint32_t images) {
   using namespace detail;
-  CommandBufferImpl& cb = *commandBuffer.impl();
-  const ConvolutionDescriptor& d = s.descriptor;
   // Benchmarks force the workgroups a multiprocessor and the tile: VKCNN_FULLY_CONNECTED=matrixN
   // or matrixN/TILE.
-  const std::string& forced = forcedFullyConnected(*cb.context);
+  const std::string& forced = forcedFullyConnected(context);
   const FullyConnectedMatrixTile* tile = &kFullyConnectedMatrixTiles[0];
   for (const FullyConnectedMatrixTile& t : kFullyConnectedMatrixTiles) {
     const std::string suffix = std::string("/") + t.name;
@@ -229,13 +233,11 @@ void encodeOnMatrixUnits(CommandBuffer& commandBuffer, const detail::Convolution
       tile = &t;
   }
   const uint32_t kColumns = tile->columns, kChunk = tile->chunk;
-  const uint32_t images = source.shape()[0];
   const uint32_t inputs = d.kernelWidth * d.kernelHeight * d.inputFeatureChannels;
   const int32_t fragments = images > 16 ? 2 : 1;
   const uint32_t rowTiles = (images + 16 * fragments - 1) / (16 * fragments);
   const uint32_t columnTiles = (d.outputFeatureChannels + kColumns - 1) / kColumns;
   const uint32_t chunks = (inputs + kChunk - 1) / kChunk;
-  const uint32_t known = cb.context->capabilities().multiprocessorCount;
   // Workgroups a multiprocessor, at most one wave: 1 was best of 1-32 on every layer measured
   // (H100, vgg16 at batch 32: fc6 0.170 ms with 1, 0.172 with 2, 0.175 with 4, 0.182 with 8,
   // 0.206 with 32; fc7 0.033 to 0.062; resnet50's fc 0.011 to 0.014; bench/NOTES.md, session
@@ -244,13 +246,28 @@ void encodeOnMatrixUnits(CommandBuffer& commandBuffer, const detail::Convolution
   unsigned workgroups = 0;
   if (std::sscanf(forced.c_str(), "matrix%u", &workgroups) == 1 && workgroups > 0)
     perMultiprocessor = workgroups;
-  const uint32_t wanted =
-      perMultiprocessor * (known ? known : detail::DeviceFacts::kAssumedMultiprocessors);
+  const uint32_t wanted = perMultiprocessor * context.facts().multiprocessors();
   const uint32_t tiles = rowTiles * columnTiles;
   const uint32_t splitsWanted = std::clamp(wanted / tiles, 1u, chunks);
   const uint32_t chunksPerSplit = (chunks + splitsWanted - 1) / splitsWanted;
   const uint32_t splits = (chunks + chunksPerSplit - 1) / chunksPerSplit;
   const uint32_t rows = rowTiles * 16 * uint32_t(fragments), columns = columnTiles * kColumns;
+  return {tile, fragments, inputs, rowTiles, columnTiles, splits, chunksPerSplit, rows, columns};
+}
+
+void encodeOnMatrixUnits(CommandBuffer& commandBuffer, const detail::ConvolutionState& s,
+                         const std::string& label, const std::string& what, const Tensor& source,
+                         const Tensor& destination) {
+  using namespace detail;
+  CommandBufferImpl& cb = *commandBuffer.impl();
+  const ConvolutionDescriptor& d = s.descriptor;
+  const uint32_t images = source.shape()[0];
+  const MatrixPlan plan = matrixPlanOf(*cb.context, d, images);
+  const FullyConnectedMatrixTile* tile = plan.tile;
+  const int32_t fragments = plan.fragments;
+  const uint32_t inputs = plan.inputs, rowTiles = plan.rowTiles, columnTiles = plan.columnTiles;
+  const uint32_t splits = plan.splits, chunksPerSplit = plan.chunksPerSplit;
+  const uint32_t rows = plan.rows, columns = plan.columns;
   // Each step group of a workgroup sums a split of its own.
   const uint32_t partialSplits = splits * tile->stepGroups();
   TemporaryTensor partials(
