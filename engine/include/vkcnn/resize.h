@@ -30,23 +30,31 @@
 
 namespace vkcnn {
 
-enum class ResizeMode : uint32_t { nearest = 0, bilinear = 1 };
+// How an output pixel is interpolated (the formulas above).
+enum class ResizeMode : uint32_t {
+  nearest = 0,   // the input pixel NearestMode picks
+  bilinear = 1,  // the four around the coordinate, weighted
+};
 
+// ONNX Resize's coordinate_transformation_mode: where output coordinate x lies in the input (the
+// formulas above).
 enum class CoordinateTransformationMode : uint32_t {
-  halfPixel = 0,
-  pytorchHalfPixel = 1,
-  alignCorners = 2,
-  asymmetric = 3,
-  tfHalfPixelForNN = 4,
+  halfPixel = 0,         // half_pixel (ONNX's default)
+  pytorchHalfPixel = 1,  // pytorch_half_pixel
+  alignCorners = 2,      // align_corners
+  asymmetric = 3,        // asymmetric
+  tfHalfPixelForNN = 4,  // tf_half_pixel_for_nn
 };
 
+// ONNX Resize's nearest_mode: how nearest rounds an input coordinate (the formulas above).
 enum class NearestMode : uint32_t {
-  roundPreferFloor = 0,
-  roundPreferCeil = 1,
-  floor = 2,
-  ceil = 3
+  roundPreferFloor = 0,  // round_prefer_floor (ONNX's default): 2.5 -> 2
+  roundPreferCeil = 1,   // round_prefer_ceil: 2.5 -> 3
+  floor = 2,             // floor
+  ceil = 3               // ceil
 };
 
+// The modes' names as the enums spell them.
 VKCNN_API const char* toString(ResizeMode mode);
 VKCNN_API const char* toString(CoordinateTransformationMode mode);
 VKCNN_API const char* toString(NearestMode mode);
@@ -61,11 +69,15 @@ struct ResizeDescriptor {
   NearestMode nearestMode = NearestMode::roundPreferFloor;
 };
 
+// The resize layer: the source scaled to the descriptor's width x height.
 class VKCNN_API Resize : public UnaryKernel {
  public:
+  // An empty output size or a mode that does not exist is an invalidArgument Error.
   Resize(const Context& context, const ResizeDescriptor& descriptor);
+  // As given at construction.
   const ResizeDescriptor& descriptor() const { return descriptor_; }
 
+  // The descriptor's output size, whatever the source's.
   uint32_t destinationWidth(uint32_t) const override { return descriptor_.width; }
   uint32_t destinationHeight(uint32_t) const override { return descriptor_.height; }
 
