@@ -34,11 +34,11 @@ VKCNN_API const char* toString(CommandBufferStatus status);
 
 // The temporary images and tensors of one CommandBuffer: the memory they took and reused.
 struct TemporaryPoolStatistics {
-  uint64_t bytesAllocated = 0;  // device memory held by the pool (its blocks)
-  uint64_t bytesInUse = 0;      // held by temporaries whose readCount is above zero
-  uint64_t peakBytesInUse = 0;  // the most bytesInUse has been
-  uint32_t temporariesCreated = 0;
-  uint32_t reuses = 0;  // temporaries placed in memory an earlier temporary gave back
+  uint64_t bytesAllocated = 0;      // device memory held by the pool (its blocks)
+  uint64_t bytesInUse = 0;          // held by temporaries whose readCount is above zero
+  uint64_t peakBytesInUse = 0;      // the most bytesInUse has been
+  uint32_t temporariesCreated = 0;  // temporaries made in this command buffer
+  uint32_t reuses = 0;              // temporaries placed in memory an earlier temporary gave back
 };
 
 // Dispatches and barriers recorded so far (benchmarks print these).

@@ -43,8 +43,8 @@ struct BatchNormalizationParameters {
 // convolution. Pre-activation networks (DenseNet's batch normalisation and ReLU before each 1x1
 // convolution) then spend no dispatch and no image on it; a Graph fuses such pairs.
 struct SourceActivation {
-  std::vector<float> scale, shift;  // inputFeatureChannels values each
-  NeuronType neuron = NeuronType::none;
+  std::vector<float> scale, shift;       // inputFeatureChannels values each
+  NeuronType neuron = NeuronType::none;  // none or relu
 };
 
 // Every field of MPSCNNConvolutionDescriptor.

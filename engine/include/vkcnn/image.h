@@ -80,9 +80,9 @@ struct ImageReadWriteParams {
   ImageRegion region;                    // the pixels moved (by default all)
   uint32_t featureChannelOffset = 0;     // the first channel moved
   uint32_t numberOfFeatureChannels = 0;  // 0: from the offset to the last channel
-  uint32_t imageIndex = 0;
-  size_t bytesPerRow = 0;
-  size_t bytesPerImage = 0;
+  uint32_t imageIndex = 0;               // which image of the batch
+  size_t bytesPerRow = 0;                // the host rows' stride (0: tight)
+  size_t bytesPerImage = 0;              // the host channel planes' stride (0: tight)
 };
 
 // Channels [location, +length) (Image::subImage).
@@ -107,6 +107,7 @@ using ImageBatch = std::vector<Image>;
 class VKCNN_API Image {
  public:
   Image() = default;  // an empty handle; valid() is false
+  // A new image, zero-filled; a shape beyond the device's limits is an Error.
   Image(const Context& context, const ImageDescriptor& descriptor);
 
   // Wraps an application's VkImage (initWithTexture:featureChannels:). A 2D image with one layer

@@ -22,10 +22,10 @@ namespace vkcnn {
 // defaults are alpha 1, beta 5, delta 1). An even size reaches one channel further after c than
 // before it.
 struct LocalResponseNormalizationDescriptor {
-  uint32_t size = 5;  // channels summed, >= 1
-  float alpha = 1e-4f;
-  float beta = 0.75f;
-  float bias = 1.0f;  // > 0, with alpha >= 0, keeps the denominator positive
+  uint32_t size = 5;    // channels summed, >= 1
+  float alpha = 1e-4f;  // the sum's factor, divided by size
+  float beta = 0.75f;   // the exponent
+  float bias = 1.0f;    // > 0, with alpha >= 0, keeps the denominator positive
 };
 
 // The kernel of LocalResponseNormalizationDescriptor's formula.

@@ -65,9 +65,9 @@ struct OnnxTensorInfo {
 
 // What a model file says about itself, and its inputs and outputs.
 struct OnnxModelInfo {
-  int64_t irVersion = 0;     // the ModelProto's ir_version
-  int64_t opsetVersion = 0;  // of the default (ai.onnx) domain
-  std::string producerName, producerVersion, graphName;
+  int64_t irVersion = 0;                                 // the ModelProto's ir_version
+  int64_t opsetVersion = 0;                              // of the default (ai.onnx) domain
+  std::string producerName, producerVersion, graphName;  // as the file names them
   // Graph inputs in the order Graph::encode takes them (initializers and constantInputs are not
   // inputs), and the graph outputs in the order it returns them.
   std::vector<OnnxTensorInfo> inputs, outputs;

@@ -61,12 +61,13 @@ VKCNN_API const char* toString(NearestMode mode);
 
 // ONNX's defaults: nearest, half_pixel, round_prefer_floor.
 struct ResizeDescriptor {
-  uint32_t width = 1;  // output size
-  uint32_t height = 1;
-  ResizeMode mode = ResizeMode::nearest;
+  uint32_t width = 1;                     // output size
+  uint32_t height = 1;                    // output size
+  ResizeMode mode = ResizeMode::nearest;  // nearest or bilinear
+  // Where an output coordinate lies in the input.
   CoordinateTransformationMode coordinateTransformationMode =
       CoordinateTransformationMode::halfPixel;
-  NearestMode nearestMode = NearestMode::roundPreferFloor;
+  NearestMode nearestMode = NearestMode::roundPreferFloor;  // how nearest rounds
 };
 
 // The resize layer: the source scaled to the descriptor's width x height.

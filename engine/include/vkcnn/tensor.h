@@ -50,8 +50,8 @@ VKCNN_API uint32_t bytesPerElement(TensorDataType type);
 // What a Tensor is made with.
 struct TensorDescriptor {
   std::vector<uint32_t> shape;  // extents, outermost axis first; 1 to kMaxTensorRank axes
-  TensorDataType dataType = TensorDataType::float32;
-  std::string label;  // names it in messages and validation output
+  TensorDataType dataType = TensorDataType::float32;  // element type
+  std::string label;                                  // names it in messages and validation output
 };
 
 // An N-dimensional array in a device buffer (MPSNDArray): a handle that shares its storage, or

@@ -95,6 +95,7 @@ class VKCNN_API TensorCast : public TensorKernel {
   explicit TensorCast(const Context& context, TensorDataType dataType = TensorDataType::float16);
 
   TensorDataType dataType;  // of temporaries made by encode()
+  // Records the cast into `destination` (the source's shape), or into a new temporary.
   void encode(CommandBuffer& commandBuffer, const Tensor& source, const Tensor& destination);
   TemporaryTensor encode(CommandBuffer& commandBuffer, const Tensor& source);
 };
@@ -357,16 +358,16 @@ class VKCNN_API TensorGemm : public TensorKernel {
 
 // What TensorUnary computes of each element.
 enum class TensorUnaryOperation : uint32_t {
-  neuron = 0,  // the NeuronDescriptor's function (every NeuronType but prelu: TensorBinary)
-  erf = 1,
-  sqrt = 2,
-  reciprocal = 3,
-  negate = 4,
-  exp = 5,
-  log = 6,
-  abs = 7,
-  floor = 8,
-  ceil = 9,
+  neuron = 0,      // the NeuronDescriptor's function (every NeuronType but prelu: TensorBinary)
+  erf = 1,         // the error function
+  sqrt = 2,        // the square root
+  reciprocal = 3,  // 1 / x
+  negate = 4,      // -x
+  exp = 5,         // e ^ x
+  log = 6,         // the natural logarithm
+  abs = 7,         // |x|
+  floor = 8,       // rounded down
+  ceil = 9,        // rounded up
 };
 
 // The operation's name as the enum spells it.
