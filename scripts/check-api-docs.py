@@ -12,6 +12,7 @@ constructors and assignments, `using namespace`, static_assert, the preprocessor
 inside function bodies and initializers.
 
     check-api-docs.py HEADER...   (exit 1, listing FILE:LINE: declaration for each one missing)
+    check-api-docs.py --self-test  (the checker on small headers with known answers)
     check-api-docs.py --doxygen-filter HEADER
                                   (doxygen's INPUT_FILTER: the header with its // comments as
                                    doxygen's: /// above a declaration, ///< after one)
@@ -30,8 +31,12 @@ SKIPPED = [
 
 def lines_of(path):
     """[(code without comments, whether the line holds a comment)], preprocessor lines blank."""
+    return lines_of_text(open(path, encoding="utf-8").read())
+
+
+def lines_of_text(text):
     result, in_block, continued = [], False, False
-    for raw in open(path, encoding="utf-8").read().split("\n"):
+    for raw in text.split("\n"):
         code, comment, i = "", in_block, 0
         while i < len(raw):
             if in_block:
@@ -84,23 +89,25 @@ def special_member(text, class_name):
                 re.match(rf"^{c} ?& ?operator= ?{parameter}", text))
 
 
-def check(path):
-    lines = lines_of(path)
+def check(path, text=None):
+    lines = lines_of(path) if text is None else lines_of_text(text)
     missing = []
     scopes = [Scope("namespace")]
-    documented_end = {}  # line -> whether the declaration that ended on it was documented
+    documented_end = {}  # line -> how the declaration that ended on it was documented
     statement, start = "", 0
     skip_depth = 0       # inside a function body or an initializer's braces
     skip_is_body = False
     swallow = False      # after a class's closing brace: up to its `;`
 
     def documented(first, last):
-        if any(lines[n - 1][1] for n in range(first, last + 1)):
-            return True
+        """"own" (a comment on its lines), "above" (one just above, or heading its group), or
+        "" (none). Only "above" carries to the next declaration of a group."""
         above = first - 1
         if above >= 1 and lines[above - 1][1] and not lines[above - 1][0].strip():
-            return True
-        return documented_end.get(above, False)
+            return "above"
+        if documented_end.get(above) == "above":
+            return "above"
+        return "own" if any(lines[n - 1][1] for n in range(first, last + 1)) else ""
 
     def public_here():
         return all(s.public and s.name != "detail" for s in scopes)
@@ -215,7 +222,44 @@ def doxygen_filter(path):
         print(line)
 
 
+# (header text, the lines check() must report): each rule above, both ways.
+SELF_TESTS = [
+    ("int f();", [1]),
+    ("// f's doc\nint f();", []),
+    ("int f();  // f's doc", []),
+    ("// f's doc\n\nint f();", [3]),                       # a blank line between
+    ("// a group\nint f();\nint g();\n\nint h();", [5]),   # f documents g, not h
+    ("namespace detail {\nint f();\n}", []),
+    ("namespace vkcnn {\nint f();\n}", [2]),
+    ("// A\nclass A {\n public:\n  int f();\n private:\n  int g();\n};", [4]),
+    ("// A\nstruct A {\n  int x;\n  int y;  // y\n};", [3]),
+    ("// A\nclass A {\n  int hidden;\n};", []),
+    ("// A\nclass A {\n public:\n  A(const A&) = default;\n  ~A();\n  A(A&&) noexcept;\n};", []),
+    ("// f\nint f() {\n  int undocumented = 1;\n  return undocumented;\n}", []),
+    ("// E\nenum class E {\n  a,  // a\n  b,\n};", [4]),
+    ("enum class E { a, b };", [1, 1, 1]),
+    ("class Forward;\nstruct Declared;", []),
+    ('/* C */\ntypedef struct s {\n  int x; /* x */\n  int y;\n} s;', [4]),
+    ('extern "C" {\nvoid c_function(void);\n}', [2]),
+    ("// f\nint f(int a,\n      int b);\nint g();", []),
+    ("// T\ntemplate <typename T>\nT f();\n\ntemplate <typename T>\nT g();", [5]),
+]
+
+
+def self_test():
+    failed = 0
+    for text, expected in SELF_TESTS:
+        found = [line for line, _ in check("<self-test>", text)]
+        if found != expected:
+            failed += 1
+            print(f"self-test: {text!r}: reported lines {found}, expected {expected}")
+    print(f"check-api-docs: self-test {len(SELF_TESTS) - failed}/{len(SELF_TESTS)} cases right")
+    return 1 if failed else 0
+
+
 def main():
+    if len(sys.argv) == 2 and sys.argv[1] == "--self-test":
+        return self_test()
     if len(sys.argv) == 3 and sys.argv[1] == "--doxygen-filter":
         doxygen_filter(sys.argv[2])
         return 0

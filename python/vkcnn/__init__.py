@@ -186,9 +186,6 @@ class Session:
     """A model loaded, compiled and ready to run on a Vulkan device (onnxruntime's
     InferenceSession).
 
-    Session(model, precision="fp16", shapes=None, batch=0, device=None, validation=None,
-            optimize=True, winograd=None, external_data_dir=None)
-
     Parameters:
       model: the ONNX file's path (str or any os.PathLike, e.g. pathlib.Path) or the model's
           bytes (bytes, bytearray or memoryview), as onnxruntime takes them.
@@ -198,7 +195,8 @@ class Session:
       batch: images per run (an integer >= 1), or 0 (default) for the model's batch (1 where it
           is dynamic).
       device: which Vulkan device: an index into vkcnn.devices() (int), a substring of its name
-          (str) or a vkcnn.Device; None: VKCNN_DEVICE, else the first discrete GPU.
+          (str) or a vkcnn.Device; None: VKCNN_DEVICE, else the first discrete GPU (then
+          integrated GPU, then CPU).
       validation: True turns on the Vulkan validation layer; None: VKCNN_VALIDATION, else off.
       optimize: False keeps the graph's fusions and folding off (to debug the optimizer).
       winograd: False keeps 3x3 convolutions off Winograd (less weight memory); None:
