@@ -233,6 +233,13 @@ TEST_CASE("tensor elementwise: NaN and infinities propagate as in PyTorch") {
     Tensor a(test::context(), {{n, 1}, type, "a"}), b(test::context(), {{1, n}, type, "b"});
     a.writeFloats(values);
     b.writeFloats(values);
+    // A TensorUnary on `a`, into a destination poisoned with a finite value.
+    const auto runUnary = [&](TensorUnary kernel) {
+      Tensor out(test::context(), {{n, 1}, type, "out"});
+      out.writeFloats(std::vector<float>(n, 1234.f));
+      test::runOnce([&](CommandBuffer& cb) { kernel.encode(cb, a, out); });
+      return out.readFloats();
+    };
     for (TensorBinaryOperation op : kBinary) {
       CAPTURE(std::string(toString(op)));
       TensorBinary kernel(test::context(), op);
@@ -253,11 +260,7 @@ TEST_CASE("tensor elementwise: NaN and infinities propagate as in PyTorch") {
     }
     for (TensorUnaryOperation op : kUnary) {
       CAPTURE(std::string(toString(op)));
-      TensorUnary kernel(test::context(), op);
-      Tensor out(test::context(), {{n, 1}, type, "out"});
-      out.writeFloats(std::vector<float>(n, 1234.f));
-      test::runOnce([&](CommandBuffer& cb) { kernel.encode(cb, a, out); });
-      const std::vector<float> actual = out.readFloats();
+      const std::vector<float> actual = runUnary(TensorUnary(test::context(), op));
       std::vector<double> got, expected;
       for (uint32_t i = 0; i < n; ++i) {
         // GLSL leaves sqrt and log of a negative number undefined.
@@ -272,11 +275,7 @@ TEST_CASE("tensor elementwise: NaN and infinities propagate as in PyTorch") {
       if (NeuronType(t) == NeuronType::prelu) continue;  // a binary operation here
       CAPTURE(std::string(toString(NeuronType(t))));
       const NeuronDescriptor neuron = test::sampleNeuron(NeuronType(t), 1);
-      TensorUnary kernel(test::context(), neuron);
-      Tensor out(test::context(), {{n, 1}, type, "out"});
-      out.writeFloats(std::vector<float>(n, 1234.f));
-      test::runOnce([&](CommandBuffer& cb) { kernel.encode(cb, a, out); });
-      const std::vector<float> actual = out.readFloats();
+      const std::vector<float> actual = runUnary(TensorUnary(test::context(), neuron));
       std::vector<double> got, expected;
       for (uint32_t i = 0; i < n; ++i) {
         // GLSL's pow and log are undefined for a negative argument (a * -inf + b).
