@@ -16,7 +16,7 @@
 #include <string_view>
 
 #include "vkcnn/error.h"
-#include "vulkan/load_clock.h"
+#include "load_clock.h"
 
 namespace vkcnn {
 namespace detail::onnx_import {
