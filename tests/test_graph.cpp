@@ -362,7 +362,8 @@ TEST_CASE("graph: a dense block lives in one image; its concatenations cost no k
     for (bool fuseActivations : {true, false}) {
       CAPTURE(growth);
       CAPTURE(fuseActivations);
-      if (!fuseActivations) setenv("VKCNN_FUSE_SOURCE_ACTIVATION", "0", 1);
+      ScopedFusion restore;
+      forceFusion(&detail::Overrides::fuseSourceActivation, fuseActivations);
       DenseBlock block(growth);
       const uint32_t copies = growth == 4 ? 0 : 2;
       const uint32_t kernels = 1 + (fuseActivations ? 1 : 2) * DenseBlock::kLayers + copies;
@@ -396,7 +397,6 @@ TEST_CASE("graph: a dense block lives in one image; its concatenations cost no k
           CHECK(cb.temporaryPoolStatistics().peakBytesInUse <= 2 * layer + (64u << 10));
         }
       }
-      unsetenv("VKCNN_FUSE_SOURCE_ACTIVATION");
     }
 }
 
@@ -466,11 +466,13 @@ TEST_CASE("graph: batch norms and affines before a convolution are applied as it
     expected.push_back(t);
     for (bool fuse : {true, false}) {
       CAPTURE(fuse);
-      if (!fuse) setenv("VKCNN_FUSE_SOURCE_ACTIVATION", "0", 1);
       GraphOptions options{format};
       Graph g = build(options);
-      g.compile();
-      unsetenv("VKCNN_FUSE_SOURCE_ACTIVATION");
+      {
+        ScopedFusion restore;
+        forceFusion(&detail::Overrides::fuseSourceActivation, fuse);
+        g.compile();
+      }
       CHECK(g.statistics().fusedSourceActivations == (fuse ? 4u : 0u));
       if (fuse) {
         const std::vector<std::string> lines = g.describe();

@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "onnx_model_builder.h"
+#include "scoped_choice.h"
 #include "test_support.h"
 #include "vkcnn/onnx.h"
 
@@ -163,9 +164,12 @@ TEST_CASE("onnx: torchvision squeeze-and-excitation blocks are fused and match u
         CHECK(fused.statistics.kernels == 3);  // stem + SiLU, the pool, the excitation
         CHECK(relativeL2(fused.y, want) <= limit);
 
-        setenv("VKCNN_FUSE_SQUEEZE_EXCITATION", "0", 1);
-        const Result plain = run(m, format, input);
-        unsetenv("VKCNN_FUSE_SQUEEZE_EXCITATION");
+        Result plain;
+        {
+          ScopedFusion restore;
+          forceFusion(&detail::Overrides::fuseSqueezeExcitation, false);
+          plain = run(m, format, input);
+        }
         CHECK(plain.statistics.fusedSqueezeExcitations == 0);
         CHECK(plain.statistics.kernels == 5);  // stem, pool, fc1 (+SiLU), fc2 + gate, mul
         CHECK(relativeL2(plain.y, want) <= limit);

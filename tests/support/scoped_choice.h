@@ -2,6 +2,8 @@
 // ChoiceOverrides): what VKCNN_CONVOLUTION_TILE and its siblings do for a process, here for the
 // shared test Context between encodes. forceChoice sets one field; a ScopedChoice at the top of a
 // test case puts back what the Context had when the case ends, also when a check throws.
+// The Graph's fusion switches (VKCNN_FUSE_*, VKCNN_SE_MAX_WEIGHTS) likewise: forceFusion and
+// ScopedFusion; a Graph reads them when it compiles.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +39,26 @@ class ScopedChoice {
  private:
   const Context& context_;
   detail::ChoiceOverrides saved_;
+};
+
+inline void forceFusion(bool detail::Overrides::*field, bool value,
+                        const Context& ctx = context()) {
+  detail::Overrides fusion = detail::overrides(ctx);
+  fusion.*field = value;
+  detail::setFusionOverrides(ctx, fusion);
+}
+
+class ScopedFusion {
+ public:
+  explicit ScopedFusion(const Context& ctx = context())
+      : context_(ctx), saved_(detail::overrides(ctx)) {}
+  ~ScopedFusion() { detail::setFusionOverrides(context_, saved_); }
+  ScopedFusion(const ScopedFusion&) = delete;
+  ScopedFusion& operator=(const ScopedFusion&) = delete;
+
+ private:
+  const Context& context_;
+  detail::Overrides saved_;
 };
 
 }  // namespace vkcnn::test

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "vulkan/context_impl.h"
-#include "vulkan/load_clock.h"
+#include "load_clock.h"
 
 namespace vkcnn::detail {
 

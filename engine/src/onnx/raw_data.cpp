@@ -7,10 +7,10 @@
 // second graph field continue the first's numbering.
 #include "onnx/raw_data.h"
 
-#include <cstdlib>
 #include <string_view>
 
 #include "onnx/onnx_tensor.h"
+#include "vulkan/overrides.h"
 
 namespace vkcnn::detail::onnx_import {
 namespace {
@@ -201,8 +201,7 @@ struct Stripper {
 StrippedModel stripInitializerData(std::span<const uint8_t> model) {
   StrippedModel result;
   // The kill switch (to measure, or should the scanner ever disagree with protobuf).
-  if (const char* e = std::getenv("VKCNN_STRIP_RAW_DATA"); e && std::string_view(e) == "0")
-    return result;
+  if (!processOverrides().stripRawData) return result;
   Stripper s{Scanner(model), result};
   try {
     s.model(model);

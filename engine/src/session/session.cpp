@@ -24,7 +24,7 @@
 #include "platform/platform.h"
 #include "vkcnn/error.h"
 #include "vulkan/context_start.h"
-#include "vulkan/load_clock.h"
+#include "load_clock.h"
 
 namespace vkcnn {
 namespace detail {

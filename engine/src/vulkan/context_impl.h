@@ -20,7 +20,7 @@
 #include "vkcnn/context.h"
 #include "vkcnn/error.h"
 #include "vulkan/device_facts.h"
-#include "vulkan/load_clock.h"
+#include "load_clock.h"
 #include "vulkan/overrides.h"
 #include "vulkan/pipelines.h"
 #include "vulkan/volk_table.h"
@@ -93,6 +93,12 @@ class ContextImpl : public std::enable_shared_from_this<ContextImpl> {
   const Overrides& overrides() const { return overrides_; }
   // Test hook (overrides.h, setChoiceOverrides): only while no other thread encodes.
   void setChoiceOverrides(const ChoiceOverrides& choice) { overrides_.choice = choice; }
+  void setFusionOverrides(const Overrides& fusion) {
+    overrides_.fuseSilu = fusion.fuseSilu;
+    overrides_.fuseSourceActivation = fusion.fuseSourceActivation;
+    overrides_.fuseSqueezeExcitation = fusion.fuseSqueezeExcitation;
+    overrides_.squeezeExcitationMaxWeights = fusion.squeezeExcitationMaxWeights;
+  }
   const VkPhysicalDeviceMemoryProperties& memoryProperties() const {
     return awaitStart(), memoryProperties_;
   }

@@ -178,4 +178,8 @@ void setChoiceOverrides(const Context& context, const ChoiceOverrides& choice) {
   context.impl()->setChoiceOverrides(choice);
 }
 
+void setFusionOverrides(const Context& context, const Overrides& fusion) {
+  context.impl()->setFusionOverrides(fusion);
+}
+
 }  // namespace vkcnn::detail

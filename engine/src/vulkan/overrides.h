@@ -98,5 +98,9 @@ VKCNN_API const Overrides& overrides(const Context& context);
 // Test hook: replaces the Context's ChoiceOverrides. Not thread-safe against encodes on the
 // Context: call it while no other thread encodes (tests/support's ScopedChoice).
 VKCNN_API void setChoiceOverrides(const Context& context, const ChoiceOverrides& choice);
+// Test hook: replaces the Context's fusion switches (fuseSilu, fuseSourceActivation,
+// fuseSqueezeExcitation, squeezeExcitationMaxWeights) with `fusion`'s; the rest of `fusion` is
+// ignored. Graphs read them when they compile (tests/support's ScopedFusion).
+VKCNN_API void setFusionOverrides(const Context& context, const Overrides& fusion);
 
 }  // namespace vkcnn::detail

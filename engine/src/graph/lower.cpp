@@ -1,0 +1,170 @@
+// lower(): the one place a Graph's nodes become kernels. Convolutions and fully-connected layers
+// are built first on several threads (their weight packing and uploads are most of a load), then
+// every other node in build order; Tensor kernels made with their node (TensorKernelNode) and
+// user kernels (KernelNode) are taken as they are. Runs inside compile()'s UploadBatch.
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <system_error>
+#include <thread>
+
+#include "graph/state.h"
+#include "vkcnn/tensor_ops.h"
+#include "vulkan/context_impl.h"
+#include "vulkan/overrides.h"
+
+namespace vkcnn::detail {
+
+// Runs body(0) .. body(count - 1) on up to hardware_concurrency threads, the calling one among
+// them, each taking the next index (layers differ in size by orders of magnitude). Workers enrol
+// in the calling thread's UploadBatch. The first exception is rethrown once all have stopped.
+// VKCNN_LOAD_THREADS=N caps the threads (1: on the calling thread alone).
+template <class F>
+void parallelFor(ContextImpl& context, size_t count, F&& body) {
+  size_t threads = std::max(1u, std::thread::hardware_concurrency());
+  if (const uint32_t cap = processOverrides().loadThreads) threads = cap;
+  threads = std::min(threads, count);
+  std::atomic<size_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failureMutex;
+  UploadBatch* batch = context.uploadBatches().current();
+  const auto owner = std::this_thread::get_id();
+  auto work = [&] {
+    std::optional<UploadBatch::Enrolment> enrolment;
+    if (batch && std::this_thread::get_id() != owner) enrolment.emplace(*batch);
+    for (size_t i; (i = next.fetch_add(1)) < count;) {
+      try {
+        body(i);
+      } catch (...) {
+        std::lock_guard lock(failureMutex);
+        if (!failure) failure = std::current_exception();
+        next = count;  // the others stop after their current item
+      }
+    }
+  };
+  std::vector<std::thread> workers;
+  try {
+    for (size_t t = 1; t < threads; ++t) workers.emplace_back(work);
+  } catch (const std::system_error&) {
+    // No more threads to be had: those there are do the work.
+  }
+  work();
+  for (std::thread& w : workers) w.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
+void GraphState::lower() {
+  lowerConvolutions();
+  const TensorDataType dataType = options.channelFormat == ChannelFormat::float16
+                                      ? TensorDataType::float16
+                                      : TensorDataType::float32;
+  for (GraphNode& n : nodes)
+    if (!n.removed) lowerNode(n, dataType);
+}
+
+void GraphState::lowerConvolutions() {
+  // Convolutions first, on several threads: folding and repacking their weights on the host is
+  // most of building a network, and each layer is independent of the others. Their uploads join
+  // the compile's UploadBatch (each worker enrols in it).
+  std::vector<GraphNode*> convolutions;
+  for (GraphNode& n : nodes)
+    if (!n.removed && n.as<ConvolutionNode>()) convolutions.push_back(&n);
+  parallelFor(*context.impl(), convolutions.size(), [&](size_t i) {
+    GraphNode& n = *convolutions[i];
+    const auto* c = n.as<ConvolutionNode>();
+    ConvolutionDescriptor descriptor = c->descriptor;
+    descriptor.destinationFormat = options.channelFormat;  // no float16 copies in float32
+    if (c->fullyConnected) {
+      n.unary = std::make_shared<FullyConnected>(context, descriptor, c->weights, c->bias);
+    } else {
+      auto k = std::make_shared<Convolution>(context, descriptor, c->weights, c->bias);
+      k->padding = c->padding;
+      n.unary = k;
+    }
+  });
+}
+
+void GraphState::lowerNode(GraphNode& n, TensorDataType dataType) {
+  const uint32_t channels = tensors[n.output].shape.featureChannels;
+  // A batch normalisation or affine of its own: a 1x1 depthwise convolution (a scalar without a
+  // neuron: a linear neuron).
+  auto depthwise = [&](const std::vector<double>& scale, const std::vector<double>& shift,
+                       const NeuronDescriptor& neuron) {
+    std::vector<float> weights(channels), bias(channels);
+    for (uint32_t c = 0; c < channels; ++c) {
+      weights[c] = float(channel(scale, c));
+      bias[c] = float(channel(shift, c));
+    }
+    ConvolutionDescriptor d = ConvolutionDescriptor::depthwise(1, 1, channels);
+    d.neuron = neuron;
+    n.unary = std::make_shared<Convolution>(context, d, weights, bias);
+  };
+  if (n.as<ConvolutionNode>()) {
+    // built above, in parallel
+  } else if (const auto* b = n.as<BatchNormalizationNode>()) {
+    std::vector<double> scale, shift;
+    affineOf(b->parameters, scale, shift);
+    depthwise(scale, shift, b->neuron);
+  } else if (const auto* a = n.as<AffineNode>()) {
+    if (a->scale.size() == 1 && a->neuron.type == NeuronType::none)
+      n.unary = std::make_shared<Neuron>(
+          context, NeuronDescriptor::of(NeuronType::linear, a->scale[0], a->shift[0]));
+    else
+      depthwise({a->scale.begin(), a->scale.end()}, {a->shift.begin(), a->shift.end()}, a->neuron);
+  } else if (const auto* neuron = n.as<NeuronNode>()) {
+    n.unary = std::make_shared<Neuron>(context, neuron->neuron);
+  } else if (n.as<IdentityNode>()) {
+    n.unary = std::make_shared<Neuron>(context, NeuronDescriptor{});
+  } else if (const auto* arithmetic = n.as<ArithmeticNode>()) {
+    n.binary = std::make_shared<Arithmetic>(context, arithmetic->operation, arithmetic->neuron);
+  } else if (const auto* se = n.as<SqueezeExcitationNode>()) {
+    n.binary = std::make_shared<SqueezeExcitation>(context, se->descriptor, se->fc1Weights,
+                                                   se->fc1Bias, se->fc2Weights, se->fc2Bias);
+  } else if (n.as<ConcatNode>()) {
+    n.copy = std::make_shared<Neuron>(context, NeuronDescriptor{});
+  } else if (const auto* kernel = n.as<KernelNode>()) {
+    n.unary = kernel->kernel;
+  } else if (n.as<ToTensorNode>()) {
+    auto k = std::make_shared<ImageToTensor>(context, TensorLayout::NCHW);
+    k->dataType = dataType;
+    n.tensorKernel = k;
+    statistics.conversions++;
+  } else if (n.as<ToImageNode>()) {
+    auto k = std::make_shared<TensorToImage>(context, TensorLayout::NCHW);
+    k->channelFormat = options.channelFormat;
+    n.tensorKernel = k;
+    statistics.conversions++;
+  } else if (auto* constant = n.as<ConstantNode>()) {
+    TensorDescriptor d{tensors[n.output].tensorShape, dataType, n.name};
+    constant->tensor = Tensor(context, d);
+    constant->tensor.writeFloats(constant->values);
+    return;  // no kernel
+  } else if (const auto* transpose = n.as<TransposeNode>()) {
+    n.tensorKernel = std::make_shared<TensorTranspose>(context, transpose->perm);
+  } else if (const auto* unary = n.as<TensorUnaryNode>()) {
+    n.tensorKernel = unary->operation == TensorUnaryOperation::neuron
+                         ? std::make_shared<TensorUnary>(context, unary->neuron)
+                         : std::make_shared<TensorUnary>(context, unary->operation);
+  } else if (const auto* binary = n.as<TensorBinaryNode>()) {
+    n.tensorKernel = std::make_shared<TensorBinary>(context, binary->operation);
+  } else if (n.as<WhereNode>()) {
+    n.tensorKernel = std::make_shared<TensorWhere>(context);
+  } else if (const auto* k = n.as<TensorKernelNode>()) {
+    n.tensorKernel = k->kernel;
+  } else {  // slice, tensor concat: copies
+    n.tensorKernel = std::make_shared<TensorCopy>(context);
+  }
+  if (n.tensorKernel) n.tensorKernel->label = n.name;
+  if (n.unary) n.unary->label = n.name;
+  if (n.binary) n.binary->label = n.name;
+  if (n.copy) n.copy->label = n.name;
+  const auto* concat = n.as<ConcatNode>();
+  const auto* tensorConcat = n.as<TensorConcatNode>();
+  statistics.kernels += concat         ? uint32_t(concat->copies.size())
+                        : tensorConcat ? uint32_t(n.inputs.size())
+                                       : 1;
+}
+
+}  // namespace vkcnn::detail

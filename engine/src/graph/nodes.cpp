@@ -1,0 +1,56 @@
+// The node helpers every phase shares: kind names and the affine of a batch normalisation or an
+// affine node (optimize() folds and composes it, lower() makes a depthwise convolution of it).
+#include "graph/nodes.h"
+
+#include <cmath>
+
+namespace vkcnn::detail {
+
+const char* kindName(const NodeParameters& p) {
+  struct Names {
+    const char* operator()(const ConvolutionNode& c) const {
+      return c.fullyConnected ? "fully-connected" : "convolution";
+    }
+    const char* operator()(const BatchNormalizationNode&) const { return "batch normalization"; }
+    const char* operator()(const AffineNode&) const { return "affine"; }
+    const char* operator()(const NeuronNode&) const { return "neuron"; }
+    const char* operator()(const ArithmeticNode&) const { return "arithmetic"; }
+    const char* operator()(const ConcatNode&) const { return "concat"; }
+    const char* operator()(const IdentityNode&) const { return "identity"; }
+    const char* operator()(const KernelNode&) const { return "kernel"; }
+    const char* operator()(const ToTensorNode&) const { return "image to tensor"; }
+    const char* operator()(const ToImageNode&) const { return "tensor to image"; }
+    const char* operator()(const ConstantNode&) const { return "constant"; }
+    const char* operator()(const TransposeNode&) const { return "transpose"; }
+    const char* operator()(const TensorUnaryNode&) const { return "tensor unary"; }
+    const char* operator()(const TensorBinaryNode&) const { return "tensor binary"; }
+    const char* operator()(const WhereNode&) const { return "where"; }
+    const char* operator()(const SliceNode&) const { return "slice"; }
+    const char* operator()(const TensorConcatNode&) const { return "tensor concat"; }
+    const char* operator()(const TensorKernelNode& k) const { return k.kind; }
+    const char* operator()(const SqueezeExcitationNode&) const { return "squeeze excitation"; }
+  };
+  return std::visit(Names{}, p);
+}
+
+void affineOf(const BatchNormalizationParameters& p, std::vector<double>& scale,
+              std::vector<double>& shift) {
+  scale.resize(p.variance.size());
+  shift.resize(p.variance.size());
+  for (size_t c = 0; c < scale.size(); ++c) {
+    const double gamma = p.gamma.empty() ? 1.0 : p.gamma[c];
+    const double beta = p.beta.empty() ? 0.0 : p.beta[c];
+    scale[c] = gamma / std::sqrt(double(p.variance[c]) + double(p.epsilon));
+    shift[c] = beta - scale[c] * p.mean[c];
+  }
+}
+
+void affineOf(const GraphNode& n, std::vector<double>& scale, std::vector<double>& shift) {
+  if (const auto* bn = n.as<BatchNormalizationNode>())
+    return affineOf(bn->parameters, scale, shift);
+  const auto& a = *n.as<AffineNode>();
+  scale.assign(a.scale.begin(), a.scale.end());
+  shift.assign(a.shift.begin(), a.shift.end());
+}
+
+}  // namespace vkcnn::detail

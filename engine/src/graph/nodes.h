@@ -1,0 +1,164 @@
+// The Graph's nodes as built: one plain parameter struct per kind (what the caller gave, and what
+// optimize() rewrites), the node that holds one and, after lower(), its kernels; and the value
+// record of each tensor (shape, producer, where its storage lives). Shared by every phase of the
+// Graph (build, optimize, storage, lower, schedule, plan, encode); nothing here touches the device.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "vkcnn/graph.h"
+#include "vkcnn/squeeze_excitation.h"
+#include "vkcnn/tensor_ops.h"
+
+namespace vkcnn::detail {
+
+constexpr uint32_t kNone = UINT32_MAX;
+
+// ---- nodes: one parameter struct per kind ------------------------------------------------------
+
+// A convolution or fully-connected layer; optimize() folds the batch normalisations and affines
+// after it into its weights and bias (its descriptor's own batchNormalization, if the caller gave
+// one, stays the kernel's).
+struct ConvolutionNode {
+  ConvolutionDescriptor descriptor;
+  std::vector<float> weights, bias;
+  Padding padding;
+  bool fullyConnected = false;
+  uint32_t foldedBatchNormalizations = 0, foldedAffines = 0;
+};
+// Nodes that may take a neuron after them (optimize()).
+struct BatchNormalizationNode {
+  BatchNormalizationParameters parameters;
+  NeuronDescriptor neuron;
+};
+struct AffineNode {
+  std::vector<float> scale, shift;  // one value, or one per channel
+  NeuronDescriptor neuron;
+};
+struct NeuronNode {
+  NeuronDescriptor neuron;
+};
+struct ArithmeticNode {
+  ArithmeticOperation operation = ArithmeticOperation::add;
+  NeuronDescriptor neuron;
+};
+// A squeeze-and-excitation block after its global average pool (optimize()): inputs x and the
+// pool's means.
+struct SqueezeExcitationNode {
+  SqueezeExcitationDescriptor descriptor;
+  std::vector<float> fc1Weights, fc1Bias, fc2Weights, fc2Bias;
+};
+struct ConcatNode {
+  std::vector<uint32_t> inputOffsets;  // channel offset of each input
+  // The inputs this node copies into its storage (see planConcatenations), each with its channel
+  // in the storage's root image.
+  struct Copy {
+    uint32_t tensor, channel, slot;  // slot: of the family's root
+  };
+  std::vector<Copy> copies;
+};
+struct IdentityNode {};
+struct KernelNode {
+  std::shared_ptr<UnaryKernel> kernel;
+};
+// Tensor values: conversions at the boundaries between Images and Tensors ([N, C, H, W]), and
+// the Tensor kernels.
+struct ToTensorNode {};
+struct ToImageNode {};
+struct ConstantNode {
+  std::vector<float> values;
+  Tensor tensor;  // lower()
+};
+struct TransposeNode {
+  std::vector<uint32_t> perm;
+};
+struct TensorUnaryNode {
+  TensorUnaryOperation operation = TensorUnaryOperation::neuron;
+  NeuronDescriptor neuron;
+};
+struct TensorBinaryNode {
+  TensorBinaryOperation operation = TensorBinaryOperation::add;
+};
+struct WhereNode {};
+struct SliceNode {
+  std::vector<int32_t> axes;
+  std::vector<int64_t> starts, ends, steps;
+};
+struct TensorConcatNode {
+  uint32_t axis = 0;
+};
+// Every other Tensor kernel (softmax, reductions, matrix products, ...): made with the node, as it
+// needs no lowering; `run` records it from the inputs into the output.
+struct TensorKernelNode {
+  const char* kind = "tensor kernel";
+  std::shared_ptr<TensorKernel> kernel;
+  std::function<void(CommandBuffer&, TensorKernel&, const std::vector<Tensor>&, const Tensor&)> run;
+};
+
+using NodeParameters =
+    std::variant<ConvolutionNode, BatchNormalizationNode, AffineNode, NeuronNode, ArithmeticNode,
+                 ConcatNode, IdentityNode, KernelNode, ToTensorNode, ToImageNode, ConstantNode,
+                 TransposeNode, TensorUnaryNode, TensorBinaryNode, WhereNode, SliceNode,
+                 TensorConcatNode, TensorKernelNode, SqueezeExcitationNode>;
+
+struct GraphNode {
+  std::string name;
+  std::vector<uint32_t> inputs;
+  uint32_t output = kNone;
+  bool removed = false;
+  NodeParameters parameters;
+
+  // Lowered kernels (compile()).
+  std::shared_ptr<UnaryKernel> unary;
+  std::shared_ptr<BinaryKernel> binary;
+  std::shared_ptr<Neuron> copy;  // concat: copies the inputs no producer writes in place
+  std::shared_ptr<TensorKernel> tensorKernel;
+
+  template <class T>
+  T* as() {
+    return std::get_if<T>(&parameters);
+  }
+  template <class T>
+  const T* as() const {
+    return std::get_if<T>(&parameters);
+  }
+};
+
+// The node's kind, for describe() and errors.
+const char* kindName(const NodeParameters& p);
+
+// y = scale[c] * x + shift[c] of a batch normalisation, in double as the convolution folds it.
+void affineOf(const BatchNormalizationParameters& p, std::vector<double>& scale,
+              std::vector<double>& shift);
+// The node's scale and shift, for a batch normalisation or an affine.
+void affineOf(const GraphNode& n, std::vector<double>& scale, std::vector<double>& shift);
+
+template <class T>
+double channel(const std::vector<T>& v, size_t c) {
+  return double(v.size() == 1 ? v[0] : v[c]);
+}
+
+struct GraphTensorInfo {
+  TensorShape shape;
+  std::string name;
+  uint32_t producer = kNone;  // node index; kNone for graph inputs
+  uint32_t inputIndex = kNone;
+  // This tensor lives in root tensor `storedIn`'s image from `channelOffset` on: a concatenation's
+  // input written in place by its producer, or a concatenation sharing a larger one's storage.
+  uint32_t storedIn = kNone;
+  uint32_t channelOffset = 0;
+  // A concatenation's output: the slots [firstSlot, +slotCount) of the root concatenation
+  // `family` (a node index) that it covers.
+  uint32_t family = kNone, firstSlot = 0, slotCount = 0;
+  // Non-empty: a Tensor value of this shape (the batch included; `shape` is unused). A reshape is
+  // a view: stored in its source's root (`storedIn`), written by the root's producer.
+  std::vector<uint32_t> tensorShape;
+  bool isTensor() const { return !tensorShape.empty(); }
+};
+
+}  // namespace vkcnn::detail
