@@ -56,6 +56,8 @@ void writeSeeds(const std::string& dir) {
   inputs.tensor({1, "x"}, 5);
   nodes[0].u32(kOp, 1).tensor(kWeight, weight).tensor(kBias, bias).u32s(kStride, stride);
   nodes[0].i32s(kPads, pads).record(kInputs, inputs);
+  const std::vector<uint32_t> outputs{6, 7};
+  nodes[0].tensors({9, "output"}, outputs);
   nodes[1].u32(kOp, 2).f32(kAlpha, 0.1f).string({8, "name"}, "relu");
   RecordWriter graph;
   graph.records(kNodes, nodes);
