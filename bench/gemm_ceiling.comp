@@ -24,6 +24,10 @@
 // barrier at all in the loop, and the copies of later chunks in flight while the matrix units
 // work. PARTS 1: the producers copy nothing (the counters' cost alone). The host sizes the
 // workgroup with the producer warps.
+// -DACCUMULATE_FP16 (gemm_ceiling_fp16acc.spv): float16 accumulators, as MPS's
+// accumulatorPrecisionOption = half allows (issue 40): half the registers a fragment, so twice the
+// tile for the same register file, and the matrix units' float16-accumulate rate. C stays float32
+// (each fragment converted at the store).
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
@@ -49,6 +53,11 @@ const int STAGES = SPECIALIZED ? (MODE >> 10) & 7 : 2;
 #define OPERAND readonly restrict
 #else
 #define OPERAND readonly
+#endif
+#ifdef ACCUMULATE_FP16
+#define ACCUMULATOR fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
+#else
+#define ACCUMULATOR fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
 #endif
 layout(set = 0, binding = 0, std430) OPERAND buffer MatrixA { uvec4 a[]; };
 layout(set = 0, binding = 1, std430) OPERAND buffer MatrixB { uvec4 b[]; };
@@ -106,10 +115,10 @@ void main() {
   }
   const int m0 = tileRow * TILE_M, n0 = tileColumn * TILE_N;
   const int KV = p.K / 8, NV = p.N / 8;
-  fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[FRAG_M][FRAG_N];
+  ACCUMULATOR acc[FRAG_M][FRAG_N];
   [[unroll]] for (int i = 0; i < FRAG_M; ++i)
     [[unroll]] for (int j = 0; j < FRAG_N; ++j)
-      acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+      acc[i][j] = ACCUMULATOR(0.0);
   uvec4 ra[A_LOADS], rb[B_LOADS];
   // The chunk at depth k0 from A and B into registers.
 #define FETCH(k0)                                                  \
@@ -195,7 +204,7 @@ void main() {
     }
     [[unroll]] for (int i = 0; i < FRAG_M; ++i)
       [[unroll]] for (int j = 0; j < FRAG_N; ++j)
-        coopMatStoreNV(acc[i][j], c,
+        coopMatStoreNV(fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(acc[i][j]), c,
                        uint((m0 + (wm * FRAG_M + i) * 16) * p.N + n0 + (wn * FRAG_N + j) * 16),
                        uint(p.N), false);
     return;
@@ -258,7 +267,7 @@ void main() {
   }
   [[unroll]] for (int i = 0; i < FRAG_M; ++i)
     [[unroll]] for (int j = 0; j < FRAG_N; ++j)
-      coopMatStoreNV(acc[i][j], c,
+      coopMatStoreNV(fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(acc[i][j]), c,
                      uint((m0 + (wm * FRAG_M + i) * 16) * p.N + n0 + (wn * FRAG_N + j) * 16),
                      uint(p.N), false);
 }

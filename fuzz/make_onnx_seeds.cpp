@@ -188,5 +188,24 @@ int main(int argc, char** argv) {
     b.output("y", 2);
     save(dir, "reduce_pad_resize_gemm", b);
   }
+  {  // Nodes out of topological order (the importer sorts them), two branches joining
+    OnnxModelBuilder b(13);
+    b.input("x", {1, 2, 4, 4});
+    b.node("Mul", {"s", "r"}, {"y"});
+    b.node("Sigmoid", {"r"}, {"s"});
+    b.node("Relu", {"x"}, {"r"});
+    b.output("y", 4);
+    save(dir, "unsorted_branches", b);
+  }
+  {  // A cycle behind a valid node (an error naming the cycle's nodes)
+    OnnxModelBuilder b(13);
+    b.input("x", {1, 2, 4, 4});
+    b.node("Add", {"r", "c"}, {"a"}, "first");
+    b.node("Relu", {"x"}, {"r"});
+    b.node("Neg", {"a"}, {"c"}, "second");
+    b.node("Abs", {"c"}, {"y"});
+    b.output("y", 4);
+    save(dir, "cycle", b);
+  }
   return 0;
 }

@@ -5,8 +5,10 @@
 // tiles), in place of convolution_gemm.glsl's one-stage tiles (bench/NOTES.md, 2026-11-27).
 #extension GL_GOOGLE_include_directive : require
 
-#define TILE_M 128
-#define TILE_N 16
+#include "convolution_tiles.h"
+
+#define TILE_M VKCNN_GEMM_128X16W8_PIXELS
+#define TILE_N VKCNN_GEMM_128X16W8_SLICES
 #define THREAD_M 8
 #define THREAD_N 1
 #define K_CHUNK 4

@@ -5,8 +5,10 @@
 // warps, a multiprocessor).
 #extension GL_GOOGLE_include_directive : require
 
-#define TILE_M 128
-#define TILE_N 32
+#include "convolution_tiles.h"
+
+#define TILE_M VKCNN_GEMM_128X32W16_PIXELS
+#define TILE_N VKCNN_GEMM_128X32W16_SLICES
 #define THREAD_M 8
 #define THREAD_N 1
 #define K_CHUNK 4

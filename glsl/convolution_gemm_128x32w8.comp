@@ -4,8 +4,10 @@
 // 8 x 2 per invocation, 256 invocations (8 warps).
 #extension GL_GOOGLE_include_directive : require
 
-#define TILE_M 128
-#define TILE_N 32
+#include "convolution_tiles.h"
+
+#define TILE_M VKCNN_GEMM_128X32W8_PIXELS
+#define TILE_N VKCNN_GEMM_128X32W8_SLICES
 #define THREAD_M 8
 #define THREAD_N 2
 #define K_CHUNK 4

@@ -8,9 +8,6 @@
 
 #ifdef __cplusplus
 namespace vkcnn::detail::shader {
-using int_t = int32_t;
-#else
-#define int_t int
 #endif
 
 // The most pieces of a batch convolution_tiled_pieces takes in one dispatch (its image arrays).
@@ -85,6 +82,5 @@ VKCNN_STRUCT(WinogradMatrixGemmPush) {
 static_assert(sizeof(ConvolutionPush) == 128, "lavapipe allows 128 bytes of push constants");
 }  // namespace vkcnn::detail::shader
 #endif
-#undef int_t
 
 #endif

@@ -5,11 +5,13 @@
 #extension GL_GOOGLE_include_directive : require
 // vkcnn-build: reflect-separately (SPIRV-Cross cannot parse cooperative matrices)
 
-#define WARPS_M 1
-#define WARPS_N 1
-#define FRAG_M 1
-#define FRAG_N 2
-#define SPLIT_K 8
+#include "convolution_tiles.h"
+
+#define WARPS_M VKCNN_MATRIX_SMALL_WARPS_M
+#define WARPS_N VKCNN_MATRIX_SMALL_WARPS_N
+#define FRAG_M VKCNN_MATRIX_SMALL_FRAG_M
+#define FRAG_N VKCNN_MATRIX_SMALL_FRAG_N
+#define SPLIT_K VKCNN_MATRIX_SMALL_SPLIT_K
 #define K_STEPS 2
 layout(local_size_x = 256, local_size_y = 1, local_size_z = 1) in;
 

@@ -24,6 +24,46 @@
 // below); a device with less runs the portable kernels (DeviceCapabilities::matrixUnits).
 #define VKCNN_MATRIX_SHARED_MEMORY 49152
 
+// The GEMM shaders besides convolution_tiled, the one table their .comp files and the host's
+// choice (kGemmKernels, convolution_choice.cpp) take their tiles from. Portable
+// (convolution_gemm.glsl, convolution_gemm_staged.glsl): PIXELS x SLICES is the shader's
+// TILE_M x TILE_N, SPLIT_K the ways a workgroup splits the reduction. Matrix units
+// (convolution_matrix.glsl): WARPS_M x WARPS_N warps of FRAG_M x FRAG_N 16 x 16 fragments in each
+// of SPLIT_K groups, a tile of PIXELS x SLICES (4 channels each).
+#define VKCNN_GEMM_128X32W16_PIXELS 128
+#define VKCNN_GEMM_128X32W16_SLICES 32
+#define VKCNN_GEMM_128X32W8_PIXELS 128
+#define VKCNN_GEMM_128X32W8_SLICES 32
+#define VKCNN_GEMM_128X16W8_PIXELS 128
+#define VKCNN_GEMM_128X16W8_SLICES 16
+#define VKCNN_GEMM_LARGE_PIXELS 64
+#define VKCNN_GEMM_LARGE_SLICES 16
+#define VKCNN_GEMM_LARGE_SPLIT_K 1
+#define VKCNN_GEMM_SMALL_PIXELS 16
+#define VKCNN_GEMM_SMALL_SLICES 8
+#define VKCNN_GEMM_SMALL_SPLIT_K 8
+#define VKCNN_MATRIX_LARGE_WARPS_M 2
+#define VKCNN_MATRIX_LARGE_WARPS_N 2
+#define VKCNN_MATRIX_LARGE_FRAG_M 2
+#define VKCNN_MATRIX_LARGE_FRAG_N 2
+#define VKCNN_MATRIX_LARGE_SPLIT_K 1
+#define VKCNN_MATRIX_MEDIUM_WARPS_M 1
+#define VKCNN_MATRIX_MEDIUM_WARPS_N 1
+#define VKCNN_MATRIX_MEDIUM_FRAG_M 2
+#define VKCNN_MATRIX_MEDIUM_FRAG_N 2
+#define VKCNN_MATRIX_MEDIUM_SPLIT_K 4
+#define VKCNN_MATRIX_SMALL_WARPS_M 1
+#define VKCNN_MATRIX_SMALL_WARPS_N 1
+#define VKCNN_MATRIX_SMALL_FRAG_M 1
+#define VKCNN_MATRIX_SMALL_FRAG_N 2
+#define VKCNN_MATRIX_SMALL_SPLIT_K 8
+#define VKCNN_MATRIX_LARGE_PIXELS (VKCNN_MATRIX_LARGE_WARPS_M * VKCNN_MATRIX_LARGE_FRAG_M * 16)
+#define VKCNN_MATRIX_LARGE_SLICES (VKCNN_MATRIX_LARGE_WARPS_N * VKCNN_MATRIX_LARGE_FRAG_N * 4)
+#define VKCNN_MATRIX_MEDIUM_PIXELS (VKCNN_MATRIX_MEDIUM_WARPS_M * VKCNN_MATRIX_MEDIUM_FRAG_M * 16)
+#define VKCNN_MATRIX_MEDIUM_SLICES (VKCNN_MATRIX_MEDIUM_WARPS_N * VKCNN_MATRIX_MEDIUM_FRAG_N * 4)
+#define VKCNN_MATRIX_SMALL_PIXELS (VKCNN_MATRIX_SMALL_WARPS_M * VKCNN_MATRIX_SMALL_FRAG_M * 16)
+#define VKCNN_MATRIX_SMALL_SLICES (VKCNN_MATRIX_SMALL_WARPS_N * VKCNN_MATRIX_SMALL_FRAG_N * 4)
+
 #ifdef __cplusplus
 #include <array>
 #include <cstdint>

@@ -6,9 +6,6 @@
 
 #ifdef __cplusplus
 namespace vkcnn::detail::shader {
-using int_t = int32_t;
-#else
-#define int_t int
 #endif
 
 // Destination pixel p holds the output element at position q = (p - clip) + geometry.offset of
@@ -34,6 +31,5 @@ VKCNN_STRUCT(ConvolutionTransposePush) {
 #ifdef __cplusplus
 }  // namespace vkcnn::detail::shader
 #endif
-#undef int_t
 
 #endif

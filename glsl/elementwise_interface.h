@@ -8,11 +8,6 @@
 
 #ifdef __cplusplus
 namespace vkcnn::detail::shader {
-using int_t = int32_t;
-using float_t = float;
-#else
-#define int_t int
-#define float_t float
 #endif
 
 // Bits of ArithmeticPush::broadcast: the secondary axes read at index 0 for every destination
@@ -66,7 +61,5 @@ VKCNN_STRUCT(PadPush) {
 #ifdef __cplusplus
 }  // namespace vkcnn::detail::shader
 #endif
-#undef int_t
-#undef float_t
 
 #endif

@@ -7,11 +7,6 @@
 
 #ifdef __cplusplus
 namespace vkcnn::detail::shader {
-using int_t = int32_t;
-using uint_t = uint32_t;
-#else
-#define int_t int
-#define uint_t uint
 #endif
 
 // Tensor orders in the buffer.
@@ -32,7 +27,5 @@ VKCNN_STRUCT(LayoutPush) {
 #ifdef __cplusplus
 }  // namespace vkcnn::detail::shader
 #endif
-#undef int_t
-#undef uint_t
 
 #endif

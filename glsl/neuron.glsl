@@ -1,4 +1,5 @@
-// Neuron (activation) functions; the numbering matches vkcnn::NeuronType.
+// Neuron (activation) functions, numbered by interface.h's VKCNN_NEURON_* (vkcnn::NeuronType's
+// numbers, which the host checks against the enum).
 //
 // One table, on 4 channels at once: the image kernels hold a texel of 4 channels, and one switch
 // per texel is a quarter of the code and of the branches of one per channel. The switch is
@@ -29,35 +30,38 @@ vec4 vkcnnErf4(vec4 x) {
 float vkcnnErf(float x) { return vkcnnErf4(vec4(x)).x; }
 
 // Neuron `type` with n's parameters: n.type, or a constant where the shader knows it (the switch
-// then folds away). `slope` is PReLU's per-channel slope (type 18), unused otherwise. mix() with a
-// bvec selects, so a case's other branch (an infinity, a NaN) never reaches the result.
+// then folds away). `slope` is PReLU's per-channel slope (VKCNN_NEURON_PRELU), unused otherwise.
+// mix() with a bvec selects, so a case's other branch (an infinity, a NaN) never reaches the
+// result.
 vec4 applyNeuronOfType(int type, NeuronParams n, vec4 x, vec4 slope) {
   const bvec4 positive = greaterThanEqual(x, vec4(0.0));
   [[dont_flatten]] switch (type) {
-    case 0: return x;
-    case 1: return max(x, 0.0);
-    case 2: return n.a * x + n.b;
-    case 3: return 1.0 / (1.0 + exp(-x));
-    case 4: return clamp(n.a * x + n.b, 0.0, 1.0);
-    case 5: return n.a * tanh(n.b * x);
-    case 6: return abs(x);
-    case 7: {
+    case VKCNN_NEURON_NONE: return x;
+    case VKCNN_NEURON_RELU: return max(x, 0.0);
+    case VKCNN_NEURON_LINEAR: return n.a * x + n.b;
+    case VKCNN_NEURON_SIGMOID: return 1.0 / (1.0 + exp(-x));
+    case VKCNN_NEURON_HARD_SIGMOID: return clamp(n.a * x + n.b, 0.0, 1.0);
+    case VKCNN_NEURON_TANH: return n.a * tanh(n.b * x);
+    case VKCNN_NEURON_ABSOLUTE: return abs(x);
+    case VKCNN_NEURON_SOFTPLUS: {
       vec4 y = n.b * x;
       // log(1 + e^y) without overflow for large y.
       return n.a * (max(y, 0.0) + log(1.0 + exp(-abs(y))));
     }
-    case 8: return x / (1.0 + abs(x));
-    case 9: return mix(n.a * (exp(x) - 1.0), x, positive);
-    case 10: return mix(n.a * x, x, positive);
-    case 11: return min(max(x, n.a), n.b);
-    case 12: return pow(n.a * x + n.b, vec4(n.c));
-    case 13: return n.c <= 0.0 ? exp(n.a * x + n.b) : pow(vec4(n.c), n.a * x + n.b);
-    case 14: return n.c <= 0.0 ? log(n.a * x + n.b) : log(n.a * x + n.b) / log(n.c);
-    case 15: return x * clamp(x / 6.0 + 0.5, 0.0, 1.0);
-    case 16: return 0.5 * x * (1.0 + vkcnnErf4(x * 0.70710678118654752));
-    case 17: return n.b * mix(n.a * (exp(x) - 1.0), x, greaterThan(x, vec4(0.0)));
-    case 18: return mix(slope * x, x, positive);
-    case 19: return x / (1.0 + exp(-x));
+    case VKCNN_NEURON_SOFTSIGN: return x / (1.0 + abs(x));
+    case VKCNN_NEURON_ELU: return mix(n.a * (exp(x) - 1.0), x, positive);
+    case VKCNN_NEURON_LEAKY_RELU: return mix(n.a * x, x, positive);
+    case VKCNN_NEURON_CLAMP: return min(max(x, n.a), n.b);
+    case VKCNN_NEURON_POWER: return pow(n.a * x + n.b, vec4(n.c));
+    case VKCNN_NEURON_EXPONENTIAL:
+      return n.c <= 0.0 ? exp(n.a * x + n.b) : pow(vec4(n.c), n.a * x + n.b);
+    case VKCNN_NEURON_LOGARITHM:
+      return n.c <= 0.0 ? log(n.a * x + n.b) : log(n.a * x + n.b) / log(n.c);
+    case VKCNN_NEURON_HARD_SWISH: return x * clamp(x / 6.0 + 0.5, 0.0, 1.0);
+    case VKCNN_NEURON_GELU: return 0.5 * x * (1.0 + vkcnnErf4(x * 0.70710678118654752));
+    case VKCNN_NEURON_SELU: return n.b * mix(n.a * (exp(x) - 1.0), x, greaterThan(x, vec4(0.0)));
+    case VKCNN_NEURON_PRELU: return mix(slope * x, x, positive);
+    case VKCNN_NEURON_SILU: return x / (1.0 + exp(-x));
   }
   return x;
 }

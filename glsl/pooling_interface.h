@@ -6,9 +6,6 @@
 
 #ifdef __cplusplus
 namespace vkcnn::detail::shader {
-using int_t = int32_t;
-#else
-#define int_t int
 #endif
 
 // Windowed pooling. The window of destination pixel p starts at source
@@ -41,6 +38,5 @@ VKCNN_STRUCT(GlobalPoolingPush) {
 #ifdef __cplusplus
 }  // namespace vkcnn::detail::shader
 #endif
-#undef int_t
 
 #endif

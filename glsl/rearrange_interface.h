@@ -6,9 +6,6 @@
 
 #ifdef __cplusplus
 namespace vkcnn::detail::shader {
-using int_t = int32_t;
-#else
-#define int_t int
 #endif
 
 VKCNN_STRUCT(ChannelShufflePush) {
@@ -38,6 +35,5 @@ VKCNN_STRUCT(DepthSpacePush) {
 #ifdef __cplusplus
 }  // namespace vkcnn::detail::shader
 #endif
-#undef int_t
 
 #endif

@@ -7,11 +7,6 @@
 
 #ifdef __cplusplus
 namespace vkcnn::detail::shader {
-using int_t = int32_t;
-using float_t = float;
-#else
-#define int_t int
-#define float_t float
 #endif
 
 // geometry.slices: destination layers per image (each invocation loops over all of them).
@@ -47,7 +42,5 @@ VKCNN_STRUCT(InstanceNormPush) {
 #ifdef __cplusplus
 }  // namespace vkcnn::detail::shader
 #endif
-#undef int_t
-#undef float_t
 
 #endif

@@ -7,11 +7,6 @@
 
 #ifdef __cplusplus
 namespace vkcnn::detail::shader {
-using int_t = int32_t;
-using float_t = float;
-#else
-#define int_t int
-#define float_t float
 #endif
 
 // Largest channel count and reduced width the shader's shared arrays hold.
@@ -38,7 +33,5 @@ VKCNN_STRUCT(SqueezeExcitationPush) {
 static_assert(sizeof(SqueezeExcitationPush) <= 128);
 }  // namespace vkcnn::detail::shader
 #endif
-#undef int_t
-#undef float_t
 
 #endif

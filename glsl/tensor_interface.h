@@ -10,22 +10,17 @@
 #ifndef VKCNN_TENSOR_INTERFACE_H
 #define VKCNN_TENSOR_INTERFACE_H
 
+#include "interface.h"
+
 #ifdef __cplusplus
-#include <cstdint>
 namespace vkcnn::detail::shader {
-using int_t = int32_t;
-using float_t = float;
 struct IVec4 {
   int32_t v[4];
   int32_t& operator[](int i) { return v[i]; }
 };
 #define VKCNN_IVEC4 IVec4
-#define VKCNN_STRUCT(name) struct name
 #else
-#define int_t int
-#define float_t float
 #define VKCNN_IVEC4 ivec4
-#define VKCNN_STRUCT(name) struct name
 #endif
 
 #define VKCNN_TENSOR_MAX_RANK 8
@@ -125,8 +120,6 @@ VKCNN_STRUCT(TensorTransposePush) {
 #ifdef __cplusplus
 }  // namespace vkcnn::detail::shader
 #endif
-#undef int_t
-#undef float_t
 #undef VKCNN_IVEC4
 
 #endif

@@ -1,8 +1,12 @@
-// The Python module `vkcnn` (pybind11, numpy): vkcnn.devices(), vkcnn.Session(path, precision,
-// shapes, batch, device, validation) with .inputs/.outputs ({name: shape}) and .run(inputs) ->
-// {name: numpy array}. Every vkcnn::Error becomes a vkcnn.Error (a RuntimeError) carrying the
-// library's message and its code name (.code); bad Python arguments are TypeError/ValueError.
-// The GIL is released while a model loads or runs.
+// The extension module `vkcnn._vkcnn` (pybind11, numpy) under the Python package `vkcnn`
+// (python/vkcnn/__init__.py), which checks the caller's arguments, names them in its messages and
+// gives the onnxruntime-style API. This module takes arguments already checked:
+//   devices(); Device; Error (a RuntimeError with .code);
+//   _Session(model: str path | bytes, precision, shapes, batch, device, validation, optimize,
+//            winograd, external_data_dir) with .inputs/.outputs ([(name, shape)]) and
+//   .run({name: C-contiguous float32 array}) -> {name: float32 array}.
+// Every vkcnn::Error becomes a vkcnn.Error carrying the library's message and its code name
+// (.code). The GIL is released while a model loads or runs.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -24,46 +28,54 @@ std::string apiVersion(uint32_t v) {
          "." + std::to_string(VK_API_VERSION_PATCH(v));
 }
 
-vkcnn::ChannelFormat precisionOf(const std::string& precision) {
-  if (precision == "fp16" || precision == "float16") return vkcnn::ChannelFormat::float16;
-  if (precision == "fp32" || precision == "float32") return vkcnn::ChannelFormat::float32;
-  throw py::value_error("precision must be \"fp16\" or \"fp32\", not \"" + precision + "\"");
-}
-
 py::tuple shapeTuple(const std::vector<int64_t>& shape) {
   py::tuple t(shape.size());
   for (size_t i = 0; i < shape.size(); ++i) t[i] = shape[i];
   return t;
 }
 
-py::dict describe(const std::vector<vkcnn::SessionTensorInfo>& tensors) {
-  py::dict d;
-  for (const vkcnn::SessionTensorInfo& t : tensors) d[py::str(t.name)] = shapeTuple(t.shape);
-  return d;
+py::list describe(const std::vector<vkcnn::SessionTensorInfo>& tensors) {
+  py::list l;
+  for (const vkcnn::SessionTensorInfo& t : tensors)
+    l.append(py::make_tuple(py::str(t.name), shapeTuple(t.shape)));
+  return l;
 }
 
-using FloatArray = py::array_t<float, py::array::c_style | py::array::forcecast>;
+using FloatArray = py::array_t<float, py::array::c_style>;
 
 class PySession {
  public:
-  PySession(const std::string& path, const std::string& precision,
-            const std::optional<std::map<std::string, std::vector<int64_t>>>& shapes,
-            uint32_t batch, const std::optional<std::string>& device,
-            std::optional<bool> validation, bool optimize, std::optional<bool> winograd) {
+  // `model`: a path (str) or the model's bytes; the package checked every argument's type.
+  PySession(const py::object& model, const std::string& precision,
+            const std::map<std::string, std::vector<int64_t>>& shapes, uint32_t batch,
+            const std::string& device, std::optional<bool> validation, bool optimize,
+            std::optional<bool> winograd, const std::string& externalDataDirectory) {
     vkcnn::SessionOptions options;
-    options.precision = precisionOf(precision);
-    if (shapes) options.inputShapes = *shapes;
+    options.precision =
+        precision == "fp32" ? vkcnn::ChannelFormat::float32 : vkcnn::ChannelFormat::float16;
+    options.inputShapes = shapes;
     options.batch = batch;
-    if (device) options.context.device = *device;
+    options.context.device = device;
     options.context.validation = validation;
     options.context.winograd = winograd;
     options.optimize = optimize;
-    py::gil_scoped_release release;
-    session_.emplace(path, options);
+    options.externalDataDirectory = externalDataDirectory;
+    if (py::isinstance<py::bytes>(model)) {
+      char* data = nullptr;
+      py::ssize_t size = 0;
+      if (PyBytes_AsStringAndSize(model.ptr(), &data, &size) != 0) throw py::error_already_set();
+      const std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(data), size_t(size));
+      py::gil_scoped_release release;  // `model` keeps the bytes alive
+      session_.emplace(vkcnn::Session::fromMemory(bytes, options));
+    } else {
+      const std::string path = model.cast<std::string>();
+      py::gil_scoped_release release;
+      session_.emplace(path, options);
+    }
   }
 
-  py::dict inputs() const { return describe(session_->inputs()); }
-  py::dict outputs() const { return describe(session_->outputs()); }
+  py::list inputs() const { return describe(session_->inputs()); }
+  py::list outputs() const { return describe(session_->outputs()); }
   uint32_t batch() const { return session_->batch(); }
   std::string precision() const {
     return session_->precision() == vkcnn::ChannelFormat::float32 ? "fp32" : "fp16";
@@ -93,30 +105,11 @@ class PySession {
     return d;
   }
 
-  // {name: array} (any float-convertible arrays, shaped as the inputs), or one array for a model
-  // with one input.
-  py::dict run(const py::object& given) {
-    std::map<std::string, FloatArray> arrays;
-    if (py::isinstance<py::dict>(given)) {
-      for (auto [key, value] : given.cast<py::dict>()) {
-        if (!py::isinstance<py::str>(key))
-          throw py::type_error("Session.run: input names must be strings");
-        arrays.emplace(key.cast<std::string>(), FloatArray::ensure(value));
-        if (!arrays.at(key.cast<std::string>()))
-          throw py::type_error("Session.run: input \"" + key.cast<std::string>() +
-                               "\" is not convertible to a float32 array");
-      }
-    } else {
-      if (session_->inputs().size() != 1)
-        throw py::type_error("Session.run: the model has " +
-                             std::to_string(session_->inputs().size()) +
-                             " inputs; pass a dict {name: array}");
-      FloatArray array = FloatArray::ensure(given);
-      if (!array) throw py::type_error("Session.run: the input is not convertible to an array");
-      arrays.emplace(session_->inputs()[0].name, std::move(array));
-    }
+  // {name: C-contiguous float32 array} (the package converted them) -> {name: array}, every
+  // output in the model's order.
+  py::dict run(const std::map<std::string, FloatArray>& arrays) {
     std::map<std::string, vkcnn::HostTensor> inputs;
-    for (auto& [name, array] : arrays) {
+    for (const auto& [name, array] : arrays) {
       vkcnn::HostTensor t;
       t.shape.assign(array.shape(), array.shape() + array.ndim());
       t.data.assign(array.data(), array.data() + array.size());
@@ -143,20 +136,21 @@ class PySession {
 
 }  // namespace
 
-PYBIND11_MODULE(vkcnn, m) {
-  m.doc() =
-      "vkcnn: a Vulkan compute inference engine for CNNs.\n\n"
-      "    s = vkcnn.Session('model.onnx', precision='fp16', shapes={'input': [1, 3, 224, 224]})\n"
-      "    outputs = s.run({'input': array})   # {name: numpy.ndarray}\n";
+PYBIND11_MODULE(_vkcnn, m) {
+  m.doc() = "vkcnn's extension module; use the package `vkcnn`, which checks arguments.";
   m.attr("__version__") = vkcnn::versionString();
 
   static py::exception<vkcnn::Error> error(m, "Error", PyExc_RuntimeError);
+  error.attr("__module__") = "vkcnn";
+  error.attr("__doc__") =
+      "Every vkcnn failure: the message names what was wrong (a parameter, an input by name, "
+      "the shape given and the shape expected); .code is the kind ('invalid argument', "
+      "'invalid model', 'I/O error', 'unsupported', 'out of memory', ...).";
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const vkcnn::Error& e) {
       error(e.what());
-      // The code as vkcnn names it ("invalid argument", "I/O error", ...).
       PyObject* type = nullptr;
       PyObject* value = nullptr;
       PyObject* traceback = nullptr;
@@ -167,44 +161,39 @@ PYBIND11_MODULE(vkcnn, m) {
     }
   });
 
-  py::class_<vkcnn::PhysicalDeviceInfo>(m, "Device")
-      .def_readonly("index", &vkcnn::PhysicalDeviceInfo::index)
-      .def_readonly("name", &vkcnn::PhysicalDeviceInfo::name)
-      .def_property_readonly("type",
-                             [](const vkcnn::PhysicalDeviceInfo& d) { return toString(d.type); })
+  py::class_<vkcnn::PhysicalDeviceInfo>(m, "Device", "A Vulkan device the loader reports.")
+      .def_readonly("index", &vkcnn::PhysicalDeviceInfo::index, "what device=INDEX selects")
+      .def_readonly("name", &vkcnn::PhysicalDeviceInfo::name, "the driver's name for it")
+      .def_property_readonly(
+          "type", [](const vkcnn::PhysicalDeviceInfo& d) { return toString(d.type); },
+          "'discrete GPU', 'integrated GPU', 'virtual GPU', 'CPU' or 'other'")
       .def_property_readonly(
           "api_version",
-          [](const vkcnn::PhysicalDeviceInfo& d) { return apiVersion(d.apiVersion); })
+          [](const vkcnn::PhysicalDeviceInfo& d) { return apiVersion(d.apiVersion); },
+          "the Vulkan version it supports, 'major.minor.patch'")
       .def("__repr__", [](const vkcnn::PhysicalDeviceInfo& d) {
         return "vkcnn.Device(" + std::to_string(d.index) + ", '" + d.name + "', " +
                toString(d.type) + ", Vulkan " + apiVersion(d.apiVersion) + ")";
       });
+  m.attr("Device").attr("__module__") = "vkcnn";
 
   m.def("devices", &vkcnn::Context::enumerateDevices,
-        "The Vulkan devices the loader reports (Session(device=...) takes an index or a name "
-        "substring).");
+        "The Vulkan devices the loader reports, as vkcnn.Device (Session(device=...) takes an "
+        "index or a name substring).");
 
-  py::class_<PySession>(m, "Session")
-      .def(py::init<const std::string&, const std::string&,
-                    const std::optional<std::map<std::string, std::vector<int64_t>>>&, uint32_t,
-                    const std::optional<std::string>&, std::optional<bool>, bool,
-                    std::optional<bool>>(),
-           py::arg("path"), py::arg("precision") = "fp16", py::arg("shapes") = py::none(),
-           py::arg("batch") = 0, py::arg("device") = py::none(), py::arg("validation") = py::none(),
-           py::arg("optimize") = true, py::arg("winograd") = py::none(),
-           "Loads and compiles an ONNX model. precision: 'fp16' or 'fp32' storage; shapes: "
-           "{input: [dims]} for dynamic dimensions; batch: images per run (0: the model's); "
-           "device: index or name substring; winograd: False keeps 3x3 convolutions off "
-           "Winograd (less weight memory; None: VKCNN_NO_WINOGRAD, else on).")
-      .def_property_readonly("inputs", &PySession::inputs, "{name: shape} in the model's order")
-      .def_property_readonly("outputs", &PySession::outputs, "{name: shape} in the model's order")
+  py::class_<PySession>(m, "_Session")
+      .def(
+          py::init<const py::object&, const std::string&,
+                   const std::map<std::string, std::vector<int64_t>>&, uint32_t, const std::string&,
+                   std::optional<bool>, bool, std::optional<bool>, const std::string&>(),
+          py::arg("model"), py::arg("precision"), py::arg("shapes"), py::arg("batch"),
+          py::arg("device"), py::arg("validation"), py::arg("optimize"), py::arg("winograd"),
+          py::arg("external_data_dir"))
+      .def_property_readonly("inputs", &PySession::inputs)
+      .def_property_readonly("outputs", &PySession::outputs)
       .def_property_readonly("batch", &PySession::batch)
       .def_property_readonly("precision", &PySession::precision)
       .def_property_readonly("device", &PySession::device)
-      .def_property_readonly("load_statistics", &PySession::loadStatistics,
-                             "Where the load's time went (milliseconds per phase: parse, check, "
-                             "import, shape_inference, optimize, pack, upload, ...; first_run_ms "
-                             "once run() was called).")
-      .def("run", &PySession::run, py::arg("inputs"),
-           "Runs the model on {name: array} (or one array) and returns {name: float32 array}.");
+      .def_property_readonly("load_statistics", &PySession::loadStatistics)
+      .def("run", &PySession::run, py::arg("inputs"));
 }

@@ -49,7 +49,9 @@
 #                            unglobbed; no spaces inside one: * for them), ';' between them
 #                            ("test_convolution")
 #   --conditions "N:S;N:S"   the ab step's conditions: a name, then a comma list of VAR=VALUE
-#                            and lib=DIR (a folder of libvkcnn*.so put first); "A:;B:VKCNN_X=0"
+#                            and lib=DIR (a folder of libvkcnn*.so put first), bin=DIR (a folder
+#                            with the vkcnn tool to run instead); "A:;B:VKCNN_X=0"; an older build
+#                            against this one: "old:lib=OLD/lib,bin=OLD/bin;new:"
 #   --order "A B B A"        the order of the rounds (the conditions, then reversed)
 #   --shapes-args "ARGS"     conv_shapes.py's arguments ("--formats fp16 --batches 32,1 --tiles auto")
 #   --gemm-sizes "M N K;..." the gemm step's problems ("8192 8192 8192")
@@ -65,6 +67,7 @@ configs=${VKCNN_BENCH_CONFIGS:-fp16:1 fp16:32 fp32:1 fp32:32} iterations=${VKCNN
 pt_runs=100 tune=${VKCNN_BENCH_TUNE:-0} compile=${VKCNN_BENCH_COMPILE:-1} compile_budget=480
 compile_timeout=300 compile_dtypes=fp16,fp32 tests=test_convolution conditions="" order="" before=""
 shapes_args="--formats fp16 --batches 32,1 --tiles auto" gemm_sizes="8192 8192 8192"
+gemm_fp16acc_tiles="2x4/4x2/2;2x4/4x4/1;4x2/4x4/1;2x4/8x4/1;4x2/4x8/1;4x4/4x4/1;4x4/4x2/1"
 wgscope_tiles=128x128x16w128,128x256x16w256 budget=${VKCNN_BENCH_BUDGET:-570}
 positional=()
 while [ $# -gt 0 ]; do
@@ -210,18 +213,19 @@ step_tests() {
 }
 
 step_ab() {
-  local c name spec item round=0 net config fmt batch vars lib
-  declare -A env_of lib_of
+  local c name spec item round=0 net config fmt batch vars lib tool
+  declare -A env_of lib_of bin_of
   local names=()
   [ -n "$conditions" ] || { echo "bench-gpu.sh: the ab step needs --conditions" >&2; return 1; }
   IFS=';' read -ra list <<< "$conditions"
   for c in "${list[@]}"; do
     name=${c%%:*} spec=${c#*:}; [ "$spec" = "$c" ] && spec=""
-    names+=("$name") env_of[$name]="" lib_of[$name]=""
+    names+=("$name") env_of[$name]="" lib_of[$name]="" bin_of[$name]=""
     IFS=',' read -ra items <<< "$spec"
     for item in "${items[@]}"; do
       case "$item" in
         lib=*) lib_of[$name]=$(cd "$root" && cd "${item#lib=}" && pwd) || return 1 ;;
+        bin=*) bin_of[$name]=$(cd "$root" && cd "${item#bin=}" && pwd) || return 1 ;;
         *=*) env_of[$name]="${env_of[$name]} $item" ;;
       esac
     done
@@ -240,8 +244,9 @@ step_ab() {
       for config in $configs; do
         fmt=${config%%:*} batch=${config##*:}
         lib=${lib_of[$name]:+${lib_of[$name]}:}$LD_LIBRARY_PATH
+        tool=${bin_of[$name]:+${bin_of[$name]}/vkcnn}
         env ${env_of[$name]} LD_LIBRARY_PATH="$lib" VKCNN_PIPELINE_CACHE_DIR="$work/cache-$name" \
-          timeout 120 "$vkcnn" bench "$work/models/$net.onnx" --$fmt --batch "$batch" --iterations "$iterations" \
+          timeout 120 "${tool:-$vkcnn}" bench "$work/models/$net.onnx" --$fmt --batch "$batch" --iterations "$iterations" \
           --input "$work/models/${net}_b${batch}_input.npy" --reference "$work/models/${net}_b${batch}_output.npy" \
           --json "$work/ab/${name}_${net}_${fmt}_b${batch}_${round}.json" > "$work/ab/${name}_${net}_${fmt}_b${batch}_${round}.txt" 2>&1 ||
           echo "   FAILED: $name $net $fmt batch $batch" | tee -a "$work/ab/failed.txt"
@@ -283,6 +288,11 @@ step_gemm() {
   for size in "${list[@]}"; do
     spent "gemm from $size on" && break
     timeout 120 "$pack/bin/vkcnn-bench-conv" gemm "$pack/bin/gemm_ceiling.spv" $size --iterations 20
+    # float16 accumulators (issue 40): the fp32 tiles, and the larger ones half-size fragments
+    # leave registers for.
+    [ -f "$pack/bin/gemm_ceiling_fp16acc.spv" ] && ! spent "gemm fp16acc from $size on" &&
+      timeout 180 "$pack/bin/vkcnn-bench-conv" gemm "$pack/bin/gemm_ceiling_fp16acc.spv" $size \
+        --iterations 20 --modes 0,4,16,20 --gemm-tiles "$gemm_fp16acc_tiles" | sed 's/^{"gemm"/{"accumulate": "fp16", "gemm"/'
   done > "$work/gemm.jsonl" 2>&1
   log "gemm: $(grep -c tflops "$work/gemm.jsonl") configurations timed"; cat "$work/gemm.jsonl"
   snap

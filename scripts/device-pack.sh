@@ -23,7 +23,7 @@ cp "$build"/engine/vkcnn "$root/.device-build/bin/"
 # The benchmark programs and their SPIR-V (scripts/bench-gpu.sh's load, shapes, gemm and wgscope
 # steps), where the build made them.
 for f in vkcnn-bench-context vkcnn-bench-conv vkcnn-bench-wgscope vkcnn-pipeline-stats \
-  gemm_ceiling.spv gemm_workgroup_direct.spv gemm_workgroup_staged.spv gemm_workgroup_tensor.spv; do
+  gemm_ceiling.spv gemm_ceiling_fp16acc.spv gemm_workgroup_direct.spv gemm_workgroup_staged.spv gemm_workgroup_tensor.spv; do
   cp "$build/bench/$f" "$root/.device-build/bin/" 2>/dev/null || true
 done
 # Debian libraries the GPU image lacks (onnx, protobuf), found through the importer's own needs.

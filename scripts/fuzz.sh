@@ -11,7 +11,7 @@ set -euo pipefail
 seconds="${1:-60}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${VKCNN_FUZZ_BUILD_DIR:-$root/build-fuzz}"
-targets=(${VKCNN_FUZZ_TARGETS:-fuzz_onnx fuzz_dat fuzz_descriptors})
+targets=(${VKCNN_FUZZ_TARGETS:-fuzz_onnx fuzz_dat fuzz_descriptors fuzz_model_format})
 jobs="$(nproc)"
 
 "$root/scripts/install-deps.sh"

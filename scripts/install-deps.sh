@@ -16,6 +16,10 @@ packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
   mesa-vulkan-drivers vulkan-validationlayers
   python3 python3-dev pybind11-dev python3-numpy
+  # the wheel (pip install ., python3 -m build --wheel --no-isolation) and its venv test
+  python3-setuptools python3-wheel python3-build python3-venv python3-pip
+  # the API reference (cmake --build build --target docs; optional: the target is skipped without it)
+  doxygen
   # scripts/export-test-models.py (regenerates tests/data/torch; the tests read the files only)
   python3-torch python3-torchvision
 )

@@ -303,6 +303,15 @@ int main(int argc, char** argv) {
     options.wait_spin_us = -1;
   }
   {
+    /* The library's messages name the C fields, never the C++ options. */
+    options.device = "no such device 1234";
+    vkcnn_context refused = NULL;
+    CHECK(vkcnn_context_create(&options, &refused) == VKCNN_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(vkcnn_last_error(), "(vkcnn_context_options.device or VKCNN_DEVICE)") != NULL);
+    CHECK(strstr(vkcnn_last_error(), "Options::") == NULL);
+    options.device = NULL;
+  }
+  {
     /* Winograd off (ContextOptions::winograd) and waits that poll for 50 us (wait_spin_us): a
        context like any other. */
     options.winograd = 0;
@@ -350,6 +359,17 @@ int main(int argc, char** argv) {
   CHECK(vkcnn_session_create(context, "/nonexistent/model.onnx", &sessionOptions, &session) ==
         VKCNN_ERROR_IO);
   CHECK(strstr(vkcnn_last_error(), "/nonexistent/model.onnx") != NULL);
+  {
+    const int64_t dims[4] = {BATCH, CHANNELS, 3, 3};
+    const vkcnn_input_shape wrong = {"nope", dims, 4};
+    sessionOptions.input_shapes = &wrong;
+    sessionOptions.input_shape_count = 1;
+    CHECK(vkcnn_session_create(context, model, &sessionOptions, &session) != VKCNN_SUCCESS);
+    CHECK(strstr(vkcnn_last_error(), "vkcnn_session_options.input_shapes names 'nope'") != NULL);
+    CHECK(strstr(vkcnn_last_error(), "Options::") == NULL);
+    sessionOptions.input_shapes = NULL;
+    sessionOptions.input_shape_count = 0;
+  }
   REQUIRE_OK(vkcnn_session_create(context, model, &sessionOptions, &session));
   CHECK(vkcnn_session_input_count(session) == 1 && vkcnn_session_output_count(session) == 1);
   vkcnn_tensor_info in, out;

@@ -1,10 +1,12 @@
 // Device memory control (ContextOptions): block size sized to the device and settable, a budget
 // whose excess is an outOfMemory error naming it, an application's allocation callbacks, and
 // trimTemporaryMemory() giving every block that holds nothing back; memoryStatistics() shows it.
+// Also the first-fit free list both allocators place ranges with (engine/src/memory/free_list.h).
 
 #include <map>
 #include <mutex>
 
+#include "memory/free_list.h"
 #include "test_support.h"
 
 using namespace vkcnn;
@@ -223,4 +225,24 @@ TEST_CASE("memory: trimTemporaryMemory returns every block that holds nothing") 
   CHECK(trimmed.deviceBytesAllocated == baseline.deviceBytesAllocated);
   CHECK(trimmed.memoryObjects == baseline.memoryObjects);
   CHECK(trimmed.liveAllocations == baseline.liveAllocations);
+}
+
+TEST_CASE("memory: the free list places first fit, aligned, and coalesces what comes back") {
+  using Holes = std::map<uint64_t, uint64_t>;
+  detail::FreeList list(1000);
+  CHECK(list.take(100, 1) == 0u);
+  CHECK(list.take(10, 64) == 128u);  // the bytes skipped for alignment stay a hole
+  CHECK(list.holes() == Holes{{100, 28}, {138, 862}});
+  CHECK(list.take(28, 4) == 100u);  // first fit: the low hole, exactly filled
+  CHECK(list.take(900, 1) == std::nullopt);
+  CHECK(list.take(862, 2) == 138u);
+  CHECK(list.holes().empty());
+  list.give(128, 10);
+  list.give(0, 100);
+  CHECK(list.holes() == Holes{{0, 100}, {128, 10}});
+  list.give(100, 28);  // joins both neighbours
+  CHECK(list.holes() == Holes{{0, 138}});
+  list.give(138, 862);
+  CHECK(list.holes() == Holes{{0, 1000}});
+  CHECK(list.take(1000, 8) == 0u);
 }

@@ -433,19 +433,21 @@ TEST_CASE("onnx errors: absurd dimensions, cycles, dangling names, bad attribute
   big.node("Relu", {"x"}, {"y"});
   big.output("y", 4);
   VKCNN_CHECK_ERROR(importBytes(big.bytes()), ErrorCode::invalidModel, "more than 2147483647");
-  // A cycle: two nodes reading each other's outputs.
+  // A cycle: two nodes reading each other's outputs (more in test_onnx_sort.cpp).
   OnnxModelBuilder cyc(13);
   cyc.input("x", {1, 2, 3, 3});
   cyc.node("Add", {"x", "b"}, {"a"}, "first");
   cyc.node("Relu", {"a"}, {"b"}, "second");
   cyc.output("b", {1, 2, 3, 3});
-  VKCNN_CHECK_ERROR(importBytes(cyc.bytes()), ErrorCode::invalidModel, "onnx checker");
+  VKCNN_CHECK_ERROR(importBytes(cyc.bytes()), ErrorCode::invalidModel,
+                    "'second' (Relu) -> 'first' (Add) -> 'second' (Relu)");
   // A node reading its own output.
   OnnxModelBuilder self(13);
   self.input("x", {1, 2, 3, 3});
   self.node("Relu", {"y"}, {"y"}, "self");
   self.output("y", {1, 2, 3, 3});
-  VKCNN_CHECK_ERROR(importBytes(self.bytes()), ErrorCode::invalidModel, "onnx checker");
+  VKCNN_CHECK_ERROR(importBytes(self.bytes()), ErrorCode::invalidModel,
+                    "'self' (Relu) -> 'self' (Relu)");
   // A graph output that names the input with another shape (fuzzing found onnx's inference
   // crashing on it).
   OnnxModelBuilder renamed = validModel();

@@ -66,8 +66,9 @@ class Module(unittest.TestCase):
         for winograd in (False, True, None):
             s = vkcnn.Session(MODEL, precision="fp32", batch=1, winograd=winograd)
             np.testing.assert_allclose(s.run(x)["y"], reference(x), rtol=0, atol=1e-5)
-        with self.assertRaises(TypeError):
+        with self.assertRaises(vkcnn.Error) as caught:
             vkcnn.Session(MODEL, precision="fp32", winograd="off")
+        self.assertIn("winograd=", str(caught.exception))
 
     def test_session_fp16(self):
         s = vkcnn.Session(MODEL, precision="fp16", batch=2)
@@ -97,10 +98,12 @@ class Module(unittest.TestCase):
             vkcnn.Session("/nonexistent/model.onnx")
         self.assertIn("/nonexistent/model.onnx", str(caught.exception))
         self.assertEqual(caught.exception.code, "I/O error")
-        with self.assertRaises(ValueError):
+        with self.assertRaises(vkcnn.Error) as caught:
             vkcnn.Session(MODEL, precision="int8")
-        with self.assertRaises(TypeError):
+        self.assertIn("precision=", str(caught.exception))
+        with self.assertRaises(vkcnn.Error) as caught:
             s.run({1: np.zeros((1, 4, 3, 3), np.float32)})
+        self.assertIn("inputs= keys must be input names", str(caught.exception))
         with self.assertRaises(vkcnn.Error) as caught:
             vkcnn.Session(MODEL, device="no such device 1234")
         self.assertIn("no such device 1234", str(caught.exception))

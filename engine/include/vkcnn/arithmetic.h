@@ -34,22 +34,27 @@
 
 namespace vkcnn {
 
+// op(a, b) of the formula above: a + b, a - b, a * b, a / b.
 enum class ArithmeticOperation : uint32_t { add = 0, subtract = 1, multiply = 2, divide = 3 };
 
+// "add", "subtract", "multiply" or "divide".
 VKCNN_API const char* toString(ArithmeticOperation operation);
 
 // Double-precision reference of op(a, b) (tests and host-side folding).
 VKCNN_API double applyArithmetic(ArithmeticOperation operation, double a, double b);
 
+// The element-wise kernel of the formula above, on two images.
 class VKCNN_API Arithmetic : public BinaryKernel {
  public:
+  // PReLU slopes of the neuron are copied to the device.
   Arithmetic(const Context& context, ArithmeticOperation operation,
              const NeuronDescriptor& neuron = {});
 
-  float primaryScale = 1;
-  float secondaryScale = 1;
-  float bias = 0;
+  float primaryScale = 1;    // a's factor
+  float secondaryScale = 1;  // b's factor
+  float bias = 0;            // added after op, before the neuron
 
+  // As given at construction.
   ArithmeticOperation operation() const { return operation_; }
   const NeuronDescriptor& neuron() const { return neuron_; }
 
@@ -63,26 +68,34 @@ class VKCNN_API Arithmetic : public BinaryKernel {
   std::shared_ptr<void> slopes_;  // device buffer of PReLU slopes
 };
 
+// a + b (MPSCNNAdd).
 class VKCNN_API Add : public Arithmetic {
  public:
+  // With the neuron fused after the add.
   explicit Add(const Context& context, const NeuronDescriptor& neuron = {})
       : Arithmetic(context, ArithmeticOperation::add, neuron) {}
 };
 
+// a - b (MPSCNNSubtract).
 class VKCNN_API Subtract : public Arithmetic {
  public:
+  // With the neuron fused after the subtraction.
   explicit Subtract(const Context& context, const NeuronDescriptor& neuron = {})
       : Arithmetic(context, ArithmeticOperation::subtract, neuron) {}
 };
 
+// a * b (MPSCNNMultiply).
 class VKCNN_API Multiply : public Arithmetic {
  public:
+  // With the neuron fused after the product.
   explicit Multiply(const Context& context, const NeuronDescriptor& neuron = {})
       : Arithmetic(context, ArithmeticOperation::multiply, neuron) {}
 };
 
+// a / b (MPSCNNDivide).
 class VKCNN_API Divide : public Arithmetic {
  public:
+  // With the neuron fused after the quotient.
   explicit Divide(const Context& context, const NeuronDescriptor& neuron = {})
       : Arithmetic(context, ArithmeticOperation::divide, neuron) {}
 };
@@ -92,13 +105,15 @@ class VKCNN_API Divide : public Arithmetic {
 // The constants live in a 1x1 float32 Image made here, read as a broadcast secondary.
 class VKCNN_API ArithmeticWithConstant : public UnaryKernel {
  public:
+  // The constants are uploaded at construction.
   ArithmeticWithConstant(const Context& context, ArithmeticOperation operation,
                          std::vector<float> constants, const NeuronDescriptor& neuron = {});
 
-  float primaryScale = 1;
-  float secondaryScale = 1;
-  float bias = 0;
+  float primaryScale = 1;    // a's factor
+  float secondaryScale = 1;  // k's factor
+  float bias = 0;            // added after op, before the neuron
 
+  // As given at construction.
   ArithmeticOperation operation() const { return operation_; }
   const std::vector<float>& constants() const { return constants_; }
   const NeuronDescriptor& neuron() const { return neuron_; }

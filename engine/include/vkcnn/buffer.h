@@ -51,12 +51,14 @@ enum class BufferCpuCacheMode {
   writeCombined,
 };
 
+// "device" or "shared".
 VKCNN_API const char* toString(BufferStorageMode mode);
 
+// How a Buffer is made.
 struct BufferOptions {
-  BufferStorageMode storageMode = BufferStorageMode::device;
+  BufferStorageMode storageMode = BufferStorageMode::device;           // where its memory is
   BufferCpuCacheMode cpuCacheMode = BufferCpuCacheMode::defaultCache;  // of shared buffers
-  std::string label;
+  std::string label;  // names it in messages and validation output
 };
 
 // A Buffer is a handle: copies share the same storage. Sizes and offsets are in bytes, multiples
@@ -75,10 +77,12 @@ class VKCNN_API Buffer {
   static Buffer wrap(const Context& context, VkBuffer buffer, VkDeviceSize offset,
                      VkDeviceSize size, VkBufferUsageFlags usage, const std::string& label = {});
 
+  // Whether it refers to a buffer; its size in bytes and in float32 elements.
   bool valid() const { return storage_ != nullptr; }
   size_t size() const;
   size_t floatCount() const { return size() / 4; }
-  const std::string& label() const;
+  const std::string& label() const;  // as given at creation
+  // Whether it wraps an application's VkBuffer (wrap()), and the VkBuffer behind it.
   bool isWrapped() const;
   VkBuffer vkBuffer() const;
   // Where the buffer's byte 0 lies in vkBuffer() (0 unless wrapped).
@@ -102,6 +106,7 @@ class VKCNN_API Buffer {
   // `count` floats from `firstFloat`; by default all of them.
   std::vector<float> readFloats(size_t firstFloat = 0, size_t count = SIZE_MAX) const;
 
+  // The implementation, for vkcnn's own kernels (not a stable interface).
   const std::shared_ptr<detail::BufferStorage>& storage() const { return storage_; }
 
  private:
@@ -110,8 +115,12 @@ class VKCNN_API Buffer {
 
 // Order of a float32 tensor's elements in a Buffer: NCHW is [image][channel][row][column], NHWC
 // is [image][row][column][channel] (MACE's and TensorFlow's).
-enum class TensorLayout { NCHW, NHWC };
+enum class TensorLayout {
+  NCHW,  // [image][channel][row][column]: ONNX's and PyTorch's
+  NHWC,  // [image][row][column][channel]
+};
 
+// "NCHW" or "NHWC".
 VKCNN_API const char* toString(TensorLayout layout);
 
 // Writes a float32 tensor [N, C, H, W] held in a Buffer into an Image: N = the destination's
@@ -123,18 +132,21 @@ VKCNN_API const char* toString(TensorLayout layout);
 // a float16 image, as with Image::writeBytes (rounding is the device's image-store conversion).
 class VKCNN_API BufferToImage {
  public:
+  // A copy kernel for tensors in `dataLayout`.
   BufferToImage(const Context& context, TensorLayout dataLayout = TensorLayout::NCHW);
 
-  TensorLayout dataLayout;
-  uint32_t featureChannels = 0;
-  uint32_t destinationFeatureChannelOffset = 0;
-  size_t bufferOffset = 0;
-  std::string label;
+  TensorLayout dataLayout;                       // of the tensor in the Buffer
+  uint32_t featureChannels = 0;                  // C (0: the rest of the destination's)
+  uint32_t destinationFeatureChannelOffset = 0;  // where the tensor's channels land
+  size_t bufferOffset = 0;                       // the tensor's first byte
+  std::string label;                             // names it in messages and profiles
 
   // Bytes the tensor occupies for this destination.
   size_t tensorBytes(const Image& destination) const;
+  // Records the copy; a buffer too small for the tensor is an Error.
   void encode(CommandBuffer& commandBuffer, const Buffer& source, const Image& destination);
 
+  // The Context it was made on.
   const Context& context() const { return context_; }
 
  private:
@@ -146,17 +158,21 @@ class VKCNN_API BufferToImage {
 // last channel). Writes exactly N*C*H*W floats and no other byte of the buffer.
 class VKCNN_API ImageToBuffer {
  public:
+  // A copy kernel for tensors in `dataLayout`.
   ImageToBuffer(const Context& context, TensorLayout dataLayout = TensorLayout::NCHW);
 
-  TensorLayout dataLayout;
-  uint32_t featureChannels = 0;
-  uint32_t sourceFeatureChannelOffset = 0;
-  size_t bufferOffset = 0;
-  std::string label;
+  TensorLayout dataLayout;                  // of the tensor in the Buffer
+  uint32_t featureChannels = 0;             // C (0: to the source's last channel)
+  uint32_t sourceFeatureChannelOffset = 0;  // the first channel read
+  size_t bufferOffset = 0;                  // where the tensor starts
+  std::string label;                        // names it in messages and profiles
 
+  // Bytes the tensor occupies for this source.
   size_t tensorBytes(const Image& source) const;
+  // Records the copy; a buffer too small for the tensor is an Error.
   void encode(CommandBuffer& commandBuffer, const Image& source, Buffer& destination);
 
+  // The Context it was made on.
   const Context& context() const { return context_; }
 
  private:

@@ -21,6 +21,7 @@ namespace detail {
 class CommandBufferImpl;
 }
 
+// Where a CommandBuffer is in its life.
 enum class CommandBufferStatus {
   encoding,   // kernels may be encoded
   committed,  // submitted, not known to be complete
@@ -28,22 +29,25 @@ enum class CommandBufferStatus {
   error,      // the submission failed; see Context errors
 };
 
+// The status's name: "encoding", "committed", "completed" or "error".
 VKCNN_API const char* toString(CommandBufferStatus status);
 
+// The temporary images and tensors of one CommandBuffer: the memory they took and reused.
 struct TemporaryPoolStatistics {
-  uint64_t bytesAllocated = 0;  // device memory held by the pool (its blocks)
-  uint64_t bytesInUse = 0;      // held by temporaries whose readCount is above zero
-  uint64_t peakBytesInUse = 0;
-  uint32_t temporariesCreated = 0;
-  uint32_t reuses = 0;  // temporaries placed in memory an earlier temporary gave back
+  uint64_t bytesAllocated = 0;      // device memory held by the pool (its blocks)
+  uint64_t bytesInUse = 0;          // held by temporaries whose readCount is above zero
+  uint64_t peakBytesInUse = 0;      // the most bytesInUse has been
+  uint32_t temporariesCreated = 0;  // temporaries made in this command buffer
+  uint32_t reuses = 0;              // temporaries placed in memory an earlier temporary gave back
 };
 
 // Dispatches and barriers recorded so far (benchmarks print these).
 struct EncodingStatistics {
-  uint32_t dispatches = 0;
-  uint32_t barriers = 0;
+  uint32_t dispatches = 0;  // compute dispatches
+  uint32_t barriers = 0;    // pipeline barriers between them
 };
 
+// How a CommandBuffer records.
 struct CommandBufferOptions {
   // Keeps the recording, its temporaries' memory and descriptors after completion so commit() can
   // submit it again without re-recording (the same kernels on the same images).
@@ -67,8 +71,11 @@ struct KernelTiming {
   uint32_t dispatches = 1;
 };
 
+// Kernels are encoded into it, then it is committed to the Context's queue (MPSCommandBuffer);
+// a handle: copies share the recording.
 class VKCNN_API CommandBuffer {
  public:
+  // A new command buffer in the encoding state; `label` names it in messages and profiles.
   explicit CommandBuffer(const Context& context, const std::string& label = {},
                          const CommandBufferOptions& options = {});
   // Records into a VkCommandBuffer the application owns, in the recording state. The application
@@ -80,14 +87,19 @@ class VKCNN_API CommandBuffer {
   // Ends recording and submits to the Context's queue. A reusable command buffer that completed
   // is submitted again as recorded.
   void commit();
+  // Blocks until the GPU finished it (a fence; a device lost or a timeout is an Error).
   void waitUntilCompleted();
   CommandBufferStatus status() const;
 
+  // For a wrapped command buffer (wrap() above): the end of vkcnn's recording, and the
+  // application's word that its submission has finished.
   void endEncoding();
   void markCompleted();
 
+  // The Vulkan command buffer it records into.
   VkCommandBuffer vkCommandBuffer() const;
-  const std::string& label() const;
+  const std::string& label() const;  // as given at construction
+  // Its temporaries' memory, and the dispatches and barriers recorded so far.
   TemporaryPoolStatistics temporaryPoolStatistics() const;
   EncodingStatistics encodingStatistics() const;
   // After completion, with CommandBufferOptions::profile: one entry per dispatch, in order (per
@@ -98,6 +110,7 @@ class VKCNN_API CommandBuffer {
   double gpuMilliseconds() const;
   const Context& context() const;
 
+  // The implementation, for vkcnn's own kernels (not a stable interface).
   const std::shared_ptr<detail::CommandBufferImpl>& impl() const { return impl_; }
 
  private:

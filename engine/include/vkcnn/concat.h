@@ -20,13 +20,15 @@
 
 namespace vkcnn {
 
+// Copies sources side by side along the destination's feature channels.
 class VKCNN_API Concat {
  public:
+  // A kernel on `context` (it holds no weights).
   explicit Concat(const Context& context);
 
   // Where the first source's channels go.
   uint32_t destinationFeatureChannelOffset = 0;
-  std::string label = "concat";
+  std::string label = "concat";  // names its dispatches in profiles and validation messages
 
   // Every source must have the destination's width, height and numberOfImages; the destination
   // needs destinationFeatureChannelOffset + featureChannels(sources) channels. All checked before
@@ -44,6 +46,7 @@ class VKCNN_API Concat {
   // A (non-temporary) Image shaped by destinationImageDescriptor(sources), e.g. a network output.
   Image makeDestination(std::span<const Image> sources) const;
 
+  // The Context it encodes for.
   const Context& context() const { return context_; }
 
  private:

@@ -43,12 +43,25 @@ namespace detail {
 class ContextImpl;
 }
 
-enum class LogSeverity { verbose, info, warning, error };
+// How much a log message matters (the validation layer's severities, and vkcnn's own).
+enum class LogSeverity {
+  verbose,  // detail for debugging
+  info,     // what happened, nothing wrong
+  warning,  // likely a problem (validation: a best-practice or a suspicious use)
+  error,    // a failure (validation: a broken rule)
+};
 
 // Receives validation-layer messages (when validation is on) and vkcnn's own diagnostics.
 using LogCallback = std::function<void(LogSeverity severity, std::string_view message)>;
 
-enum class DeviceType { other, integratedGpu, discreteGpu, virtualGpu, cpu };
+// VkPhysicalDeviceType.
+enum class DeviceType {
+  other,          // none of these
+  integratedGpu,  // a GPU sharing the host's memory
+  discreteGpu,    // a GPU of its own memory
+  virtualGpu,     // a GPU of a virtual machine
+  cpu,            // a Vulkan implementation on the CPU (lavapipe, SwiftShader)
+};
 
 // Where an application hands out device memory itself (an engine with its own memory manager or
 // budget). vkcnn calls `allocate` instead of vkAllocateMemory and `free` instead of vkFreeMemory,
@@ -57,13 +70,17 @@ enum class DeviceType { other, integratedGpu, discreteGpu, virtualGpu, cpu };
 // (vkcnn then reports ErrorCode::outOfMemory). The memory must be unmapped and used by nothing
 // else while vkcnn holds it; vkcnn maps host-visible memory itself and unmaps it before `free`.
 struct DeviceMemoryCallbacks {
+  // Instead of vkAllocateMemory(device, &info, nullptr, memory).
   std::function<VkResult(VkDevice device, const VkMemoryAllocateInfo& info, VkDeviceMemory* memory)>
       allocate;
+  // Instead of vkFreeMemory, for memory `allocate` gave (its size and type again).
   std::function<void(VkDevice device, VkDeviceMemory memory, VkDeviceSize size,
                      uint32_t memoryTypeIndex)>
       free;
 };
 
+// How a Context chooses and sets up its device (each unset option falls back to its environment
+// variable, then a default).
 struct ContextOptions {
   // Physical device by index or by a substring of its name; empty: the VKCNN_DEVICE environment
   // variable, else the first discrete GPU, then integrated GPU, then CPU (lavapipe).
@@ -72,7 +89,7 @@ struct ContextOptions {
   std::optional<bool> validation;
   // Where messages go; unset: standard error.
   LogCallback log;
-  std::string applicationName = "vkcnn";
+  std::string applicationName = "vkcnn";  // VkApplicationInfo::pApplicationName
   // How long a wait for the GPU may take before the device is considered lost (a sticky
   // ErrorCode::deviceLost); unset: the VKCNN_FENCE_TIMEOUT_MS environment variable, else 300000.
   std::optional<uint32_t> fenceTimeoutMs;
@@ -121,12 +138,13 @@ struct ContextOptions {
 // application keeps them alive for the Context's lifetime and must not use `queue` from another
 // thread while vkcnn submits to it (vkcnn serialises its own submissions).
 struct AdoptedDevice {
+  // The loader entry point vkcnn loads every other function through (volk).
   PFN_vkGetInstanceProcAddr getInstanceProcAddr = nullptr;
-  VkInstance instance = VK_NULL_HANDLE;
-  VkPhysicalDevice physicalDevice = VK_NULL_HANDLE;
-  VkDevice device = VK_NULL_HANDLE;
-  uint32_t queueFamilyIndex = 0;
-  VkQueue queue = VK_NULL_HANDLE;
+  VkInstance instance = VK_NULL_HANDLE;              // of the application
+  VkPhysicalDevice physicalDevice = VK_NULL_HANDLE;  // the device is on
+  VkDevice device = VK_NULL_HANDLE;                  // of the application
+  uint32_t queueFamilyIndex = 0;                     // of `queue`, with compute
+  VkQueue queue = VK_NULL_HANDLE;                    // where vkcnn submits
   // The device's enabled Vulkan 1.1/1.2 features, if the application enabled any vkcnn can use
   // (16-bit storage, shaderFloat16, non-uniform indexing of sampled and storage image arrays);
   // null: vkcnn assumes only core 1.0 features.
@@ -144,16 +162,17 @@ struct AdoptedDevice {
   const VkPhysicalDeviceFeatures* enabledFeatures = nullptr;
 };
 
+// What the Context's device is and offers (Context::capabilities()), as vkcnn set it up.
 struct DeviceCapabilities {
-  std::string deviceName;
-  std::string driverName;
-  DeviceType deviceType = DeviceType::other;
-  uint32_t vendorId = 0;
-  uint32_t deviceId = 0;
-  uint32_t apiVersion = 0;
-  uint32_t driverVersion = 0;
-  bool shaderFloat16 = false;  // enabled on the device
-  bool storage16Bit = false;   // storageBuffer16BitAccess enabled on the device
+  std::string deviceName;                     // VkPhysicalDeviceProperties::deviceName
+  std::string driverName;                     // VkPhysicalDeviceDriverProperties::driverName
+  DeviceType deviceType = DeviceType::other;  // VkPhysicalDeviceProperties::deviceType
+  uint32_t vendorId = 0;                      // PCI vendor (0x10de NVIDIA, 0x1002 AMD, ...)
+  uint32_t deviceId = 0;                      // the vendor's device number
+  uint32_t apiVersion = 0;                    // VK_MAKE_API_VERSION of the device
+  uint32_t driverVersion = 0;                 // in the vendor's encoding
+  bool shaderFloat16 = false;                 // enabled on the device
+  bool storage16Bit = false;                  // storageBuffer16BitAccess enabled on the device
   // shaderSampledImageArrayNonUniformIndexing and shaderStorageImageArrayNonUniformIndexing
   // enabled on the device: a batch the layer limit splits into pieces may then run a matrix-unit
   // convolution in one dispatch over all pieces.
@@ -186,6 +205,7 @@ struct DeviceCapabilities {
   bool adopted = false;
 };
 
+// The Context's device memory now (Context::memoryStatistics()).
 struct MemoryStatistics {
   uint64_t deviceBytesAllocated = 0;  // all VkDeviceMemory vkcnn holds on this Context
   uint32_t memoryObjects = 0;         // how many VkDeviceMemory objects that is
@@ -208,24 +228,33 @@ struct MemoryStatistics {
   uint64_t memoryBlockSize = 0;  // the largest shared block, as chosen or set
 };
 
+// A device the Vulkan loader reports (Context::enumerateDevices()).
 struct PhysicalDeviceInfo {
-  uint32_t index = 0;
-  std::string name;
-  DeviceType type = DeviceType::other;
-  uint32_t apiVersion = 0;
+  uint32_t index = 0;                   // what ContextOptions::device takes as a number
+  std::string name;                     // VkPhysicalDeviceProperties::deviceName
+  DeviceType type = DeviceType::other;  // its kind
+  uint32_t apiVersion = 0;              // the Vulkan version it supports
 };
 
+// "discrete GPU", "integrated GPU", "virtual GPU", "CPU" or "other".
 VKCNN_API const char* toString(DeviceType type);
 
+// A Vulkan device and queue with vkcnn's state (MTLDevice and its command queue): a handle, copies
+// share it; the device goes when the last handle (and the last object made on it) does.
 class VKCNN_API Context {
  public:
+  // Creates an instance and a device as `options` say; a device that is not there, or validation
+  // asked for without the layer, is an Error.
   explicit Context(const ContextOptions& options = {});
+  // On the application's own instance, device and queue (see AdoptedDevice).
   static Context adopt(const AdoptedDevice& device, const ContextOptions& options = {});
 
   // Lists the physical devices the Vulkan loader reports (for choosing one).
   static std::vector<PhysicalDeviceInfo> enumerateDevices();
 
+  // What the device is and offers.
   const DeviceCapabilities& capabilities() const;
+  // Replaces ContextOptions::log.
   void setLogCallback(LogCallback callback);
   // Validation messages of severity warning or error seen so far.
   uint64_t validationMessageCount() const;
@@ -245,6 +274,7 @@ class VKCNN_API Context {
   bool pipelineCacheLoaded() const;
   void savePipelineCache() const;
 
+  // The Vulkan objects behind it (an application's own where adopted), for interop.
   VkInstance vkInstance() const;
   VkPhysicalDevice vkPhysicalDevice() const;
   VkDevice vkDevice() const;
@@ -269,6 +299,7 @@ class VKCNN_API Context {
   // .allocationRequests to count the requests a piece of work makes.
   void injectAllocationFailure(uint64_t n);
 
+  // The implementation, for vkcnn's own objects (not a stable interface).
   const std::shared_ptr<detail::ContextImpl>& impl() const { return impl_; }
   explicit Context(std::shared_ptr<detail::ContextImpl> impl) : impl_(std::move(impl)) {}
 

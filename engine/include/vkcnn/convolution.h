@@ -33,8 +33,8 @@ struct ConvolutionState;
 //   W = w * I, B = b * I + J
 // so it applies before the neuron. gamma empty means 1, beta empty means 0.
 struct BatchNormalizationParameters {
-  std::vector<float> mean, variance, gamma, beta;
-  float epsilon = 0;
+  std::vector<float> mean, variance, gamma, beta;  // one per output channel each
+  float epsilon = 0;                               // added to the variance
 };
 
 // Not in MPS: a per-channel affine, and optionally a ReLU, applied to a convolution's source as it
@@ -43,8 +43,8 @@ struct BatchNormalizationParameters {
 // convolution. Pre-activation networks (DenseNet's batch normalisation and ReLU before each 1x1
 // convolution) then spend no dispatch and no image on it; a Graph fuses such pairs.
 struct SourceActivation {
-  std::vector<float> scale, shift;  // inputFeatureChannels values each
-  NeuronType neuron = NeuronType::none;
+  std::vector<float> scale, shift;       // inputFeatureChannels values each
+  NeuronType neuron = NeuronType::none;  // none or relu
 };
 
 // Every field of MPSCNNConvolutionDescriptor.
@@ -96,6 +96,7 @@ struct VKCNN_API ConvolutionDescriptor {
   // One slope per output channel (or one for all).
   void setNeuronToPReLUWithParametersA(std::span<const float> a);
 
+  // The kernel's extent over the source: (kernel - 1) * dilation + 1.
   uint32_t dilatedKernelWidth() const { return (kernelWidth - 1) * dilationRateX + 1; }
   uint32_t dilatedKernelHeight() const { return (kernelHeight - 1) * dilationRateY + 1; }
   // Weights the descriptor needs: outputFeatureChannels * kernelHeight * kernelWidth *
@@ -127,6 +128,7 @@ class VKCNN_API Convolution : public UnaryKernel {
   // encode alone.
   uint32_t imagesSideBySide = 0;
 
+  // As given at construction (batch normalisation folded, the neuron set).
   const ConvolutionDescriptor& descriptor() const;
 
   // encode() that adds `residual` before the neuron: destination = neuron(convolution(source) +
@@ -140,6 +142,8 @@ class VKCNN_API Convolution : public UnaryKernel {
   TemporaryImage encodeWithResidual(CommandBuffer& commandBuffer, const Image& source,
                                     const Image& residual);
 
+  // The output of the padded, strided, dilated source (Padding's formula) and
+  // outputFeatureChannels.
   uint32_t destinationWidth(uint32_t sourceWidth) const override;
   uint32_t destinationHeight(uint32_t sourceHeight) const override;
   uint32_t destinationFeatureChannels(uint32_t sourceChannels) const override;
@@ -186,15 +190,19 @@ class VKCNN_API Convolution : public UnaryKernel {
 // Dilation must be 1; strides matter only for destinations wider than one pixel.
 class VKCNN_API FullyConnected : public UnaryKernel {
  public:
+  // Weights and bias as Convolution takes them, copied at init.
   FullyConnected(const Context& context, const ConvolutionDescriptor& descriptor,
                  std::span<const float> weights, std::span<const float> bias = {});
+  // From raw little-endian float32 files, as Convolution::fromDatFiles.
   static FullyConnected fromDatFiles(const Context& context,
                                      const ConvolutionDescriptor& descriptor,
                                      const std::string& weightsPath,
                                      const std::string& biasPath = {});
 
+  // As given at construction.
   const ConvolutionDescriptor& descriptor() const;
 
+  // One pixel of outputFeatureChannels per image.
   uint32_t destinationWidth(uint32_t) const override { return 1; }
   uint32_t destinationHeight(uint32_t) const override { return 1; }
   uint32_t destinationFeatureChannels(uint32_t sourceChannels) const override;

@@ -24,14 +24,14 @@ namespace vkcnn {
 // outputPaddingX/Y add pixels at the right/bottom edge (ONNX output_padding); each must be smaller
 // than the stride or the dilation of its axis (as PyTorch requires).
 struct ConvolutionTransposeDescriptor {
-  uint32_t kernelWidth = 1, kernelHeight = 1;
-  uint32_t inputFeatureChannels = 1;   // per image; divisible by groups
-  uint32_t outputFeatureChannels = 1;  // per image; divisible by groups
-  uint32_t strideInPixelsX = 1, strideInPixelsY = 1;
-  uint32_t dilationRateX = 1, dilationRateY = 1;
-  uint32_t groups = 1;
-  Padding padding;
-  uint32_t outputPaddingX = 0, outputPaddingY = 0;
+  uint32_t kernelWidth = 1, kernelHeight = 1;         // taps, before dilation
+  uint32_t inputFeatureChannels = 1;                  // per image; divisible by groups
+  uint32_t outputFeatureChannels = 1;                 // per image; divisible by groups
+  uint32_t strideInPixelsX = 1, strideInPixelsY = 1;  // ONNX strides
+  uint32_t dilationRateX = 1, dilationRateY = 1;      // ONNX dilations
+  uint32_t groups = 1;                                // ONNX group
+  Padding padding;                                    // ONNX pads (the comment above)
+  uint32_t outputPaddingX = 0, outputPaddingY = 0;    // ONNX output_padding
   NeuronDescriptor neuron;  // applied after the bias; PReLU: 1 or outputFeatureChannels slopes
 };
 
@@ -52,7 +52,9 @@ class VKCNN_API ConvolutionTranspose : public UnaryKernel {
   ConvolutionTranspose(const Context& context, const ConvolutionTransposeDescriptor& descriptor,
                        std::span<const float> weights, std::span<const float> bias = {});
 
+  // As given at construction.
   const ConvolutionTransposeDescriptor& descriptor() const { return descriptor_; }
+  // The padded output's size for a source of this size (the formula above).
   uint32_t destinationWidth(uint32_t sourceWidth) const override;
   uint32_t destinationHeight(uint32_t sourceHeight) const override;
   // destinationWidth (horizontal) or destinationHeight of a kernel of `descriptor`, without one

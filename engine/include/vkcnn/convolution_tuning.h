@@ -27,14 +27,17 @@
 
 namespace vkcnn {
 
+// One convolution shape after tuning: what the cost model picked, what won and their times.
 struct TunedConvolution {
   std::string key;                                       // the shape, as the file keys it
   std::string modelChoice;                               // what the cost model picks
   std::string winner;                                    // the fastest candidate
   double modelMilliseconds = 0, winnerMilliseconds = 0;  // per dispatch
-  uint32_t candidates = 0;
+  uint32_t candidates = 0;                               // configurations timed
 };
 
+// The tuning file of a Context and the rounds that fill it (static: the state hangs off the
+// Context).
 class VKCNN_API ConvolutionTuning {
  public:
   // The file's path ("" when the pipeline cache is off) and whether a valid one was read.

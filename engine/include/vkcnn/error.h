@@ -9,6 +9,7 @@
 
 namespace vkcnn {
 
+// What kind of failure an Error is (its message says what and where).
 enum class ErrorCode {
   invalidArgument,  // a value, shape, offset or descriptor field that does not fit
   limitExceeded,    // a device limit (array layers, image dimension, memory) would be broken
@@ -21,11 +22,15 @@ enum class ErrorCode {
   invalidModel,     // a model or weight file is malformed
 };
 
+// The code in words: "invalid argument", "I/O error", ...
 VKCNN_API const char* toString(ErrorCode code);
 
+// The one exception vkcnn throws: what() is "vkcnn: " and the message.
 class VKCNN_API Error : public std::runtime_error {
  public:
+  // `message` names what was wrong; "vkcnn: " is put before it.
   Error(ErrorCode code, const std::string& message);
+  // What kind of failure it is.
   ErrorCode code() const noexcept { return code_; }
 
  private:

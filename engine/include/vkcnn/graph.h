@@ -70,8 +70,8 @@ struct GemmDescriptor;
 
 // A value flowing between nodes; `id` indexes the graph's tensors.
 struct GraphTensor {
-  uint32_t id = UINT32_MAX;
-  bool valid() const { return id != UINT32_MAX; }
+  uint32_t id = UINT32_MAX;                        // UINT32_MAX: no value
+  bool valid() const { return id != UINT32_MAX; }  // whether it names a value
 };
 
 // A window of an Image (Graph::window): channels [channel, channel + channels) (kWholeExtent: to
@@ -83,22 +83,26 @@ struct ImageWindow {
 
 // Shape of one image of a tensor (the batch size comes from the inputs at encode time).
 struct TensorShape {
-  uint32_t width = 1, height = 1, featureChannels = 1;
+  uint32_t width = 1, height = 1, featureChannels = 1;  // pixels and channels
   bool operator==(const TensorShape&) const = default;
 };
 
+// How a Graph stores its values and whether compile() rewrites it.
 struct GraphOptions {
   ChannelFormat channelFormat = ChannelFormat::float16;  // of every intermediate and output
   bool optimize = true;                                  // the rewrites listed above
   // The batch of a graph with Tensor values, which hold the batch axis (0: a graph of Images
   // only, encoded at any batch). Encoding such a graph takes inputs of this many images.
   uint32_t numberOfImages = 0;
-  std::string label = "graph";
+  std::string label = "graph";  // names it in error messages
 };
 
+// What a Graph holds, and what compile() rewrote (Graph::statistics()).
 struct GraphStatistics {
   uint32_t nodes = 0;    // as built
   uint32_t kernels = 0;  // after compile(): kernels encoded per run
+  // What compile() did: neurons fused into their producers, batch normalisations folded into
+  // weights, concatenations written in place, identities and unused nodes removed.
   uint32_t fusedNeurons = 0, foldedBatchNormalizations = 0, removedConcatenations = 0,
            removedIdentities = 0, removedUnused = 0;
   // Affines folded into a convolution or composed with the affine or batch normalisation before.
@@ -120,8 +124,10 @@ struct GraphStatistics {
   uint32_t fusedSourceActivations = 0;
 };
 
+// A network of kernels connected by named values (the file's top comment says how it runs).
 class VKCNN_API Graph {
  public:
+  // An empty network on `context`; add inputs, nodes and outputs, then compile() or encode.
   explicit Graph(const Context& context, const GraphOptions& options = {});
   ~Graph();
   Graph(Graph&&) noexcept;
@@ -259,6 +265,8 @@ class VKCNN_API Graph {
   const std::vector<std::string>& inputNames() const;
   const std::vector<std::string>& outputNames() const;
 
+  // Rewrites the network (the fusions above) and makes its kernels; the first encode calls it if
+  // it was not called.
   void compile();
   // Encodes the network. `inputs` in input order, each with the input's shape and the same
   // numberOfImages; returns the outputs (new Images) in output order.
@@ -274,6 +282,7 @@ class VKCNN_API Graph {
   void encodeBatch(CommandBuffer& commandBuffer, const std::vector<std::vector<Image>>& inputs,
                    const std::vector<std::vector<Image>>& outputs);
 
+  // Nodes, kernels and what compile() fused or removed.
   GraphStatistics statistics() const;
   // The largest batch one encode can take on this device: each input's and output's Image must
   // fit in maxImageArrayLayers ((featureChannels+3)/4 layers per image); in a graph with Tensor

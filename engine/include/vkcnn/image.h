@@ -27,32 +27,35 @@ namespace detail {
 class ImageStorage;
 }
 
+// How an Image stores its channels (4 to a texel, a 2D array layer per 4 channels).
 enum class ChannelFormat {
   float16,  // rgba16f: the default; 11 bits of precision
   float32,  // rgba32f: 24 bits
   unorm8,   // rgba8 unorm: input pictures; 8 bits
 };
 
+// "float16", "float32" or "unorm8"; and 2, 4 or 1.
 VKCNN_API const char* toString(ChannelFormat format);
 VKCNN_API uint32_t bytesPerChannel(ChannelFormat format);
 
 // Bit flags: how the image will be used. Every image can be read and written by kernels and by
 // the host; the flags exist for wrapped application images whose usage vkcnn must respect.
 enum class ImageUsage : uint32_t {
-  shaderRead = 1,
-  shaderWrite = 2,
-  hostTransfer = 4,
-  all = 7,
+  shaderRead = 1,    // kernels read it (sampled or storage)
+  shaderWrite = 2,   // kernels write it (storage)
+  hostTransfer = 4,  // readBytes/writeBytes copy through it (transfer source and destination)
+  all = 7,           // every use: vkcnn's own images
 };
 
+// The shape and format of an Image (MPSImageDescriptor).
 struct ImageDescriptor {
-  uint32_t width = 1;
-  uint32_t height = 1;
-  uint32_t featureChannels = 1;
-  uint32_t numberOfImages = 1;
-  ChannelFormat channelFormat = ChannelFormat::float16;
-  ImageUsage usage = ImageUsage::all;
-  std::string label;
+  uint32_t width = 1;                                    // pixels
+  uint32_t height = 1;                                   // pixels
+  uint32_t featureChannels = 1;                          // per image
+  uint32_t numberOfImages = 1;                           // the batch it holds
+  ChannelFormat channelFormat = ChannelFormat::float16;  // storage
+  ImageUsage usage = ImageUsage::all;                    // for wrapped images
+  std::string label;  // names it in messages and validation output
 };
 
 // Host-side layouts, as in MPS: pixels with their channels interleaved, or channel planes.
@@ -62,8 +65,9 @@ enum class DataLayout { HeightxWidthxFeatureChannels, FeatureChannelsxHeightxWid
 // match a float16 or unorm8 image.
 enum class HostDataType { float32, float16, uint8 };
 
+// The pixels a host transfer covers.
 struct ImageRegion {
-  uint32_t x = 0, y = 0;
+  uint32_t x = 0, y = 0;           // the first pixel
   uint32_t width = 0, height = 0;  // 0: to the image's edge
 };
 
@@ -71,27 +75,30 @@ struct ImageRegion {
 // bytesPerImage: stride between channel planes for FeatureChannelsxHeightxWidth (0: tight); unused
 // for HeightxWidthxFeatureChannels.
 struct ImageReadWriteParams {
-  DataLayout dataLayout = DataLayout::HeightxWidthxFeatureChannels;
-  HostDataType dataType = HostDataType::float32;
-  ImageRegion region;
-  uint32_t featureChannelOffset = 0;
+  DataLayout dataLayout = DataLayout::HeightxWidthxFeatureChannels;  // of the host data
+  HostDataType dataType = HostDataType::float32;                     // of the host data
+  ImageRegion region;                    // the pixels moved (by default all)
+  uint32_t featureChannelOffset = 0;     // the first channel moved
   uint32_t numberOfFeatureChannels = 0;  // 0: from the offset to the last channel
-  uint32_t imageIndex = 0;
-  size_t bytesPerRow = 0;
-  size_t bytesPerImage = 0;
+  uint32_t imageIndex = 0;               // which image of the batch
+  size_t bytesPerRow = 0;                // the host rows' stride (0: tight)
+  size_t bytesPerImage = 0;              // the host channel planes' stride (0: tight)
 };
 
+// Channels [location, +length) (Image::subImage).
 struct ChannelRange {
-  uint32_t location = 0;
-  uint32_t length = 0;
+  uint32_t location = 0;  // the first channel
+  uint32_t length = 0;    // channels
 };
 
+// Images [location, +length) of a batch (Image::batchRepresentation).
 struct BatchRange {
-  uint32_t location = 0;
-  uint32_t length = 0;
+  uint32_t location = 0;  // the first image
+  uint32_t length = 0;    // images
 };
 
 class Image;
+// A batch held in several Images (MPSImageBatch): what one Image cannot hold.
 using ImageBatch = std::vector<Image>;
 
 // float32 data written into a float16 image is rounded to nearest even. Finite values beyond the
@@ -100,6 +107,7 @@ using ImageBatch = std::vector<Image>;
 class VKCNN_API Image {
  public:
   Image() = default;  // an empty handle; valid() is false
+  // A new image, zero-filled; a shape beyond the device's limits is an Error.
   Image(const Context& context, const ImageDescriptor& descriptor);
 
   // Wraps an application's VkImage (initWithTexture:featureChannels:). A 2D image with one layer
@@ -111,13 +119,14 @@ class VKCNN_API Image {
                     VkImageUsageFlags usage, VkImageLayout layout = VK_IMAGE_LAYOUT_GENERAL,
                     const std::string& label = {});
 
+  // Whether it refers to an image; its shape and format (a view's own channels and images).
   bool valid() const { return storage_ != nullptr; }
   uint32_t width() const;
   uint32_t height() const;
   uint32_t featureChannels() const { return featureChannels_; }
   uint32_t numberOfImages() const { return numberOfImages_; }
   ChannelFormat channelFormat() const;
-  VkFormat vkFormat() const;
+  VkFormat vkFormat() const;  // of the VkImage: R16G16B16A16_SFLOAT, R32G32B32A32_SFLOAT, ...
   // Bits of precision per channel, as MPS reports it: 11 for float16, 24 for float32, 8 for unorm8.
   uint32_t precision() const;
   // Bytes of device memory behind the storage; 0 for views and wrapped images (as in MPS).
@@ -137,6 +146,8 @@ class VKCNN_API Image {
   // One view per image of the batch.
   ImageBatch batchRepresentation() const;
 
+  // Host transfers of what `params` describes; they wait for the device, and a region or channel
+  // range outside the image is an Error.
   void writeBytes(const void* data, const ImageReadWriteParams& params);
   void readBytes(void* data, const ImageReadWriteParams& params) const;
   // Whole image `imageIndex` as float32, in the given layout.
@@ -179,11 +190,14 @@ class VKCNN_API Image {
 // Views of a temporary share its readCount.
 class VKCNN_API TemporaryImage : public Image {
  public:
-  TemporaryImage() = default;
+  TemporaryImage() = default;  // an empty handle
+  // A temporary of `commandBuffer`, its memory taken from the pool when first written; readCount 1.
   TemporaryImage(const CommandBuffer& commandBuffer, const ImageDescriptor& descriptor);
   // Treats an Image known to be temporary as one (throws if it is not).
   explicit TemporaryImage(const Image& image);
 
+  // The reads left before its memory goes back to the pool: set it to the number of kernels that
+  // will read it; decrementReadCount() gives up one read without a kernel.
   uint32_t readCount() const;
   void setReadCount(uint32_t readCount);
   void decrementReadCount();

@@ -25,17 +25,20 @@ struct KernelEncoding;
 struct BinaryKernelEncoding;
 }  // namespace detail
 
+// An extent that reaches to the edge (of a clipRect, of a channel window).
 inline constexpr uint32_t kWholeExtent = std::numeric_limits<uint32_t>::max();
 
+// Where a kernel reads its source from (the file's top comment): x and y in source pixels,
+// z the first source image.
 struct Offset {
-  int32_t x = 0, y = 0, z = 0;
+  int32_t x = 0, y = 0, z = 0;  // may be negative: reads outside the source are zero
 };
 
 // Destination region written. An extent of kWholeExtent reaches to the destination's edge (in z,
 // to its last image), which is the default: the whole destination.
 struct ClipRect {
-  uint32_t x = 0, y = 0, z = 0;
-  uint32_t width = kWholeExtent, height = kWholeExtent, depth = kWholeExtent;
+  uint32_t x = 0, y = 0, z = 0;  // its origin: pixel, and first destination image
+  uint32_t width = kWholeExtent, height = kWholeExtent, depth = kWholeExtent;  // depth: images
 };
 
 // How a windowed kernel (convolution, pooling) places its window. mpsDefault: the window's left
@@ -44,29 +47,37 @@ struct ClipRect {
 // offset.x), and a destination of floor((size + left + right - window) / stride) + 1, or ceil with
 // ceilMode.
 struct Padding {
-  enum class Mode { mpsDefault, explicitPadding };
-  Mode mode = Mode::mpsDefault;
-  uint32_t top = 0, left = 0, bottom = 0, right = 0;
-  bool ceilMode = false;
+  // MPS's centred window, or ONNX's explicit pads (the comment above).
+  enum class Mode {
+    mpsDefault,       // the window centred on offset; ceil(size / stride) outputs
+    explicitPadding,  // top/left/bottom/right pads, as ONNX's pads attribute
+  };
+  Mode mode = Mode::mpsDefault;                       // which of the two
+  uint32_t top = 0, left = 0, bottom = 0, right = 0;  // pixels, explicitPadding only
+  bool ceilMode = false;                              // ONNX ceil_mode: round the output up
 
+  // Explicit pads in ONNX's order for 2D (top, left, bottom, right), without ceilMode.
   static Padding explicitPadding(uint32_t top, uint32_t left, uint32_t bottom, uint32_t right) {
     return Padding{Mode::explicitPadding, top, left, bottom, right, false};
   }
 };
 
+// What every kernel has: its geometry (the file's top comment) and its Context. Copies share the
+// kernel's weights.
 class VKCNN_API Kernel {
  public:
   virtual ~Kernel();
   Kernel(const Kernel&) = default;
   Kernel& operator=(const Kernel&) = default;
 
-  Offset offset;
-  ClipRect clipRect;
-  uint32_t sourceFeatureChannelOffset = 0;
-  uint32_t sourceFeatureChannelMaxCount = kWholeExtent;
-  uint32_t destinationFeatureChannelOffset = 0;
-  std::string label;
+  Offset offset;                                         // where the source is read from
+  ClipRect clipRect;                                     // the destination region written
+  uint32_t sourceFeatureChannelOffset = 0;               // the first source channel read
+  uint32_t sourceFeatureChannelMaxCount = kWholeExtent;  // source channels read, at most
+  uint32_t destinationFeatureChannelOffset = 0;          // where the result's channels go
+  std::string label;  // names its dispatches in errors, profiles and validation messages
 
+  // The Context it was made on; it encodes only into that Context's command buffers.
   const Context& context() const { return context_; }
 
  protected:
@@ -77,6 +88,8 @@ class VKCNN_API Kernel {
 // A kernel with one source (MPSCNNKernel).
 class VKCNN_API UnaryKernel : public Kernel {
  public:
+  // Records the kernel from `source` into `destination`; each temporary source has its readCount
+  // lowered by one.
   void encode(CommandBuffer& commandBuffer, const Image& source, const Image& destination);
   // Encodes into a new TemporaryImage shaped by destinationImageDescriptor(source).
   TemporaryImage encode(CommandBuffer& commandBuffer, const Image& source);
@@ -115,12 +128,15 @@ class VKCNN_API UnaryKernel : public Kernel {
 // channel window apply to the primary source; secondaryOffset to the secondary one.
 class VKCNN_API BinaryKernel : public Kernel {
  public:
-  Offset secondaryOffset;
-  uint32_t secondaryFeatureChannelOffset = 0;
+  Offset secondaryOffset;                      // where the secondary source is read from
+  uint32_t secondaryFeatureChannelOffset = 0;  // its first channel read
 
+  // Records the kernel from both sources into `destination` (temporary sources' readCounts
+  // lowered by one), or into a new TemporaryImage shaped by destinationImageDescriptor.
   void encode(CommandBuffer& commandBuffer, const Image& primary, const Image& secondary,
               const Image& destination);
   TemporaryImage encode(CommandBuffer& commandBuffer, const Image& primary, const Image& secondary);
+  // The destination a temporary would get for these sources.
   virtual ImageDescriptor destinationImageDescriptor(const Image& primary,
                                                      const Image& secondary) const;
 

@@ -33,15 +33,19 @@ enum class NeuronType : uint32_t {
   prelu = 18,        // x >= 0 ? x : a[channel] * x, one a per channel
   silu = 19,         // x * sigmoid(x) (swish; ONNX exports it as Mul(x, Sigmoid(x)))
 };
-inline constexpr uint32_t kNeuronTypeCount = 20;
+inline constexpr uint32_t kNeuronTypeCount = 20;  // NeuronType's values are 0 to this - 1
 
+// The type's name as the enum spells it ("relu", "hardSigmoid", ...).
 VKCNN_API const char* toString(NeuronType type);
 
+// A neuron: its type and parameters (NeuronType says what a, b and c mean for each), fused into
+// kernels or run as a Neuron layer.
 struct NeuronDescriptor {
-  NeuronType type = NeuronType::none;
-  float a = 0, b = 0, c = 0;
-  std::vector<float> preluSlopes;  // prelu: one per channel (a single value applies to all)
+  NeuronType type = NeuronType::none;  // none: the identity
+  float a = 0, b = 0, c = 0;           // the type's parameters
+  std::vector<float> preluSlopes;      // prelu: one per channel (a single value applies to all)
 
+  // Shorthands: max(x, 0); clamp(x, 0, 6); any type with its parameters.
   static NeuronDescriptor relu() { return {NeuronType::relu}; }
   static NeuronDescriptor relu6() { return {NeuronType::clamp, 0.f, 6.f}; }
   static NeuronDescriptor of(NeuronType type, float a = 0, float b = 0, float c = 0) {
@@ -56,7 +60,9 @@ VKCNN_API double applyNeuron(const NeuronDescriptor& neuron, double x, uint32_t 
 // window into a destination at destinationFeatureChannelOffset (concatenation).
 class VKCNN_API Neuron : public UnaryKernel {
  public:
+  // PReLU slopes are copied to the device.
   Neuron(const Context& context, const NeuronDescriptor& neuron);
+  // As given at construction.
   const NeuronDescriptor& neuron() const { return neuron_; }
 
  protected:

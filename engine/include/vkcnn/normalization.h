@@ -22,16 +22,20 @@ namespace vkcnn {
 // defaults are alpha 1, beta 5, delta 1). An even size reaches one channel further after c than
 // before it.
 struct LocalResponseNormalizationDescriptor {
-  uint32_t size = 5;  // channels summed, >= 1
-  float alpha = 1e-4f;
-  float beta = 0.75f;
-  float bias = 1.0f;  // > 0, with alpha >= 0, keeps the denominator positive
+  uint32_t size = 5;    // channels summed, >= 1
+  float alpha = 1e-4f;  // the sum's factor, divided by size
+  float beta = 0.75f;   // the exponent
+  float bias = 1.0f;    // > 0, with alpha >= 0, keeps the denominator positive
 };
 
+// The kernel of LocalResponseNormalizationDescriptor's formula.
 class VKCNN_API LocalResponseNormalization : public UnaryKernel {
  public:
+  // A descriptor out of range (size 0, alpha < 0, bias <= 0, a value not finite) is an
+  // invalidArgument Error.
   LocalResponseNormalization(const Context& context,
                              const LocalResponseNormalizationDescriptor& descriptor);
+  // As given at construction.
   const LocalResponseNormalizationDescriptor& descriptor() const { return descriptor_; }
 
  protected:
@@ -58,10 +62,13 @@ struct InstanceNormalizationDescriptor {
   NeuronDescriptor neuron;       // applied last; NeuronType::none for plain normalisation
 };
 
+// The kernel of InstanceNormalizationDescriptor's formula: one pass for the statistics of each
+// image and channel, one for the output.
 class VKCNN_API InstanceNormalization : public UnaryKernel {
  public:
   // gamma and beta are copied; a count other than featureChannels is an invalidArgument Error.
   InstanceNormalization(const Context& context, const InstanceNormalizationDescriptor& descriptor);
+  // As given at construction.
   const InstanceNormalizationDescriptor& descriptor() const { return descriptor_; }
 
  protected:

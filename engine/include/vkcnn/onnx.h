@@ -44,13 +44,14 @@ namespace vkcnn {
 // A host tensor: for constant inputs and for moving data in and out of Images. Exactly one of
 // floats (float tensors) and int64s (integer and boolean tensors) holds the elements, row-major.
 struct OnnxTensor {
-  std::vector<int64_t> dims;
-  std::vector<float> floats;
-  std::vector<int64_t> int64s;
+  std::vector<int64_t> dims;    // the ONNX shape
+  std::vector<float> floats;    // the elements of a float tensor
+  std::vector<int64_t> int64s;  // the elements of an integer or boolean tensor
 };
 
+// A model's input or output as ONNX declares it and as vkcnn holds it.
 struct OnnxTensorInfo {
-  std::string name;
+  std::string name;  // the graph input or output name
   // The ONNX shape. From inspectOnnx a dynamic dimension is -1 and dimParams names it ("" for a
   // static one); after import every dimension is known.
   std::vector<int64_t> dims;
@@ -62,15 +63,17 @@ struct OnnxTensorInfo {
   uint32_t numberOfImages = 0, featureChannels = 0, height = 0, width = 0;
 };
 
+// What a model file says about itself, and its inputs and outputs.
 struct OnnxModelInfo {
-  int64_t irVersion = 0;
-  int64_t opsetVersion = 0;  // of the default (ai.onnx) domain
-  std::string producerName, producerVersion, graphName;
+  int64_t irVersion = 0;                                 // the ModelProto's ir_version
+  int64_t opsetVersion = 0;                              // of the default (ai.onnx) domain
+  std::string producerName, producerVersion, graphName;  // as the file names them
   // Graph inputs in the order Graph::encode takes them (initializers and constantInputs are not
   // inputs), and the graph outputs in the order it returns them.
   std::vector<OnnxTensorInfo> inputs, outputs;
 };
 
+// How a model is imported (Session takes the same as SessionOptions).
 struct OnnxImportOptions {
   // Shapes of named inputs. Needed for dynamic dimensions (a static dimension given a different
   // size is an error). Every dimension of the input is listed.
@@ -90,8 +93,9 @@ struct OnnxImportOptions {
   std::string externalDataDirectory;
 };
 
+// An imported model: its compiled-to-be Graph and the description of its inputs and outputs.
 struct OnnxImport {
-  Graph graph;
+  Graph graph;         // the network (the first encode compiles it, if compile() was not called)
   OnnxModelInfo info;  // inputs and outputs with their sizes and Images
 };
 

@@ -18,19 +18,26 @@
 
 namespace vkcnn {
 
+// How the grown border is filled (the file's top comment draws each).
 enum class PadMode : uint32_t { constant = 0, edge = 1, reflect = 2, wrap = 3 };
 
+// The mode's name: "constant", "edge", "reflect" or "wrap".
 VKCNN_API const char* toString(PadMode mode);
 
+// What Pad adds on each side and how it fills it.
 struct PadDescriptor {
-  PadMode mode = PadMode::constant;
-  int32_t top = 0, left = 0, bottom = 0, right = 0;
-  float value = 0;  // constant mode
+  PadMode mode = PadMode::constant;                  // how the border is filled
+  int32_t top = 0, left = 0, bottom = 0, right = 0;  // pixels added (negative: cropped)
+  float value = 0;                                   // constant mode
 };
 
+// The padding layer (ONNX Pad over H and W).
 class VKCNN_API Pad : public UnaryKernel {
  public:
+  // A mode that does not exist is an invalidArgument Error; the amounts are checked when
+  // encoding (the source's size decides what is valid).
   Pad(const Context& context, const PadDescriptor& descriptor);
+  // As given at construction.
   const PadDescriptor& descriptor() const { return descriptor_; }
 
   // Source size plus the amounts (0 where that is not positive; encoding then fails).

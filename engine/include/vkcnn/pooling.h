@@ -32,12 +32,13 @@ namespace vkcnn {
 // A window with no position inside the image (possible only through offset, clipRect or a
 // destination larger than the natural output) yields 0.
 struct PoolingDescriptor {
-  uint32_t kernelWidth = 1, kernelHeight = 1;
-  uint32_t strideInPixelsX = 1, strideInPixelsY = 1;
-  uint32_t dilationRateX = 1, dilationRateY = 1;
-  Padding padding;
-  bool countIncludePad = false;  // average pooling only
+  uint32_t kernelWidth = 1, kernelHeight = 1;         // the window, before dilation
+  uint32_t strideInPixelsX = 1, strideInPixelsY = 1;  // between windows
+  uint32_t dilationRateX = 1, dilationRateY = 1;      // between a window's positions
+  Padding padding;                                    // ONNX pads, or MPS's default
+  bool countIncludePad = false;                       // average pooling only
 
+  // A window of kernelWidth x kernelHeight moved by (strideX, strideY), undilated.
   static PoolingDescriptor of(uint32_t kernelWidth, uint32_t kernelHeight, uint32_t strideX,
                               uint32_t strideY, Padding padding = {}) {
     PoolingDescriptor d;
@@ -53,7 +54,9 @@ struct PoolingDescriptor {
 // Windowed pooling (MPSCNNPooling); use PoolingMax or PoolingAverage.
 class VKCNN_API Pooling : public UnaryKernel {
  public:
+  // As given at construction.
   const PoolingDescriptor& descriptor() const { return descriptor_; }
+  // The output size of the padded source (Padding's formula).
   uint32_t destinationWidth(uint32_t sourceWidth) const override;
   uint32_t destinationHeight(uint32_t sourceHeight) const override;
 
@@ -70,12 +73,14 @@ class VKCNN_API Pooling : public UnaryKernel {
 // Maximum over the window (MPSCNNPoolingMax, ONNX MaxPool); countIncludePad is ignored.
 class VKCNN_API PoolingMax : public Pooling {
  public:
+  // A zero size, stride or dilation is an invalidArgument Error.
   PoolingMax(const Context& context, const PoolingDescriptor& descriptor);
 };
 
 // Mean over the window (MPSCNNPoolingAverage, ONNX AveragePool).
 class VKCNN_API PoolingAverage : public Pooling {
  public:
+  // A zero size, stride or dilation is an invalidArgument Error.
   PoolingAverage(const Context& context, const PoolingDescriptor& descriptor);
 };
 
@@ -84,6 +89,7 @@ class VKCNN_API PoolingAverage : public Pooling {
 // be 0: the whole image is always reduced. Use GlobalPoolingMax or GlobalPoolingAverage.
 class VKCNN_API GlobalPooling : public UnaryKernel {
  public:
+  // One pixel.
   uint32_t destinationWidth(uint32_t) const override { return 1; }
   uint32_t destinationHeight(uint32_t) const override { return 1; }
 
@@ -99,12 +105,14 @@ class VKCNN_API GlobalPooling : public UnaryKernel {
 // ONNX GlobalMaxPool.
 class VKCNN_API GlobalPoolingMax : public GlobalPooling {
  public:
+  // A kernel on `context` (it holds no weights).
   explicit GlobalPoolingMax(const Context& context);
 };
 
 // ONNX GlobalAveragePool.
 class VKCNN_API GlobalPoolingAverage : public GlobalPooling {
  public:
+  // A kernel on `context` (it holds no weights).
   explicit GlobalPoolingAverage(const Context& context);
 };
 

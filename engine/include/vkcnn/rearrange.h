@@ -21,7 +21,9 @@ namespace vkcnn {
 // Destination pixel p reads source pixel (p - clipRect.origin) + offset.
 class VKCNN_API ChannelShuffle : public UnaryKernel {
  public:
+  // groups 0 is an invalidArgument Error.
   ChannelShuffle(const Context& context, uint32_t groups);
+  // As given at construction.
   uint32_t groups() const { return groups_; }
 
  protected:
@@ -42,11 +44,19 @@ class VKCNN_API ChannelShuffle : public UnaryKernel {
 // floor(q / b) + offset (offset counts source pixels) and in-block position q mod b.
 class VKCNN_API DepthToSpace : public UnaryKernel {
  public:
-  enum class Mode : uint32_t { DCR = 0, CRD = 1 };
+  // The order of the block's channels (the formulas above).
+  enum class Mode : uint32_t {
+    DCR = 0,  // depth-column-row: ONNX's default, TensorFlow's
+    CRD = 1,  // column-row-depth: PyTorch's PixelShuffle
+  };
+  // A kernel moving b x b blocks of channels into space; b outside [1, 4096] is an
+  // invalidArgument Error.
   DepthToSpace(const Context& context, uint32_t blockSize, Mode mode = Mode::DCR);
+  // As given at construction.
   uint32_t blockSize() const { return blockSize_; }
   Mode mode() const { return mode_; }
 
+  // The source's size times b.
   uint32_t destinationWidth(uint32_t sourceWidth) const override;
   uint32_t destinationHeight(uint32_t sourceHeight) const override;
   // Throws invalidArgument unless sourceChannels is a multiple of b*b.
@@ -67,7 +77,10 @@ class VKCNN_API DepthToSpace : public UnaryKernel {
 // reads the b x b block at (p - clipRect.origin) * b + offset.
 class VKCNN_API SpaceToDepth : public UnaryKernel {
  public:
+  // A kernel moving b x b blocks of pixels into channels; b outside [1, 4096] is an
+  // invalidArgument Error.
   SpaceToDepth(const Context& context, uint32_t blockSize);
+  // As given at construction.
   uint32_t blockSize() const { return blockSize_; }
 
   // Throw invalidArgument unless the size is a multiple of b.
@@ -83,6 +96,7 @@ class VKCNN_API SpaceToDepth : public UnaryKernel {
   uint32_t blockSize_;
 };
 
+// "DCR" or "CRD".
 VKCNN_API const char* toString(DepthToSpace::Mode mode);
 
 }  // namespace vkcnn

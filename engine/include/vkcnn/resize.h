@@ -30,42 +30,55 @@
 
 namespace vkcnn {
 
-enum class ResizeMode : uint32_t { nearest = 0, bilinear = 1 };
+// How an output pixel is interpolated (the formulas above).
+enum class ResizeMode : uint32_t {
+  nearest = 0,   // the input pixel NearestMode picks
+  bilinear = 1,  // the four around the coordinate, weighted
+};
 
+// ONNX Resize's coordinate_transformation_mode: where output coordinate x lies in the input (the
+// formulas above).
 enum class CoordinateTransformationMode : uint32_t {
-  halfPixel = 0,
-  pytorchHalfPixel = 1,
-  alignCorners = 2,
-  asymmetric = 3,
-  tfHalfPixelForNN = 4,
+  halfPixel = 0,         // half_pixel (ONNX's default)
+  pytorchHalfPixel = 1,  // pytorch_half_pixel
+  alignCorners = 2,      // align_corners
+  asymmetric = 3,        // asymmetric
+  tfHalfPixelForNN = 4,  // tf_half_pixel_for_nn
 };
 
+// ONNX Resize's nearest_mode: how nearest rounds an input coordinate (the formulas above).
 enum class NearestMode : uint32_t {
-  roundPreferFloor = 0,
-  roundPreferCeil = 1,
-  floor = 2,
-  ceil = 3
+  roundPreferFloor = 0,  // round_prefer_floor (ONNX's default): 2.5 -> 2
+  roundPreferCeil = 1,   // round_prefer_ceil: 2.5 -> 3
+  floor = 2,             // floor
+  ceil = 3               // ceil
 };
 
+// The modes' names as the enums spell them.
 VKCNN_API const char* toString(ResizeMode mode);
 VKCNN_API const char* toString(CoordinateTransformationMode mode);
 VKCNN_API const char* toString(NearestMode mode);
 
 // ONNX's defaults: nearest, half_pixel, round_prefer_floor.
 struct ResizeDescriptor {
-  uint32_t width = 1;  // output size
-  uint32_t height = 1;
-  ResizeMode mode = ResizeMode::nearest;
+  uint32_t width = 1;                     // output size
+  uint32_t height = 1;                    // output size
+  ResizeMode mode = ResizeMode::nearest;  // nearest or bilinear
+  // Where an output coordinate lies in the input.
   CoordinateTransformationMode coordinateTransformationMode =
       CoordinateTransformationMode::halfPixel;
-  NearestMode nearestMode = NearestMode::roundPreferFloor;
+  NearestMode nearestMode = NearestMode::roundPreferFloor;  // how nearest rounds
 };
 
+// The resize layer: the source scaled to the descriptor's width x height.
 class VKCNN_API Resize : public UnaryKernel {
  public:
+  // An empty output size or a mode that does not exist is an invalidArgument Error.
   Resize(const Context& context, const ResizeDescriptor& descriptor);
+  // As given at construction.
   const ResizeDescriptor& descriptor() const { return descriptor_; }
 
+  // The descriptor's output size, whatever the source's.
   uint32_t destinationWidth(uint32_t) const override { return descriptor_.width; }
   uint32_t destinationHeight(uint32_t) const override { return descriptor_.height; }
 

@@ -42,6 +42,7 @@ namespace detail {
 struct SessionState;
 }
 
+// How a Session loads its model.
 struct SessionOptions {
   // Storage of every intermediate and output image: float16 (the default, half the memory and
   // bandwidth) or float32. Kernels compute in float32 either way; inputs are kept in float32.
@@ -66,7 +67,7 @@ struct SessionOptions {
 
 // One input or output of a Session.
 struct SessionTensorInfo {
-  std::string name;
+  std::string name;  // the ONNX input or output name
   // The ONNX shape of the whole batch, every dimension known.
   std::vector<int64_t> shape;
   size_t elementCount = 0;  // the product of shape: floats in a host tensor of it
@@ -114,10 +115,11 @@ struct SessionLoadStatistics {
 
 // A float32 tensor on the host: row-major elements and the ONNX shape.
 struct HostTensor {
-  std::vector<int64_t> shape;
-  std::vector<float> data;
+  std::vector<int64_t> shape;  // the ONNX shape; may be empty on input (the input's is taken)
+  std::vector<float> data;     // the product of shape floats, row-major
 };
 
+// An ONNX model loaded, compiled and ready to run (the file's top comment says how).
 class VKCNN_API Session {
  public:
   // Loads a model on a Context of its own (SessionOptions::context) or on `context`. A path that
@@ -132,6 +134,7 @@ class VKCNN_API Session {
   Session(Session&&) noexcept;
   Session& operator=(Session&&) noexcept;
 
+  // The Context it runs on (its own, or the one it was given).
   const Context& context() const;
   // In the order the run() and encode() overloads taking vectors and spans use.
   const std::vector<SessionTensorInfo>& inputs() const;
@@ -140,6 +143,7 @@ class VKCNN_API Session {
   const SessionTensorInfo& input(const std::string& name) const;
   const SessionTensorInfo& output(const std::string& name) const;
 
+  // Images per inference: the whole batch run() takes and gives.
   uint32_t batch() const;
   // Images per chunk: batch() when one Image of each input and output holds the batch, else its
   // largest divisor that fits.

@@ -14,16 +14,20 @@
 
 namespace vkcnn {
 
+// y = exp(x - m) / sum exp(x - m) over the channels of each pixel.
 class VKCNN_API Softmax : public UnaryKernel {
  public:
+  // A kernel on `context` (it holds no weights).
   explicit Softmax(const Context& context);
 
  protected:
   void encodeKernel(detail::KernelEncoding& encoding) override;
 };
 
+// y = x - m - log(sum exp(x - m)) over the channels of each pixel.
 class VKCNN_API LogSoftmax : public UnaryKernel {
  public:
+  // A kernel on `context` (it holds no weights).
   explicit LogSoftmax(const Context& context);
 
  protected:

@@ -25,6 +25,7 @@
 
 namespace vkcnn {
 
+// The block's sizes and neurons (the weights go to the constructor).
 struct SqueezeExcitationDescriptor {
   uint32_t featureChannels = 0;                                       // C
   uint32_t reducedChannels = 0;                                       // R
@@ -32,8 +33,10 @@ struct SqueezeExcitationDescriptor {
   NeuronDescriptor gate = NeuronDescriptor::of(NeuronType::sigmoid);  // after fc2
 };
 
+// The whole block after its pool in one dispatch: x times the gate of the MLP of its means.
 class VKCNN_API SqueezeExcitation : public BinaryKernel {
  public:
+  // The largest C and R the kernel takes (a larger one is an invalidArgument Error).
   static constexpr uint32_t kMaxFeatureChannels = 4096, kMaxReducedChannels = 1024;
   // Every workgroup recomputes the MLP from the means: the Graph fuses blocks of at most this
   // many fc1 weights (C x R), where that is cheaper than the dispatches it saves.
@@ -44,6 +47,7 @@ class VKCNN_API SqueezeExcitation : public BinaryKernel {
                     const std::vector<float>& fc1Weights, const std::vector<float>& fc1Bias,
                     const std::vector<float>& fc2Weights, const std::vector<float>& fc2Bias);
 
+  // As given at construction.
   const SqueezeExcitationDescriptor& descriptor() const { return descriptor_; }
 
  protected:

@@ -33,24 +33,29 @@ namespace detail {
 class TensorStorage;
 }
 
+// The most axes a Tensor has (the shaders' index arithmetic is unrolled to it).
 inline constexpr uint32_t kMaxTensorRank = 8;
 
 // Element type of a Tensor. Kernels compute in float32 whatever the storage; float16 storage
 // needs the device's storageBuffer16BitAccess.
 enum class TensorDataType {
-  float16,
-  float32,
+  float16,  // 2 bytes, IEEE half
+  float32,  // 4 bytes
 };
 
+// "float16" or "float32", and 2 or 4.
 VKCNN_API const char* toString(TensorDataType type);
 VKCNN_API uint32_t bytesPerElement(TensorDataType type);
 
+// What a Tensor is made with.
 struct TensorDescriptor {
   std::vector<uint32_t> shape;  // extents, outermost axis first; 1 to kMaxTensorRank axes
-  TensorDataType dataType = TensorDataType::float32;
-  std::string label;
+  TensorDataType dataType = TensorDataType::float32;  // element type
+  std::string label;                                  // names it in messages and validation output
 };
 
+// An N-dimensional array in a device buffer (MPSNDArray): a handle that shares its storage, or
+// a strided view of another's.
 class VKCNN_API Tensor {
  public:
   Tensor() = default;  // an empty handle; valid() is false
@@ -59,6 +64,7 @@ class VKCNN_API Tensor {
   // (maxStorageBufferRange) are errors.
   Tensor(const Context& context, const TensorDescriptor& descriptor);
 
+  // Whether it refers to a tensor; its axes and their extents, outermost first.
   bool valid() const { return storage_ != nullptr; }
   uint32_t rank() const { return uint32_t(shape_.size()); }
   const std::vector<uint32_t>& shape() const { return shape_; }
@@ -117,11 +123,14 @@ class VKCNN_API Tensor {
 // goes back to the CommandBuffer's pool. The host cannot read or write it. Views share readCount.
 class VKCNN_API TemporaryTensor : public Tensor {
  public:
-  TemporaryTensor() = default;
+  TemporaryTensor() = default;  // an empty handle
+  // A temporary of `commandBuffer`, its memory taken from the pool when first written; readCount 1.
   TemporaryTensor(const CommandBuffer& commandBuffer, const TensorDescriptor& descriptor);
   // Treats a Tensor known to be temporary as one (throws if it is not).
   explicit TemporaryTensor(const Tensor& tensor);
 
+  // The reads left before its memory goes back to the pool: set it to the number of kernels that
+  // will read it; decrementReadCount() gives up one read without a kernel.
   uint32_t readCount() const;
   void setReadCount(uint32_t readCount);
   void decrementReadCount();

@@ -24,14 +24,15 @@
 
 namespace vkcnn {
 
+// What every Tensor kernel has: a label and its Context.
 class VKCNN_API TensorKernel {
  public:
   virtual ~TensorKernel();
   TensorKernel(const TensorKernel&) = default;
   TensorKernel& operator=(const TensorKernel&) = default;
 
-  std::string label;
-  // Element type of the temporaries encode() makes (sources of another type are an error).
+  std::string label;  // names its dispatches in errors, profiles and validation messages
+  // The Context it was made on.
   const Context& context() const { return context_; }
 
  protected:
@@ -47,13 +48,16 @@ class VKCNN_API TensorKernel {
 // (a permuted view gives any other order).
 class VKCNN_API ImageToTensor : public TensorKernel {
  public:
+  // A copy kernel writing tensors in `dataLayout`.
   explicit ImageToTensor(const Context& context, TensorLayout dataLayout = TensorLayout::NCHW);
 
-  TensorLayout dataLayout;
+  TensorLayout dataLayout;                            // NCHW or NHWC
   TensorDataType dataType = TensorDataType::float32;  // of temporaries made by encode()
-  uint32_t sourceFeatureChannelOffset = 0;
-  uint32_t featureChannels = 0;
+  uint32_t sourceFeatureChannelOffset = 0;            // the first channel read
+  uint32_t featureChannels = 0;                       // C; 0: to the last channel
 
+  // The result's shape for these operands; encode() writes it into `destination` (any view
+  // of that shape, elements distinct) or into a new contiguous temporary.
   std::vector<uint32_t> destinationShape(const Image& source) const;
   void encode(CommandBuffer& commandBuffer, const Image& source, const Tensor& destination);
   TemporaryTensor encode(CommandBuffer& commandBuffer, const Image& source);
@@ -68,12 +72,15 @@ class VKCNN_API ImageToTensor : public TensorKernel {
 // destinationFeatureChannelOffset + C channels.
 class VKCNN_API TensorToImage : public TensorKernel {
  public:
+  // A copy kernel reading tensors in `dataLayout`.
   explicit TensorToImage(const Context& context, TensorLayout dataLayout = TensorLayout::NCHW);
 
-  TensorLayout dataLayout;
+  TensorLayout dataLayout;                               // NCHW or NHWC
   ChannelFormat channelFormat = ChannelFormat::float16;  // of temporaries made by encode()
-  uint32_t destinationFeatureChannelOffset = 0;
+  uint32_t destinationFeatureChannelOffset = 0;          // where the tensor's channels land
 
+  // The Image a temporary destination gets; encode() writes into `destination` or into a new
+  // temporary of that descriptor.
   ImageDescriptor destinationImageDescriptor(const Tensor& source) const;
   void encode(CommandBuffer& commandBuffer, const Tensor& source, const Image& destination);
   TemporaryImage encode(CommandBuffer& commandBuffer, const Tensor& source);
@@ -84,9 +91,11 @@ class VKCNN_API TensorToImage : public TensorKernel {
 // kernel whose operands may differ in type.
 class VKCNN_API TensorCast : public TensorKernel {
  public:
+  // A cast whose temporaries are of `dataType`.
   explicit TensorCast(const Context& context, TensorDataType dataType = TensorDataType::float16);
 
   TensorDataType dataType;  // of temporaries made by encode()
+  // Records the cast into `destination` (the source's shape), or into a new temporary.
   void encode(CommandBuffer& commandBuffer, const Tensor& source, const Tensor& destination);
   TemporaryTensor encode(CommandBuffer& commandBuffer, const Tensor& source);
 };
@@ -97,6 +106,7 @@ class VKCNN_API TensorCast : public TensorKernel {
 // one part of a concatenation into a slice of the destination.
 class VKCNN_API TensorCopy : public TensorKernel {
  public:
+  // A copy kernel; into `destination`, any view of the source's shape.
   explicit TensorCopy(const Context& context);
   void encode(CommandBuffer& commandBuffer, const Tensor& source, const Tensor& destination);
   // Into a new contiguous temporary of the source's shape.
@@ -108,9 +118,12 @@ class VKCNN_API TensorCopy : public TensorKernel {
 // writes are contiguous.
 class VKCNN_API TensorTranspose : public TensorKernel {
  public:
+  // `perm` as ONNX Transpose's perm: a permutation of the axes, or empty.
   TensorTranspose(const Context& context, std::vector<uint32_t> perm);
-  const std::vector<uint32_t>& perm() const { return perm_; }
+  const std::vector<uint32_t>& perm() const { return perm_; }  // as given
 
+  // The result's shape for these operands; encode() writes it into `destination` (any view
+  // of that shape, elements distinct) or into a new contiguous temporary.
   std::vector<uint32_t> destinationShape(const Tensor& source) const;
   void encode(CommandBuffer& commandBuffer, const Tensor& source, const Tensor& destination);
   TemporaryTensor encode(CommandBuffer& commandBuffer, const Tensor& source);
@@ -123,8 +136,11 @@ class VKCNN_API TensorTranspose : public TensorKernel {
 // after another. Each source is one copy into a slice of the destination.
 class VKCNN_API TensorConcat : public TensorKernel {
  public:
+  // Concatenation along `axis` (negative: from the end).
   TensorConcat(const Context& context, int32_t axis);
 
+  // The result's shape for these operands; encode() writes it into `destination` (any view
+  // of that shape, elements distinct) or into a new contiguous temporary.
   std::vector<uint32_t> destinationShape(const std::vector<Tensor>& sources) const;
   void encode(CommandBuffer& commandBuffer, const std::vector<Tensor>& sources,
               const Tensor& destination);
@@ -139,9 +155,12 @@ class VKCNN_API TensorConcat : public TensorKernel {
 // The source is read once per encode (readCount lowered by one).
 class VKCNN_API TensorSplit : public TensorKernel {
  public:
+  // Parts of the given sizes, or numberOfOutputs equal parts, along `axis`.
   TensorSplit(const Context& context, int32_t axis, std::vector<uint32_t> sizes);
   TensorSplit(const Context& context, int32_t axis, uint32_t numberOfOutputs);
 
+  // The result's shape for these operands; encode() writes it into `destination` (any view
+  // of that shape, elements distinct) or into a new contiguous temporary.
   std::vector<std::vector<uint32_t>> destinationShapes(const Tensor& source) const;
   void encode(CommandBuffer& commandBuffer, const Tensor& source,
               const std::vector<Tensor>& destinations);
@@ -159,11 +178,14 @@ class VKCNN_API TensorSplit : public TensorKernel {
 // (Tensor::slice); this kernel copies it into a new tensor.
 class VKCNN_API TensorSlice : public TensorKernel {
  public:
+  // ONNX Slice's starts, ends, axes and steps (axes empty: 0, 1, ...; steps empty: 1).
   TensorSlice(const Context& context, std::vector<int64_t> starts, std::vector<int64_t> ends,
               std::vector<int32_t> axes = {}, std::vector<int64_t> steps = {});
 
   // The view of `source` the slice selects.
   Tensor view(const Tensor& source) const;
+  // The result's shape for these operands; encode() writes it into `destination` (any view
+  // of that shape, elements distinct) or into a new contiguous temporary.
   std::vector<uint32_t> destinationShape(const Tensor& source) const {
     return view(source).shape();
   }
@@ -180,8 +202,11 @@ class VKCNN_API TensorSlice : public TensorKernel {
 // outside the axis yields NaN (a GPU kernel cannot stop with an error).
 class VKCNN_API TensorGather : public TensorKernel {
  public:
+  // Gathers along `axis` (negative: from the end).
   TensorGather(const Context& context, int32_t axis);
 
+  // The result's shape for these operands; encode() writes it into `destination` (any view
+  // of that shape, elements distinct) or into a new contiguous temporary.
   std::vector<uint32_t> destinationShape(const Tensor& data, const Tensor& indices) const;
   void encode(CommandBuffer& commandBuffer, const Tensor& data, const Tensor& indices,
               const Tensor& destination);
@@ -193,16 +218,25 @@ class VKCNN_API TensorGather : public TensorKernel {
 
 // ---- Pad ----------------------------------------------------------------------------------------
 
-enum class TensorPaddingMode : uint32_t { constant = 0, reflect = 1, edge = 2, wrap = 3 };
+// How TensorPad fills what it adds (ONNX Pad's mode).
+enum class TensorPaddingMode : uint32_t {
+  constant = 0,  // `value`
+  reflect = 1,   // mirrored about the edge element, which is not repeated
+  edge = 2,      // the edge element repeated
+  wrap = 3,      // the axis tiled
+};
 
 // ONNX Pad on any axes: pads = [begin of each listed axis..., end of each...] (axes empty: every
 // axis, in order); a negative pad crops. reflect mirrors without repeating the edge (numpy's
 // reflect, repeatedly for pads longer than the axis), edge repeats it, wrap tiles the axis.
 class VKCNN_API TensorPad : public TensorKernel {
  public:
+  // ONNX Pad's mode, pads, constant value and axes.
   TensorPad(const Context& context, TensorPaddingMode mode, std::vector<int64_t> pads,
             float value = 0, std::vector<int32_t> axes = {});
 
+  // The result's shape for these operands; encode() writes it into `destination` (any view
+  // of that shape, elements distinct) or into a new contiguous temporary.
   std::vector<uint32_t> destinationShape(const Tensor& source) const;
   void encode(CommandBuffer& commandBuffer, const Tensor& source, const Tensor& destination);
   TemporaryTensor encode(CommandBuffer& commandBuffer, const Tensor& source);
@@ -218,17 +252,22 @@ class VKCNN_API TensorPad : public TensorKernel {
 
 // ---- Resize -----------------------------------------------------------------------------------
 
-enum class TensorInterpolation : uint32_t { nearest = 0, linear = 1, cubic = 2 };
+// ONNX Resize's mode.
+enum class TensorInterpolation : uint32_t {
+  nearest = 0,  // the element nearestMode picks
+  linear = 1,   // linear along each resized axis
+  cubic = 2,    // cubic convolution (cubicCoefficient, excludeOutside)
+};
 
 // ONNX Resize's coordinate_transformation_mode.
 enum class TensorCoordinateTransformation : uint32_t {
-  halfPixel = 0,
-  halfPixelSymmetric = 1,
-  pytorchHalfPixel = 2,
-  alignCorners = 3,
-  asymmetric = 4,
-  tfCropAndResize = 5,
-  tfHalfPixelForNN = 6,
+  halfPixel = 0,           // half_pixel (the default)
+  halfPixelSymmetric = 1,  // half_pixel_symmetric (opset 19)
+  pytorchHalfPixel = 2,    // pytorch_half_pixel
+  alignCorners = 3,        // align_corners
+  asymmetric = 4,          // asymmetric
+  tfCropAndResize = 5,     // tf_crop_and_resize (roi, extrapolationValue)
+  tfHalfPixelForNN = 6,    // tf_half_pixel_for_nn
 };
 
 // ONNX Resize (opsets 10-19 without antialias) on any axes: per axis an output extent (`sizes`)
@@ -238,23 +277,29 @@ enum class TensorCoordinateTransformation : uint32_t {
 // roundPreferFloor); cubic the coefficient A and excludeOutside; tfCropAndResize the roi (starts,
 // then ends, one per axis, in [0, 1]) and extrapolationValue outside it.
 struct TensorResizeDescriptor {
-  TensorInterpolation interpolation = TensorInterpolation::nearest;
+  TensorInterpolation interpolation = TensorInterpolation::nearest;  // ONNX mode
+  // ONNX coordinate_transformation_mode.
   TensorCoordinateTransformation coordinateTransformation =
       TensorCoordinateTransformation::halfPixel;
-  uint32_t nearestMode = 0;  // 0 round_prefer_floor, 1 round_prefer_ceil, 2 floor, 3 ceil
-  float cubicCoefficient = -0.75f;
-  bool excludeOutside = false;
-  float extrapolationValue = 0;
-  std::vector<uint32_t> sizes;  // one per axis, or empty: from scales
-  std::vector<float> scales;    // one per axis, or empty: output / input
-  std::vector<float> roi;       // tfCropAndResize: 2 * rank values (empty: 0 and 1)
+  uint32_t nearestMode = 0;         // 0 round_prefer_floor, 1 round_prefer_ceil, 2 floor, 3 ceil
+  float cubicCoefficient = -0.75f;  // ONNX cubic_coeff_a
+  bool excludeOutside = false;      // ONNX exclude_outside
+  float extrapolationValue = 0;     // ONNX extrapolation_value
+  std::vector<uint32_t> sizes;      // one per axis, or empty: from scales
+  std::vector<float> scales;        // one per axis, or empty: output / input
+  std::vector<float> roi;           // tfCropAndResize: 2 * rank values (empty: 0 and 1)
 };
 
+// The resize of TensorResizeDescriptor, one pass per resized axis.
 class VKCNN_API TensorResize : public TensorKernel {
  public:
+  // A mode that does not exist is an invalidArgument Error; sizes and scales are checked against
+  // each source when encoding.
   TensorResize(const Context& context, const TensorResizeDescriptor& descriptor);
 
-  const TensorResizeDescriptor& descriptor() const { return descriptor_; }
+  const TensorResizeDescriptor& descriptor() const { return descriptor_; }  // as given
+  // The result's shape for these operands; encode() writes it into `destination` (any view
+  // of that shape, elements distinct) or into a new contiguous temporary.
   std::vector<uint32_t> destinationShape(const Tensor& source) const;
   void encode(CommandBuffer& commandBuffer, const Tensor& source, const Tensor& destination);
   TemporaryTensor encode(CommandBuffer& commandBuffer, const Tensor& source);
@@ -269,19 +314,23 @@ class VKCNN_API TensorResize : public TensorKernel {
 // rank-1 A is a row [1, K] and a rank-1 B a column [K, 1], whose axis the result then drops.
 class VKCNN_API TensorMatMul : public TensorKernel {
  public:
+  // A matrix-product kernel (it holds no weights).
   explicit TensorMatMul(const Context& context);
 
+  // The result's shape for these operands; encode() writes it into `destination` (any view
+  // of that shape, elements distinct) or into a new contiguous temporary.
   std::vector<uint32_t> destinationShape(const Tensor& a, const Tensor& b) const;
   void encode(CommandBuffer& commandBuffer, const Tensor& a, const Tensor& b,
               const Tensor& destination);
   TemporaryTensor encode(CommandBuffer& commandBuffer, const Tensor& a, const Tensor& b);
 };
 
+// ONNX Gemm's attributes.
 struct GemmDescriptor {
-  bool transposeA = false;
-  bool transposeB = false;
-  float alpha = 1;
-  float beta = 1;
+  bool transposeA = false;  // transA
+  bool transposeB = false;  // transB
+  float alpha = 1;          // A'B's factor
+  float beta = 1;           // C's factor
 };
 
 // ONNX Gemm: Y [M, N] = alpha * A' B' + beta * C, A' = A [M, K] or its transpose, B' likewise, C
@@ -289,9 +338,12 @@ struct GemmDescriptor {
 // matrix.
 class VKCNN_API TensorGemm : public TensorKernel {
  public:
+  // A Gemm kernel with these attributes.
   TensorGemm(const Context& context, const GemmDescriptor& descriptor);
 
-  const GemmDescriptor& descriptor() const { return descriptor_; }
+  const GemmDescriptor& descriptor() const { return descriptor_; }  // as given
+  // The result's shape for these operands; encode() writes it into `destination` (any view
+  // of that shape, elements distinct) or into a new contiguous temporary.
   std::vector<uint32_t> destinationShape(const Tensor& a, const Tensor& b) const;
   void encode(CommandBuffer& commandBuffer, const Tensor& a, const Tensor& b, const Tensor& c,
               const Tensor& destination);
@@ -304,28 +356,32 @@ class VKCNN_API TensorGemm : public TensorKernel {
 
 // ---- Element-wise -----------------------------------------------------------------------------
 
+// What TensorUnary computes of each element.
 enum class TensorUnaryOperation : uint32_t {
-  neuron = 0,  // the NeuronDescriptor's function (every NeuronType but prelu: TensorBinary)
-  erf = 1,
-  sqrt = 2,
-  reciprocal = 3,
-  negate = 4,
-  exp = 5,
-  log = 6,
-  abs = 7,
-  floor = 8,
-  ceil = 9,
+  neuron = 0,      // the NeuronDescriptor's function (every NeuronType but prelu: TensorBinary)
+  erf = 1,         // the error function
+  sqrt = 2,        // the square root
+  reciprocal = 3,  // 1 / x
+  negate = 4,      // -x
+  exp = 5,         // e ^ x
+  log = 6,         // the natural logarithm
+  abs = 7,         // |x|
+  floor = 8,       // rounded down
+  ceil = 9,        // rounded up
 };
 
+// The operation's name as the enum spells it.
 VKCNN_API const char* toString(TensorUnaryOperation operation);
 
 // y = f(x), same shape.
 class VKCNN_API TensorUnary : public TensorKernel {
  public:
+  // An operation, or a neuron's function (TensorUnaryOperation::neuron).
   TensorUnary(const Context& context, TensorUnaryOperation operation);
   TensorUnary(const Context& context, const NeuronDescriptor& neuron);
 
-  TensorUnaryOperation operation() const { return operation_; }
+  TensorUnaryOperation operation() const { return operation_; }  // as given
+  // Records the kernel into `destination` (the source's shape), or into a new temporary.
   void encode(CommandBuffer& commandBuffer, const Tensor& source, const Tensor& destination);
   TemporaryTensor encode(CommandBuffer& commandBuffer, const Tensor& source);
 
@@ -334,14 +390,15 @@ class VKCNN_API TensorUnary : public TensorKernel {
   NeuronDescriptor neuron_;
 };
 
+// What TensorBinary computes of each pair of elements.
 enum class TensorBinaryOperation : uint32_t {
-  add = 0,
-  subtract = 1,
-  multiply = 2,
-  divide = 3,
-  power = 4,
-  maximum = 5,
-  minimum = 6,
+  add = 0,              // a + b
+  subtract = 1,         // a - b
+  multiply = 2,         // a * b
+  divide = 3,           // a / b
+  power = 4,            // a ^ b
+  maximum = 5,          // max(a, b)
+  minimum = 6,          // min(a, b)
   equal = 7,            // 1 where a == b, else 0
   less = 8,             // 1 where a < b
   greater = 9,          // 1 where a > b
@@ -350,6 +407,7 @@ enum class TensorBinaryOperation : uint32_t {
   prelu = 13,           // a >= 0 ? a : a * b (ONNX PRelu, the slopes in b)
 };
 
+// The operation's name as the enum spells it.
 VKCNN_API const char* toString(TensorBinaryOperation operation);
 
 // The numpy broadcast of two shapes (aligned at the innermost axis; an extent of 1 stretches), or
@@ -361,9 +419,11 @@ VKCNN_API std::vector<uint32_t> broadcastShape(const std::vector<uint32_t>& a,
 // y = a op b with numpy broadcasting at any rank; the destination has the broadcast shape.
 class VKCNN_API TensorBinary : public TensorKernel {
  public:
+  // A kernel of `operation`.
   TensorBinary(const Context& context, TensorBinaryOperation operation);
 
-  TensorBinaryOperation operation() const { return operation_; }
+  TensorBinaryOperation operation() const { return operation_; }  // as given
+  // Records the kernel into `destination` (the broadcast shape), or into a new temporary.
   void encode(CommandBuffer& commandBuffer, const Tensor& a, const Tensor& b,
               const Tensor& destination);
   TemporaryTensor encode(CommandBuffer& commandBuffer, const Tensor& a, const Tensor& b);
@@ -375,6 +435,7 @@ class VKCNN_API TensorBinary : public TensorKernel {
 // ONNX Where: y = condition != 0 ? x : y, the three broadcast together.
 class VKCNN_API TensorWhere : public TensorKernel {
  public:
+  // A select kernel; encode() writes the broadcast shape into `destination`, or a new temporary.
   explicit TensorWhere(const Context& context);
   void encode(CommandBuffer& commandBuffer, const Tensor& condition, const Tensor& x,
               const Tensor& y, const Tensor& destination);
@@ -384,12 +445,13 @@ class VKCNN_API TensorWhere : public TensorKernel {
 
 // ---- Reductions and normalisations -------------------------------------------------------------
 
+// What TensorReduction computes over the reduced axes.
 enum class TensorReductionOperation : uint32_t {
-  sum = 0,
-  mean = 1,
-  maximum = 2,
-  minimum = 3,
-  product = 4,
+  sum = 0,        // sum x
+  mean = 1,       // sum x / count
+  maximum = 2,    // max x
+  minimum = 3,    // min x
+  product = 4,    // prod x
   l1 = 5,         // sum |x|
   l2 = 6,         // sqrt(sum x^2)
   logSumExp = 7,  // log(sum exp(x)), computed as max + log(sum exp(x - max))
@@ -397,16 +459,20 @@ enum class TensorReductionOperation : uint32_t {
   logSum = 9,     // log(sum x)
 };
 
+// The operation's name as the enum spells it.
 VKCNN_API const char* toString(TensorReductionOperation operation);
 
 // ONNX Reduce*: reduces `axes` (negative counts from the end; empty: every axis). keepDimensions
 // keeps them as extent 1; without it they are dropped (all of them dropped: shape [1]).
 class VKCNN_API TensorReduction : public TensorKernel {
  public:
+  // ONNX Reduce*'s operation, axes and keepdims.
   TensorReduction(const Context& context, TensorReductionOperation operation,
                   std::vector<int32_t> axes = {}, bool keepDimensions = true);
 
-  TensorReductionOperation operation() const { return operation_; }
+  TensorReductionOperation operation() const { return operation_; }  // as given
+  // The result's shape for these operands; encode() writes it into `destination` (any view
+  // of that shape, elements distinct) or into a new contiguous temporary.
   std::vector<uint32_t> destinationShape(const Tensor& source) const;
   void encode(CommandBuffer& commandBuffer, const Tensor& source, const Tensor& destination);
   TemporaryTensor encode(CommandBuffer& commandBuffer, const Tensor& source);
@@ -424,9 +490,12 @@ class VKCNN_API TensorReduction : public TensorKernel {
 // 2048 in float16). keepDimensions keeps the axis as extent 1.
 class VKCNN_API TensorArgReduction : public TensorKernel {
  public:
+  // ArgMax (maximum) or ArgMin along `axis`, with ONNX's keepdims and select_last_index.
   TensorArgReduction(const Context& context, bool maximum, int32_t axis = 0,
                      bool keepDimensions = true, bool selectLastIndex = false);
 
+  // The result's shape for these operands; encode() writes it into `destination` (any view
+  // of that shape, elements distinct) or into a new contiguous temporary.
   std::vector<uint32_t> destinationShape(const Tensor& source) const;
   void encode(CommandBuffer& commandBuffer, const Tensor& source, const Tensor& destination);
   TemporaryTensor encode(CommandBuffer& commandBuffer, const Tensor& source);
@@ -441,8 +510,11 @@ class VKCNN_API TensorArgReduction : public TensorKernel {
 // 2D is a reshape to [outer, inner] and axis 1.)
 class VKCNN_API TensorSoftmax : public TensorKernel {
  public:
+  // Softmax along `axis` (negative: from the end), or LogSoftmax with `logarithm`.
   TensorSoftmax(const Context& context, int32_t axis = -1, bool logarithm = false);
 
+  // Records the kernel into `destination`, or into a new contiguous temporary of the result's
+  // shape.
   void encode(CommandBuffer& commandBuffer, const Tensor& source, const Tensor& destination);
   TemporaryTensor encode(CommandBuffer& commandBuffer, const Tensor& source);
 
@@ -455,8 +527,11 @@ class VKCNN_API TensorSoftmax : public TensorKernel {
 // `scale` and adds `bias` (an empty Tensor: none), both broadcast to those axes' shape.
 class VKCNN_API TensorLayerNormalization : public TensorKernel {
  public:
+  // Normalisation over the axes from `axis` on, epsilon added to the variance.
   TensorLayerNormalization(const Context& context, int32_t axis = -1, float epsilon = 1e-5f);
 
+  // Records the kernel into `destination`, or into a new contiguous temporary of the result's
+  // shape.
   void encode(CommandBuffer& commandBuffer, const Tensor& source, const Tensor& scale,
               const Tensor& bias, const Tensor& destination);
   TemporaryTensor encode(CommandBuffer& commandBuffer, const Tensor& source, const Tensor& scale,

@@ -3,8 +3,11 @@
 #include "c_api/c_api.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <span>
+#include <string_view>
+#include <utility>
 
 namespace vkcnn::capi {
 
@@ -46,11 +49,49 @@ DataLayout layoutOf(vkcnn_data_layout layout, const char* function) {
 std::string labelOf(const char* label) {
   return label ? std::string(label) : std::string();
 }
+
+void replaceAll(std::string& text, std::string_view from, std::string_view to) {
+  for (size_t at = 0; (at = text.find(from, at)) != std::string::npos; at += to.size())
+    text.replace(at, from.size(), to);
+}
+
+// The library's messages name its C++ options; a C caller set them as these fields and
+// arguments. Options the C API lacks are dropped from the advice.
+std::string inCTerms(std::string message) {
+  static const std::pair<std::string_view, std::string_view> renames[] = {
+      {"(VKCNN_DEVICE or ContextOptions::device)",
+       "(vkcnn_context_options.device or VKCNN_DEVICE)"},
+      {"VKCNN_VALIDATION or ContextOptions::validation",
+       "vkcnn_context_options.validation or VKCNN_VALIDATION"},
+      {"ContextOptions::memoryCallbacks", "vkcnn_context_options.allocate_memory/free_memory"},
+      {", or set SessionOptions::externalDataDirectory", ""},
+      {"SessionOptions::inputShapes", "vkcnn_session_options.input_shapes"},
+  };
+  for (const auto& [from, to] : renames) replaceAll(message, from, to);
+  // The rest by rule: ContextOptions::fenceTimeoutMs -> vkcnn_context_options.fence_timeout_ms.
+  for (const auto& [cpp, c] :
+       {std::pair<std::string_view, std::string_view>{"ContextOptions::", "vkcnn_context_options."},
+        {"SessionOptions::", "vkcnn_session_options."}})
+    for (size_t at; (at = message.find(cpp)) != std::string::npos;) {
+      size_t end = at + cpp.size();
+      std::string field;
+      for (; end < message.size() && std::isalnum(static_cast<unsigned char>(message[end])); ++end)
+        field += std::isupper(static_cast<unsigned char>(message[end]))
+                     ? "_" + std::string(1, char(std::tolower(message[end])))
+                     : std::string(1, message[end]);
+      message.replace(at, end - at, std::string(c) + field);
+    }
+  // Session: "a batch of 3 was asked for, but the model's batch is fixed at 2".
+  if (const size_t at = message.find("a batch of ");
+      at != std::string::npos && message.find(" was asked for", at) != std::string::npos)
+    message.replace(at, 11, "vkcnn_session_options.batch ");
+  return message;
+}
 }  // namespace
 
 vkcnn_status setLastError(vkcnn_status status, const char* message) noexcept {
   try {
-    lastError = message;
+    lastError = inCTerms(message);
   } catch (...) {
     lastError.clear();  // no memory for the message: the status still says what happened
   }

@@ -29,7 +29,9 @@ struct vkcnn_command_buffer_s {
 
 namespace vkcnn::capi {
 
-// Sets this thread's last-error message (one per process: libvkcnn_onnx calls this too).
+// Sets this thread's last-error message (one per process: libvkcnn_onnx calls this too), the
+// library's C++ option names (ContextOptions::device) given as the C API's fields
+// (vkcnn_context_options.device).
 VKCNN_API vkcnn_status setLastError(vkcnn_status status, const char* message) noexcept;
 VKCNN_API vkcnn_status statusOf(ErrorCode code) noexcept;
 VKCNN_API ContextOptions contextOptions(const vkcnn_context_options* options);

@@ -8,6 +8,7 @@
 #include "vkcnn/convolution_tuning.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -15,7 +16,9 @@
 #include <map>
 #include <mutex>
 
+#include "kernels/convolution_state.h"
 #include "kernels/convolution_tuning.h"
+#include "kernels/kernel_encoding.h"
 #include "vulkan/cache_file.h"
 #include "vulkan/context_impl.h"
 
@@ -280,4 +283,102 @@ std::vector<TunedConvolution> ConvolutionTuning::finish(const Context& context) 
   return result;
 }
 
+namespace detail {
+
+namespace {
+
+// The trials `cb` holds (`dispatches` per encode, `candidates` interleaved) after a warm-up: each
+// candidate's least time over three submissions; empty where the timings do not match the
+// dispatches.
+std::vector<double> timeTrials(CommandBuffer& cb, const std::vector<uint32_t>& dispatches,
+                               size_t candidates) {
+  // Warm-up: two submissions, more up to about 20 ms of GPU work (clocks), then three timed.
+  double warmMilliseconds = 0;
+  for (uint32_t submission = 0; submission < 2 || (warmMilliseconds < 20.0 && submission < 10);
+       ++submission) {
+    cb.commit();
+    cb.waitUntilCompleted();
+    warmMilliseconds += cb.gpuMilliseconds();
+  }
+  std::vector<double> best(candidates, -1.0);
+  for (uint32_t timed = 0; timed < 3; ++timed) {
+    cb.commit();
+    cb.waitUntilCompleted();
+    const std::vector<KernelTiming> timings = cb.kernelTimings();
+    size_t next = 0;
+    for (size_t i = 0; i < dispatches.size(); ++i) {
+      double ms = 0;
+      for (uint32_t k = 0; k < dispatches[i]; ++k, ++next) {
+        if (next >= timings.size()) return {};
+        ms += timings[next].milliseconds;
+      }
+      double& b = best[i % candidates];
+      if (b < 0 || ms < b) b = ms;
+    }
+    if (next != timings.size()) return {};
+  }
+  return best;
+}
+
+}  // namespace
+
+// ContextOptions::tuneConvolutions' timing of one shape (kernels/convolution_state.h).
+void tuneShape(const KernelEncoding& e, const ConvolutionState& s, ShaderId shader,
+               int64_t leftEdge, int64_t topEdge, const std::string& key,
+               const std::vector<std::string>& candidates) {
+  const Context& context = e.handle.context();
+  ContextImpl& impl = *e.commandBuffer.context;
+  if (candidates.size() < 2) return;
+  try {
+    const auto started = std::chrono::steady_clock::now();
+    Image source(context,
+                 {e.source.width(), e.source.height(), e.source.featureChannels(), e.imageCount,
+                  e.source.channelFormat(), ImageUsage::all, "tuning source"});
+    Image destination(
+        context,
+        {e.destination.width(), e.destination.height(), e.destination.featureChannels(),
+         e.imageCount, e.destination.channelFormat(), ImageUsage::all, "tuning destination"});
+    CommandBufferOptions options;
+    options.reusable = true;
+    options.profile = true;
+    CommandBuffer cb(context, "convolution tuning", options);
+    constexpr uint32_t kRuns = 3;
+    // Dispatches each encode recorded, in order (Winograd records three).
+    std::vector<uint32_t> dispatches;
+    for (uint32_t run = 0; run < kRuns; ++run)
+      for (const std::string& candidate : candidates) {
+        const uint32_t before = cb.impl()->statistics.dispatches;
+        KernelEncoding t{*cb.impl(), cb, e.kernel, source, destination};
+        t.imageCount = e.imageCount;
+        t.clipX = e.clipX, t.clipY = e.clipY, t.clipWidth = e.clipWidth;
+        t.clipHeight = e.clipHeight;
+        t.offsetX = e.offsetX, t.offsetY = e.offsetY;
+        t.sourceChannelOffset = e.sourceChannelOffset, t.sourceChannels = e.sourceChannels;
+        t.destinationChannelOffset = e.destinationChannelOffset;
+        t.destinationChannels = e.destinationChannels;
+        std::string trialKey;
+        encodeConvolution(t, s, shader, leftEdge, topEdge, nullptr, &trialKey, &candidate);
+        // A view's channel offset can make the fresh images another shape: no entry then.
+        if (trialKey != key) return;
+        dispatches.push_back(cb.impl()->statistics.dispatches - before);
+      }
+    const std::vector<double> best = timeTrials(cb, dispatches, candidates.size());
+    if (best.empty()) return;
+    const size_t winner = size_t(std::min_element(best.begin(), best.end()) - best.begin());
+    ConvolutionTuning::set(context, key, candidates[winner]);
+    ConvolutionTuning::save(context);
+    char line[512];
+    std::snprintf(
+        line, sizeof line,
+        "convolution tuning: %s -> %s (%.4f ms; cost model's %s %.4f ms), %.2f s", key.c_str(),
+        candidates[winner].c_str(), best[winner], candidates[0].c_str(), best[0],
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    impl.log(LogSeverity::info, line);
+  } catch (const Error& error) {
+    impl.log(LogSeverity::warning,
+             "convolution tuning of " + key + " skipped, the cost model decides: " + error.what());
+  }
+}
+
+}  // namespace detail
 }  // namespace vkcnn

@@ -9,6 +9,32 @@
 
 namespace vkcnn {
 
+// neuron.glsl switches on interface.h's numbers; these keep them the enum's.
+#define VKCNN_CHECK_NEURON(glsl, type) \
+  static_assert(VKCNN_NEURON_##glsl == uint32_t(NeuronType::type), #type)
+VKCNN_CHECK_NEURON(NONE, none);
+VKCNN_CHECK_NEURON(RELU, relu);
+VKCNN_CHECK_NEURON(LINEAR, linear);
+VKCNN_CHECK_NEURON(SIGMOID, sigmoid);
+VKCNN_CHECK_NEURON(HARD_SIGMOID, hardSigmoid);
+VKCNN_CHECK_NEURON(TANH, tanh);
+VKCNN_CHECK_NEURON(ABSOLUTE, absolute);
+VKCNN_CHECK_NEURON(SOFTPLUS, softplus);
+VKCNN_CHECK_NEURON(SOFTSIGN, softsign);
+VKCNN_CHECK_NEURON(ELU, elu);
+VKCNN_CHECK_NEURON(LEAKY_RELU, leakyRelu);
+VKCNN_CHECK_NEURON(CLAMP, clamp);
+VKCNN_CHECK_NEURON(POWER, power);
+VKCNN_CHECK_NEURON(EXPONENTIAL, exponential);
+VKCNN_CHECK_NEURON(LOGARITHM, logarithm);
+VKCNN_CHECK_NEURON(HARD_SWISH, hardSwish);
+VKCNN_CHECK_NEURON(GELU, gelu);
+VKCNN_CHECK_NEURON(SELU, selu);
+VKCNN_CHECK_NEURON(PRELU, prelu);
+VKCNN_CHECK_NEURON(SILU, silu);
+#undef VKCNN_CHECK_NEURON
+static_assert(VKCNN_NEURON_COUNT == kNeuronTypeCount);
+
 const char* toString(NeuronType type) {
   static const char* names[kNeuronTypeCount] = {
       "none",      "relu",      "linear", "sigmoid",   "hardSigmoid", "tanh",  "absolute",

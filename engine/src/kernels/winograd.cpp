@@ -208,38 +208,35 @@ void winogradMatrixWeights(const ConvolutionDescriptor& d, std::span<const float
   });
 }
 
-bool winogradFits(const KernelEncoding& e, const ConvolutionDescriptor& d, WinogradScheme scheme) {
-  const DeviceCapabilities& caps = e.commandBuffer.context->capabilities();
+bool winogradFits(const ConvolutionDescriptor& d, uint32_t width, uint32_t height,
+                  bool destinationAtLayer, const DeviceFacts& facts, WinogradScheme scheme) {
   const Layout layout = Layout::of(scheme, d);
-  const uint64_t imageBytes =
-      layout.paddedRows(layout.blocks(e.clipWidth, e.clipHeight)) * layout.rowBytes();
+  const uint64_t imageBytes = layout.paddedRows(layout.blocks(width, height)) * layout.rowBytes();
   // The GEMM's shared memory: the portable one's as reflected (its 32-slice tile; the 16-slice
   // one takes less); winograd_matrix_gemm.comp's tiles fit the 48 KiB matrixUnits guarantees.
   const bool shared =
       scheme == WinogradScheme::matrixUnits
-          ? e.commandBuffer.context->facts().matrixTiles()
+          ? facts.matrixTiles()
           : shaderModule(ShaderId::winograd_gemm, ShaderVariant::f32).sharedMemorySize <=
-                caps.maxComputeSharedMemorySize;
-  return (e.destination.storageChannelOffset() + e.destinationChannelOffset) % 4 == 0 &&
-         imageBytes <= kWinogradRoundBytes && shared;
+                facts.sharedMemoryBytes;
+  return destinationAtLayer && imageBytes <= kWinogradRoundBytes && shared;
 }
 
-void encodeWinograd(std::span<KernelEncoding> pieces, const ConvolutionDescriptor& d,
-                    int64_t leftEdge, int64_t topEdge, const WinogradWeights& w,
-                    const std::string& what) {
-  CommandBufferImpl& cb = pieces.front().commandBuffer;
-  CommandBuffer& handle = pieces.front().handle;
-  const bool matrix = w.scheme == WinogradScheme::matrixUnits;
-  const Layout layout = Layout::of(w.scheme, d);
-  const uint32_t S = slicesOf(d.inputFeatureChannels), T = slicesOf(d.outputFeatureChannels);
-  // Images [first, +count) of a piece, its blocks from row `row` of the round's buffers, `rows`
-  // of them padded to the layout's rows.
-  struct Segment {
-    KernelEncoding* e;
-    uint32_t first, count, row, rows;
-  };
+namespace {
+
+// Images [first, +count) of a piece, its blocks from row `row` of the round's buffers, `rows` of
+// them padded to the layout's rows.
+struct Segment {
+  KernelEncoding* e;
+  uint32_t first, count, row, rows;
+};
+
+// The pieces' images in rounds whose buffers take at most `limit` bytes each (at least one image
+// a round).
+std::vector<std::vector<Segment>> roundsOf(std::span<KernelEncoding> pieces, const Layout& layout,
+                                           uint64_t limit) {
   std::vector<std::vector<Segment>> rounds(1);
-  const uint64_t limit = roundBytes(cb.context->overrides().choice), rowBytes = layout.rowBytes();
+  const uint64_t rowBytes = layout.rowBytes();
   uint64_t rows = 0;
   for (KernelEncoding& e : pieces) {
     const uint32_t blocks = layout.blocks(e.clipWidth, e.clipHeight);
@@ -258,8 +255,17 @@ void encodeWinograd(std::span<KernelEncoding> pieces, const ConvolutionDescripto
       first += count, rows += padded;
     }
   }
-  const Layout::Strides inputStrides = layout.strides(layout.inputChannels),
-                        outputStrides = layout.strides(layout.outputChannels);
+  return rounds;
+}
+
+// The GEMM's output channels a workgroup and its specialization constants.
+struct GemmTile {
+  uint32_t columns;
+  std::vector<int32_t> specialization;
+};
+
+GemmTile gemmTileOf(const CommandBufferImpl& cb, const Layout& layout, uint32_t T, bool matrix,
+                    const std::string& what) {
   // Portable: 32 output slices a GEMM workgroup unless 16 waste fewer columns. Matrix units: the
   // first tile of kWinogradMatrixTiles whose columns divide N.
   const WinogradMatrixTile* matrixTile = nullptr;
@@ -296,6 +302,124 @@ void encodeWinograd(std::span<KernelEncoding> pieces, const ConvolutionDescripto
       gemmSpecialization.assign(constants.begin(), constants.end());
     }
   }
+  return {tileN, gemmSpecialization};
+}
+
+// The input transform of segment `g` into its rows of `transformed`.
+void encodeInput(CommandBufferImpl& cb, const Layout& layout, const Segment& g,
+                 const Tensor& transformed, int64_t leftEdge, int64_t topEdge, uint32_t S,
+                 bool matrix, const std::string& what) {
+  const KernelEncoding& e = *g.e;
+  const Layout::Strides inputStrides = layout.strides(layout.inputChannels);
+  DispatchRecorder r(cb, layout.input, variantFor(e.destination), what + " (winograd input)");
+  shader::ConvolutionPush push{};
+  push.source = r.bindSource(0, e.source, e.sourceFirstImage + g.first, g.count,
+                             e.sourceChannelOffset, e.sourceChannels);
+  const uint32_t m = layout.m;
+  push.geometry = {0,
+                   0,
+                   int32_t((e.clipWidth + m - 1) / m),
+                   int32_t((e.clipHeight + m - 1) / m),
+                   shaderCoordinate(e.offsetX - leftEdge, "window origin x", e),
+                   shaderCoordinate(e.offsetY - topEdge, "window origin y", e),
+                   int32_t(g.count),
+                   int32_t(S)};
+  // Every slice of the padded channels (zero past the window's).
+  const uint32_t slices = layout.inputChannels / 4;
+  const uint32_t blocks = layout.blocks(e.clipWidth, e.clipHeight) * g.count;
+  push.convolution.inputChannelsPerGroup = int32_t(slices);
+  push.convolution.kernelHeight = int32_t(blocks);
+  push.convolution.kernelWidth = elementIndex(
+      bindTensor(r, cb, 6, transformed.slice(0, g.row, g.row + g.rows), true), 4, what);
+  inputStrides.setIn(push.convolution);
+  if (matrix)  // 8 x 4 blocks of 8 slices a workgroup (winograd_matrix_input.comp)
+    r.dispatchGroups(&push, sizeof push, (uint32_t(push.geometry.clipWidth) + 7) / 8,
+                     (uint32_t(push.geometry.clipHeight) + 3) / 4, g.count * (slices / 8));
+  else
+    r.dispatch(push, blocks * slices, 1, 1);
+}
+
+// The per-position GEMMs over a round's rows.
+void encodeGemm(CommandBufferImpl& cb, const Layout& layout, const GemmTile& tile, uint32_t R,
+                uint32_t S, uint32_t T, const Tensor& transformed, const Tensor& products,
+                const WinogradWeights& w, bool matrix, const std::string& what) {
+  const uint32_t tileN = tile.columns;
+  const std::vector<int32_t>& gemmSpecialization = tile.specialization;
+  if (matrix) {
+    DispatchRecorder r(cb, ShaderId::winograd_matrix_gemm, ShaderVariant::f16,
+                       what + " (winograd matrix gemm " + std::to_string(tileN) + ")",
+                       gemmSpecialization);
+    shader::WinogradMatrixGemmPush push{};
+    push.rows = int32_t(R);
+    push.K = int32_t(layout.inputChannels);
+    push.N = int32_t(layout.outputChannels);
+    push.transformedFirst = elementIndex(bindTensor(r, cb, 0, transformed, false), 8, what);
+    r.bindBuffer(1, w.weights);
+    push.productsFirst = elementIndex(bindTensor(r, cb, 2, products, true), 4, what);
+    r.dispatchGroups(&push, sizeof push, R / kMatrixTileRows, layout.outputChannels / tileN,
+                     layout.positions);
+  } else {
+    DispatchRecorder r(cb, ShaderId::winograd_gemm, ShaderVariant::f32,
+                       what + " (winograd gemm " + std::to_string(tileN) + ")", gemmSpecialization);
+    shader::WinogradGemmPush push{};
+    push.rows = int32_t(R);
+    push.inputSlices = int32_t(S);
+    push.outputSlices = int32_t(T);
+    push.sourceFirst = elementIndex(bindTensor(r, cb, 0, transformed, false), 4, what);
+    r.bindBuffer(1, w.weights);
+    push.destinationFirst = elementIndex(bindTensor(r, cb, 2, products, true), 4, what);
+    r.dispatchGroups(&push, sizeof push, (R + 127) / 128, (T + tileN - 1) / tileN, kPositions);
+  }
+}
+
+// The output transform of segment `g` from its rows of `products`, with the epilogue.
+void encodeOutput(CommandBufferImpl& cb, const Layout& layout, const Segment& g,
+                  const Tensor& products, uint32_t T, const WinogradWeights& w,
+                  const std::string& what) {
+  const KernelEncoding& e = *g.e;
+  const Layout::Strides outputStrides = layout.strides(layout.outputChannels);
+  DispatchRecorder r(cb, layout.output, variantFor(e.destination), what + " (winograd output)");
+  shader::ConvolutionPush push{};
+  push.destination = r.bindDestination(1, e.destination, e.destinationFirstImage + g.first, g.count,
+                                       e.destinationChannelOffset, e.destinationChannels);
+  r.bindBuffer(3, w.bias);
+  r.bindBuffer(4, w.slopes);
+  push.neuron = w.neuron;
+  if (e.residual) {
+    const shader::ImageView residual = r.bindSource(
+        5, *e.residual, e.destinationFirstImage + g.first, g.count, 0, e.destinationChannels);
+    push.neuron.residual = 1;
+    push.neuron.residualLayersPerImage = residual.layersPerImage;
+    push.neuron.residualChannelShift = residual.channelShift;
+  } else {
+    // Unread (push.neuron.residual is 0), but every binding needs a descriptor.
+    r.bindSource(5, e.source, e.sourceFirstImage + g.first, g.count, e.sourceChannelOffset,
+                 e.sourceChannels);
+  }
+  push.geometry = {
+      int32_t(e.clipX), int32_t(e.clipY), int32_t(e.clipWidth), int32_t(e.clipHeight), 0, 0,
+      int32_t(g.count), int32_t(T)};
+  const uint32_t blocks = layout.blocks(e.clipWidth, e.clipHeight) * g.count;
+  push.convolution.kernelHeight = int32_t(blocks);
+  push.convolution.kernelWidth =
+      elementIndex(bindTensor(r, cb, 6, products.slice(0, g.row, g.row + g.rows), false), 4, what);
+  outputStrides.setIn(push.convolution);
+  r.dispatch(push, blocks * T, 1, 1);
+}
+
+}  // namespace
+
+void encodeWinograd(std::span<KernelEncoding> pieces, const ConvolutionDescriptor& d,
+                    int64_t leftEdge, int64_t topEdge, const WinogradWeights& w,
+                    const std::string& what) {
+  CommandBufferImpl& cb = pieces.front().commandBuffer;
+  CommandBuffer& handle = pieces.front().handle;
+  const bool matrix = w.scheme == WinogradScheme::matrixUnits;
+  const Layout layout = Layout::of(w.scheme, d);
+  const uint32_t S = slicesOf(d.inputFeatureChannels), T = slicesOf(d.outputFeatureChannels);
+  const std::vector<std::vector<Segment>> rounds =
+      roundsOf(pieces, layout, roundBytes(cb.context->overrides().choice));
+  const GemmTile tile = gemmTileOf(cb, layout, T, matrix, what);
   const TensorDataType inputType = matrix ? TensorDataType::float16 : TensorDataType::float32;
   for (const std::vector<Segment>& round : rounds) {
     const uint32_t R = round.back().row + round.back().rows;
@@ -306,95 +430,13 @@ void encodeWinograd(std::span<KernelEncoding> pieces, const ConvolutionDescripto
                                       what + " winograd products"});
     transformed.setReadCount(1);
     products.setReadCount(1);
-    for (const Segment& g : round) {
-      const KernelEncoding& e = *g.e;
-      DispatchRecorder r(cb, layout.input, variantFor(e.destination), what + " (winograd input)");
-      shader::ConvolutionPush push{};
-      push.source = r.bindSource(0, e.source, e.sourceFirstImage + g.first, g.count,
-                                 e.sourceChannelOffset, e.sourceChannels);
-      const uint32_t m = layout.m;
-      push.geometry = {0,
-                       0,
-                       int32_t((e.clipWidth + m - 1) / m),
-                       int32_t((e.clipHeight + m - 1) / m),
-                       shaderCoordinate(e.offsetX - leftEdge, "window origin x", e),
-                       shaderCoordinate(e.offsetY - topEdge, "window origin y", e),
-                       int32_t(g.count),
-                       int32_t(S)};
-      // Every slice of the padded channels (zero past the window's).
-      const uint32_t slices = layout.inputChannels / 4;
-      const uint32_t blocks = layout.blocks(e.clipWidth, e.clipHeight) * g.count;
-      push.convolution.inputChannelsPerGroup = int32_t(slices);
-      push.convolution.kernelHeight = int32_t(blocks);
-      push.convolution.kernelWidth = elementIndex(
-          bindTensor(r, cb, 6, transformed.slice(0, g.row, g.row + g.rows), true), 4, what);
-      inputStrides.setIn(push.convolution);
-      if (matrix)  // 8 x 4 blocks of 8 slices a workgroup (winograd_matrix_input.comp)
-        r.dispatchGroups(&push, sizeof push, (uint32_t(push.geometry.clipWidth) + 7) / 8,
-                         (uint32_t(push.geometry.clipHeight) + 3) / 4, g.count * (slices / 8));
-      else
-        r.dispatch(push, blocks * slices, 1, 1);
-    }
+    for (const Segment& g : round)
+      encodeInput(cb, layout, g, transformed, leftEdge, topEdge, S, matrix, what);
     markWritten(transformed);
-    if (matrix) {
-      DispatchRecorder r(cb, ShaderId::winograd_matrix_gemm, ShaderVariant::f16,
-                         what + " (winograd matrix gemm " + std::to_string(tileN) + ")",
-                         gemmSpecialization);
-      shader::WinogradMatrixGemmPush push{};
-      push.rows = int32_t(R);
-      push.K = int32_t(layout.inputChannels);
-      push.N = int32_t(layout.outputChannels);
-      push.transformedFirst = elementIndex(bindTensor(r, cb, 0, transformed, false), 8, what);
-      r.bindBuffer(1, w.weights);
-      push.productsFirst = elementIndex(bindTensor(r, cb, 2, products, true), 4, what);
-      r.dispatchGroups(&push, sizeof push, R / kMatrixTileRows, layout.outputChannels / tileN,
-                       layout.positions);
-    } else {
-      DispatchRecorder r(cb, ShaderId::winograd_gemm, ShaderVariant::f32,
-                         what + " (winograd gemm " + std::to_string(tileN) + ")",
-                         gemmSpecialization);
-      shader::WinogradGemmPush push{};
-      push.rows = int32_t(R);
-      push.inputSlices = int32_t(S);
-      push.outputSlices = int32_t(T);
-      push.sourceFirst = elementIndex(bindTensor(r, cb, 0, transformed, false), 4, what);
-      r.bindBuffer(1, w.weights);
-      push.destinationFirst = elementIndex(bindTensor(r, cb, 2, products, true), 4, what);
-      r.dispatchGroups(&push, sizeof push, (R + 127) / 128, (T + tileN - 1) / tileN, kPositions);
-    }
+    encodeGemm(cb, layout, tile, R, S, T, transformed, products, w, matrix, what);
     markWritten(products);
     consumeRead(transformed);
-    for (const Segment& g : round) {
-      const KernelEncoding& e = *g.e;
-      DispatchRecorder r(cb, layout.output, variantFor(e.destination), what + " (winograd output)");
-      shader::ConvolutionPush push{};
-      push.destination =
-          r.bindDestination(1, e.destination, e.destinationFirstImage + g.first, g.count,
-                            e.destinationChannelOffset, e.destinationChannels);
-      r.bindBuffer(3, w.bias);
-      r.bindBuffer(4, w.slopes);
-      push.neuron = w.neuron;
-      if (e.residual) {
-        const shader::ImageView residual = r.bindSource(
-            5, *e.residual, e.destinationFirstImage + g.first, g.count, 0, e.destinationChannels);
-        push.neuron.residual = 1;
-        push.neuron.residualLayersPerImage = residual.layersPerImage;
-        push.neuron.residualChannelShift = residual.channelShift;
-      } else {
-        // Unread (push.neuron.residual is 0), but every binding needs a descriptor.
-        r.bindSource(5, e.source, e.sourceFirstImage + g.first, g.count, e.sourceChannelOffset,
-                     e.sourceChannels);
-      }
-      push.geometry = {
-          int32_t(e.clipX), int32_t(e.clipY), int32_t(e.clipWidth), int32_t(e.clipHeight), 0, 0,
-          int32_t(g.count), int32_t(T)};
-      const uint32_t blocks = layout.blocks(e.clipWidth, e.clipHeight) * g.count;
-      push.convolution.kernelHeight = int32_t(blocks);
-      push.convolution.kernelWidth = elementIndex(
-          bindTensor(r, cb, 6, products.slice(0, g.row, g.row + g.rows), false), 4, what);
-      outputStrides.setIn(push.convolution);
-      r.dispatch(push, blocks * T, 1, 1);
-    }
+    for (const Segment& g : round) encodeOutput(cb, layout, g, products, T, w, what);
     consumeRead(products);
   }
 }

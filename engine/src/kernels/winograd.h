@@ -24,6 +24,7 @@
 namespace vkcnn::detail {
 
 struct KernelEncoding;
+struct DeviceFacts;
 class DeviceBuffer;
 
 // 3x3, stride 1, dilation 1, one group: the shapes F(4x4,3x3) computes.
@@ -53,9 +54,10 @@ constexpr uint64_t kWinogradRoundBytes = uint64_t(128) << 20;
 
 enum class WinogradScheme { portable, matrixUnits };
 
-// Whether this encode can run the scheme: a destination starting at a layer, one image's buffers
-// within a round's bytes, and the GEMM's shared memory.
-bool winogradFits(const KernelEncoding& e, const ConvolutionDescriptor& d, WinogradScheme scheme);
+// Whether an encode of `width` x `height` destination pixels can run the scheme: a destination
+// starting at a layer, one image's buffers within a round's bytes, and the GEMM's shared memory.
+bool winogradFits(const ConvolutionDescriptor& d, uint32_t width, uint32_t height,
+                  bool destinationAtLayer, const DeviceFacts& facts, WinogradScheme scheme);
 
 struct WinogradWeights {
   WinogradScheme scheme;

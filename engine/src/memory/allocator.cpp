@@ -209,27 +209,19 @@ Allocation DeviceMemoryAllocator::allocate(const VkMemoryRequirements& req,
   std::lock_guard lock(mutex_);
   auto tryBlock = [&](uint32_t index) -> Allocation {
     Block& b = blocks_[index];
-    for (auto it = b.free.begin(); it != b.free.end(); ++it) {
-      VkDeviceSize start = alignUp(it->first, alignment);
-      VkDeviceSize end = it->first + it->second;
-      if (start + size > end) continue;
-      VkDeviceSize holeStart = it->first;
-      b.free.erase(it);
-      if (start > holeStart) b.free[holeStart] = start - holeStart;
-      if (start + size < end) b.free[start + size] = end - (start + size);
-      b.used += size;
-      Allocation a;
-      a.memory = b.memory;
-      a.offset = start;
-      a.size = size;
-      a.memoryType = b.memoryType;
-      a.block = index;
-      a.mapped = b.mapped ? static_cast<char*>(b.mapped) + start : nullptr;
-      liveAllocations_++;
-      bytesInUse_ += size;
-      return a;
-    }
-    return {};
+    const std::optional<VkDeviceSize> start = b.free.take(size, alignment);
+    if (!start) return {};
+    b.used += size;
+    Allocation a;
+    a.memory = b.memory;
+    a.offset = *start;
+    a.size = size;
+    a.memoryType = b.memoryType;
+    a.block = index;
+    a.mapped = b.mapped ? static_cast<char*>(b.mapped) + *start : nullptr;
+    liveAllocations_++;
+    bytesInUse_ += size;
+    return a;
   };
   for (uint32_t i = 0; i < blocks_.size(); ++i) {
     if (!blocks_[i].memory || blocks_[i].memoryType != type) continue;
@@ -239,7 +231,7 @@ Allocation DeviceMemoryAllocator::allocate(const VkMemoryRequirements& req,
   block.size = newBlockSize(type, size + alignment);
   block.memoryType = type;
   block.memory = allocateMemory(block.size, type, &block.mapped, what, true);
-  block.free[0] = block.size;
+  block.free = FreeList(block.size);
   uint32_t index = 0;
   while (index < blocks_.size() && blocks_[index].memory) ++index;
   if (index == blocks_.size()) blocks_.push_back({});
@@ -256,20 +248,7 @@ void DeviceMemoryAllocator::free(Allocation& a) {
   } else {
     std::lock_guard lock(mutex_);
     Block& b = blocks_[a.block];
-    auto [it, inserted] = b.free.emplace(a.offset, a.size);
-    // Coalesce with the neighbours so large holes reappear.
-    auto next = std::next(it);
-    if (next != b.free.end() && it->first + it->second == next->first) {
-      it->second += next->second;
-      b.free.erase(next);
-    }
-    if (it != b.free.begin()) {
-      auto prev = std::prev(it);
-      if (prev->first + prev->second == it->first) {
-        prev->second += it->second;
-        b.free.erase(it);
-      }
-    }
+    b.free.give(a.offset, a.size);
     b.used -= a.size;
     if (b.used == 0) {
       // Keep one empty block per memory type, the larger: an application that creates and drops

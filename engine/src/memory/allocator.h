@@ -8,6 +8,7 @@
 
 #include <vulkan/vulkan_core.h>
 
+#include "memory/free_list.h"
 #include "vkcnn/context.h"
 
 #include <atomic>
@@ -88,7 +89,7 @@ class DeviceMemoryAllocator {
     VkDeviceSize size = 0;
     uint32_t memoryType = 0;
     void* mapped = nullptr;
-    std::map<VkDeviceSize, VkDeviceSize> free;  // offset -> size, coalesced
+    FreeList free;
     VkDeviceSize used = 0;
   };
 

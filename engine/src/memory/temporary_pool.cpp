@@ -99,19 +99,11 @@ TemporaryPool::Slot TemporaryPool::allocate(const VkMemoryRequirements& req) {
   auto place = [&](uint32_t index) -> Slot {
     Block& b = blocks_[index];
     if (!(req.memoryTypeBits & (1u << b.memory.memoryType))) return {};
-    for (auto it = b.free.begin(); it != b.free.end(); ++it) {
-      VkDeviceSize start = alignUp(it->first, req.alignment);
-      VkDeviceSize end = it->first + it->second;
-      if (start + req.size > end) continue;
-      VkDeviceSize holeStart = it->first;
-      b.free.erase(it);
-      if (start > holeStart) b.free[holeStart] = start - holeStart;
-      if (start + req.size < end) b.free[start + req.size] = end - (start + req.size);
-      Slot slot{index, start, req.size, overlapsUsed(b, start, req.size)};
-      markUsed(b, start, req.size);
-      return slot;
-    }
-    return {};
+    const std::optional<VkDeviceSize> start = b.free.take(req.size, req.alignment);
+    if (!start) return {};
+    Slot slot{index, *start, req.size, overlapsUsed(b, *start, req.size)};
+    markUsed(b, *start, req.size);
+    return slot;
   };
   Slot slot;
   for (uint32_t i = 0; i < blocks_.size() && !slot; ++i) slot = place(i);
@@ -119,7 +111,7 @@ TemporaryPool::Slot TemporaryPool::allocate(const VkMemoryRequirements& req) {
     const VkDeviceSize size = alignUp(req.size, kBlockGranularity);
     Block block;
     block.memory = context_.temporaryBlocks().take(size, req.memoryTypeBits);
-    block.free[0] = block.memory.size;
+    block.free = FreeList(block.memory.size);
     statistics_.bytesAllocated += block.memory.size;
     blocks_.push_back(std::move(block));
     slot = place(uint32_t(blocks_.size() - 1));
@@ -136,20 +128,7 @@ void TemporaryPool::release(Slot& slot) {
     slot = Slot{};
     return;
   }
-  Block& b = blocks_[slot.block];
-  auto [it, inserted] = b.free.emplace(slot.offset, slot.size);
-  auto next = std::next(it);
-  if (next != b.free.end() && it->first + it->second == next->first) {
-    it->second += next->second;
-    b.free.erase(next);
-  }
-  if (it != b.free.begin()) {
-    auto prev = std::prev(it);
-    if (prev->first + prev->second == it->first) {
-      prev->second += it->second;
-      b.free.erase(it);
-    }
-  }
+  blocks_[slot.block].free.give(slot.offset, slot.size);
   statistics_.bytesInUse -= slot.size;
   slot = Slot{};
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "memory/allocator.h"
+#include "memory/free_list.h"
 #include "vkcnn/command_buffer.h"
 
 namespace vkcnn::detail {
@@ -71,7 +72,7 @@ class TemporaryPool {
  private:
   struct Block {
     Allocation memory;
-    std::map<VkDeviceSize, VkDeviceSize> free;  // offset -> size
+    FreeList free;
     std::map<VkDeviceSize, VkDeviceSize> used;  // ranges ever handed out (coalesced)
   };
   bool overlapsUsed(const Block& block, VkDeviceSize offset, VkDeviceSize size) const;

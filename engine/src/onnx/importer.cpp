@@ -1,24 +1,20 @@
-// ONNX ModelProto -> Graph: the walk over a model (validation, inputs, one node at a time through
-// the operator table, outputs, onnx's shape inference as a cross-check) and the public entry
-// points. See vkcnn/onnx.h for the contract and onnx/importer.h for the table; what each operator
-// becomes is in onnx/ops_*.cpp.
+// ONNX ModelProto -> Graph: the walk over a model (inputs, one node at a time through the
+// operator table, outputs, onnx's shape inference as a cross-check) and the public entry points.
+// The model file's gate (parsing, validation, sorting, the checker) is onnx/model_file.h. See
+// vkcnn/onnx.h for the contract and onnx/importer.h for the table; what each operator becomes is
+// in onnx/ops_*.cpp.
 #include "onnx/importer.h"
 
-#include "onnx/external_data.h"
-#include "onnx/raw_data.h"
-#include <onnx/checker.h>
+#include "onnx/model_file.h"
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
-#include <limits>
 #include <set>
 #include <string_view>
 
-#include "platform/platform.h"
 #include "vkcnn/error.h"
 #include "load_clock.h"
 
@@ -26,106 +22,11 @@ namespace vkcnn {
 namespace detail::onnx_import {
 namespace {
 
-// ---- model validation (before onnx's checker sees the model) ----------------------------------
-
-void validateDims(const onnx::TypeProto& type, const std::string& what) {
-  if (!type.has_tensor_type() || !type.tensor_type().has_shape()) return;
-  for (const auto& d : type.tensor_type().shape().dim()) {
-    if (!d.has_dim_value()) continue;
-    if (d.dim_value() < 0)
-      invalidModel(what + ": dimension " + std::to_string(d.dim_value()) + " is negative");
-    if (d.dim_value() > kMaxElements)
-      invalidModel(what + ": dimension " + std::to_string(d.dim_value()) +
-                   " exceeds the limit of " + std::to_string(kMaxElements));
-  }
-}
-
-// `data`: the main graph's stripped initializer data (empty for subgraphs).
-void validateGraph(const onnx::GraphProto& graph, int depth, const InitializerData& data) {
-  if (depth > 16) invalidModel("subgraphs are nested more than 16 deep");
-  const std::string where = graph.name().empty() ? "graph" : "graph '" + graph.name() + "'";
-  for (int k = 0; k < graph.initializer_size(); ++k) {
-    const auto& t = graph.initializer(k);
-    validateTensorProto(t, where + " initializer '" + t.name() + "'", strippedData(data, k));
-  }
-  for (const auto& v : graph.input()) validateDims(v.type(), where + " input '" + v.name() + "'");
-  for (const auto& v : graph.output()) validateDims(v.type(), where + " output '" + v.name() + "'");
-  for (const auto& v : graph.value_info())
-    validateDims(v.type(), where + " value '" + v.name() + "'");
-  for (const auto& node : graph.node()) {
-    for (const auto& a : node.attribute()) {
-      const std::string what = where + " node '" + node.name() + "' (" + node.op_type() +
-                               ") attribute '" + a.name() + "'";
-      if (a.has_t()) validateTensorProto(a.t(), what);
-      for (const auto& t : a.tensors()) validateTensorProto(t, what);
-      if (a.has_g()) validateGraph(a.g(), depth + 1, {});
-      for (const auto& g : a.graphs()) validateGraph(g, depth + 1, {});
-    }
-  }
-}
-
-// Whether protobuf's reading of the stripped model agrees with the scanner's: one entry per
-// initializer, each stripped one holding the placeholder alone.
-bool strippedAsScanned(const onnx::ModelProto& model, const InitializerData& data) {
-  if (!model.has_graph() || data.size() != size_t(model.graph().initializer_size())) return false;
-  for (int k = 0; k < model.graph().initializer_size(); ++k) {
-    const auto& t = model.graph().initializer(k);
-    if (data[size_t(k)] && (t.raw_data() != std::string_view("\0", 1) || t.external_data_size() ||
-                            t.has_data_location()))
-      return false;
-  }
-  return true;
-}
-
-// `directory`: where the model's external data files are (empty: external data is an error).
-// `data` receives where the large initializers' raw_data lies in `bytes` (onnx/raw_data.h), which
-// must outlive the model's use.
-onnx::ModelProto parseModel(std::span<const uint8_t> bytes, const std::string& directory,
-                            InitializerData& data) {
-  if (bytes.size() > size_t(std::numeric_limits<int>::max()))
-    invalidModel("the model is " + std::to_string(bytes.size()) +
-                 " bytes; protobuf files are limited to 2 GiB");
-  StrippedModel stripped = stripInitializerData(bytes);
-  const std::span<const uint8_t> parsed =
-      stripped.stripped
-          ? std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(stripped.bytes.data()),
-                                     stripped.bytes.size())
-          : bytes;
-  onnx::ModelProto model;
-  if (bytes.empty() || !model.ParseFromArray(parsed.data(), int(parsed.size())))
-    invalidModel("the " + std::to_string(bytes.size()) +
-                 " bytes are not an ONNX model (protobuf parsing failed: truncated or corrupt" +
-                 (stripped.malformed.empty() ? "" : "; at " + stripped.malformed) + ")");
-  data = std::move(stripped.initializerData);
-  stripped.bytes = std::string();  // protobuf's input is not needed past here
-  if (stripped.stripped && !strippedAsScanned(model, data)) {
-    // Never expected: protobuf read the model otherwise than the scanner. The original is the
-    // truth.
-    data.clear();
-    model.Clear();
-    if (!model.ParseFromArray(bytes.data(), int(bytes.size())))
-      invalidModel("the " + std::to_string(bytes.size()) +
-                   " bytes are not an ONNX model (protobuf parsing failed: truncated or corrupt)");
-  }
-  if (!model.has_graph()) invalidModel("the model has no graph");
-  resolveExternalData(model, directory);
-  validateGraph(model.graph(), 0, data);
-  return model;
-}
-
 int64_t defaultOpset(const onnx::ModelProto& model) {
   int64_t opset = -1;
   for (const auto& o : model.opset_import())
     if (o.domain().empty() || o.domain() == "ai.onnx") opset = o.version();
   return opset;
-}
-
-void runChecker(const onnx::ModelProto& model) {
-  try {
-    onnx::checker::check_model(model);
-  } catch (const std::exception& e) {
-    invalidModel(std::string("onnx checker: ") + e.what());
-  }
 }
 
 std::vector<std::string> splitLines(const std::string& s) {
@@ -725,7 +626,7 @@ OnnxImport Importer::run() {
                 std::to_string(kNewestOpset) + ")");
   {
     PhaseTimer timer(detail::loadClock(context_), LoadPhase::check);
-    runChecker(model_);
+    checkModel(model_);
   }
   if (opset_ < 0)
     unsupported(
@@ -780,25 +681,10 @@ OnnxImport Importer::run() {
 
 namespace {
 
-// Only a regular file is opened: a FIFO given as the model is refused, not waited on.
-std::vector<uint8_t> readFile(const std::string& path) {
-  const platform::MappedFile file(path, "ONNX model '" + path + "'", {}, true);
-  if (file.size() > size_t(std::numeric_limits<int>::max()))
-    invalidModel("'" + path + "' is " + std::to_string(file.size()) +
-                 " bytes; protobuf files are limited to 2 GiB");
-  return std::vector<uint8_t>(file.bytes().begin(), file.bytes().end());
-}
-
-// External data files are looked up next to the model.
-std::string modelDirectory(const std::string& path) {
-  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  return parent.empty() ? std::string(".") : parent.string();
-}
-
 OnnxModelInfo inspect(std::span<const uint8_t> bytes, const std::string& directory) {
   InitializerData data;
   onnx::ModelProto model = parseModel(bytes, directory, data);
-  runChecker(model);
+  checkModel(model);
   OnnxModelInfo info;
   info.irVersion = model.ir_version();
   info.opsetVersion = defaultOpset(model);
@@ -922,7 +808,7 @@ OnnxImport importOnnxModelFromMemory(const Context& context, std::span<const uin
 
 OnnxImport importOnnxModel(const Context& context, const std::string& path,
                            const OnnxImportOptions& options) {
-  const std::vector<uint8_t> bytes = readFile(path);
+  const std::vector<uint8_t> bytes = readModelFile(path);
   try {
     if (!options.externalDataDirectory.empty())
       return importOnnxModelFromMemory(context, bytes, options);
@@ -945,7 +831,7 @@ Graph importOnnxFromMemory(const Context& context, std::span<const uint8_t> byte
 }
 
 OnnxModelInfo inspectOnnx(const std::string& path) {
-  const std::vector<uint8_t> bytes = readFile(path);
+  const std::vector<uint8_t> bytes = readModelFile(path);
   try {
     return inspect(bytes, modelDirectory(path));
   } catch (const Error& e) {

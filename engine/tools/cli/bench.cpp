@@ -27,9 +27,16 @@ double relativeL2(const std::vector<float>& a, const std::vector<float>& b) {
   return std::sqrt(diff / std::max(norm, 1e-30));
 }
 
-// Runs `body` `iterations` times, or for `seconds` when that is above 0, timing each run.
+// How long the timed phases run: `runs` times each (--iterations), or until a deadline when
+// --duration bounds the whole command. A phase always runs its body at least once.
+struct Limit {
+  long runs = 0;       // 0: no limit on the count
+  double seconds = 0;  // 0: no limit on the time
+};
+
+// Runs `body` until `limit` is reached, timing each run.
 template <class F>
-std::vector<double> timed(const char* what, long iterations, double seconds, F&& body) {
+std::vector<double> timed(const char* what, Limit limit, F&& body) {
   Progress progress(what);
   std::vector<double> times;
   const auto begin = Clock::now();
@@ -37,10 +44,72 @@ std::vector<double> timed(const char* what, long iterations, double seconds, F&&
     const auto start = Clock::now();
     body();
     times.push_back(millisecondsSince(start));
-    progress.step(uint64_t(i), seconds > 0 ? 0 : uint64_t(iterations));
-    if (seconds > 0 ? millisecondsSince(begin) >= seconds * 1000 : i >= iterations) break;
+    progress.step(uint64_t(i), limit.seconds > 0 ? 0 : uint64_t(limit.runs));
+    if ((limit.runs > 0 && i >= limit.runs) ||
+        (limit.seconds > 0 && millisecondsSince(begin) >= limit.seconds * 1000))
+      break;
   }
   return times;
+}
+
+// The command's time budget: --duration S from the start of the command (the load and the first
+// run count against it), or none.
+class Budget {
+ public:
+  Budget(double seconds, Clock::time_point start) : seconds_(seconds), start_(start) {}
+  bool bounded() const { return seconds_ > 0; }
+  // A share of what is left (at least a microsecond, so that a phase still runs once).
+  double share(double fraction) const {
+    const double left = seconds_ - millisecondsSince(start_) / 1000;
+    return std::max(left * fraction, 1e-6);
+  }
+
+ private:
+  double seconds_;
+  Clock::time_point start_;
+};
+
+// --warmup N, --warmup-duration S, or the default: 10 runs, within a tenth of what --duration
+// leaves. No limit at all ({0, 0}): no warm-up.
+Limit warmupLimit(const Arguments& args, const Budget& budget) {
+  if (args.has("--warmup")) return {args.number("--warmup", 10, 0), 0};
+  if (args.has("--warmup-duration")) {
+    return {0, args.real("--warmup-duration", 0, 0)};
+  }
+  return {10, budget.bounded() ? budget.share(0.1) : 0};
+}
+
+// The latency statistics of one kind of run, as JSON keys `prefix`_min_ms ... and, where a run
+// is an inference of `batch` images, its throughput.
+void addStats(std::map<std::string, double>& times, const std::string& prefix, const Stats& s,
+              uint32_t batch) {
+  for (const auto& [name, value] : {std::pair<const char*, double>{"min", s.min},
+                                    {"mean", s.mean},
+                                    {"median", s.median},
+                                    {"p90", s.p90},
+                                    {"p95", s.p95},
+                                    {"p99", s.p99},
+                                    {"max", s.max}})
+    times[prefix + "_" + name + "_ms"] = value;
+  if (batch) {
+    times[prefix + "_inferences_per_s"] = 1000.0 / std::max(s.mean, 1e-9);
+    times[prefix + "_images_per_s"] = 1000.0 * batch / std::max(s.mean, 1e-9);
+  }
+}
+
+// The latency table: one row per kind of run.
+void printLatencies(const std::vector<std::tuple<const char*, Stats, size_t, bool>>& rows,
+                    uint32_t batch) {
+  std::printf("  %-13s %9s %9s %9s %9s %9s %9s %9s %6s %12s %12s\n", "latency, ms", "min", "mean",
+              "median", "p90", "p95", "p99", "max", "runs", "inferences/s", "images/s");
+  for (const auto& [label, s, runs, throughput] : rows) {
+    std::printf("  %-13s %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %6zu", label, s.min, s.mean,
+                s.median, s.p90, s.p95, s.p99, s.max, runs);
+    if (throughput)
+      std::printf(" %12.1f %12.1f", 1000.0 / std::max(s.mean, 1e-9),
+                  1000.0 * batch / std::max(s.mean, 1e-9));
+    std::printf("\n");
+  }
 }
 
 // One cold start: a fresh Context, the Session loaded, its first run.
@@ -117,48 +186,123 @@ void printColdStarts(const std::vector<std::tuple<std::string, std::string, Cold
                 (unsigned long long)c.load.uploadSubmissions);
 }
 
+// GPU time from timestamps, on a profiled copy of the recording: 20 runs at most (3 untimed
+// first), within what --duration leaves.
+std::vector<double> gpuTimes(const Context& context, Session& session, const Budget& budget,
+                             long iterations) {
+  CommandBufferOptions profiled;
+  profiled.reusable = true;
+  profiled.profile = true;
+  CommandBuffer pcb(context, "bench profile", profiled);
+  session.encode(pcb);
+  const long untimed = budget.bounded() ? 1 : 3;
+  const long runs = (budget.bounded() ? 20 : std::min<long>(iterations, 20)) + untimed;
+  const double seconds = budget.bounded() ? budget.share(1.0) : 0;
+  std::vector<double> gpu;
+  const auto start = Clock::now();
+  for (long i = 0; i < runs; ++i) {
+    pcb.commit();
+    pcb.waitUntilCompleted();
+    if (i >= untimed) gpu.push_back(pcb.gpuMilliseconds());
+    if (!gpu.empty() && seconds > 0 && millisecondsSince(start) >= seconds * 1000) break;
+  }
+  return gpu;
+}
+
+void printHelp() {
+  std::printf(
+      "usage: vkcnn bench MODEL.onnx [options]\n\n"
+      "Times the model: the recorded command buffer resubmitted with input and output on the\n"
+      "GPU (wall time, and GPU time from timestamps), and end to end (the input copied into\n"
+      "host-mapped memory, one submission that uploads it, runs the network and downloads the\n"
+      "output, the output copied out). Prints min, mean, median, p90, p95, p99 and max\n"
+      "latency, throughput (inferences/s, and images/s: inferences x --batch), dispatches,\n"
+      "barriers and memory.\n\n"
+      "  --iterations N      timed runs of each kind (default 100)\n"
+      "  --duration S        the whole command takes about S seconds (load, warm-up and every\n"
+      "                      kind of run), instead of --iterations runs; each kind runs at\n"
+      "                      least once\n"
+      "  --warmup N          untimed runs first (default 10, within a tenth of --duration)\n"
+      "  --warmup-duration S untimed runs for S seconds first, instead of --warmup\n"
+      "  --input FILE        input data (picture, .npy, .bin; NAME=FILE for one of several\n"
+      "                      inputs); default: fixed pseudo-random values\n"
+      "  --reference FILE    expected first output (.npy of the same size): prints the\n"
+      "                      relative L2 error\n"
+      "  --cold              also time the first inference of a fresh Context with and without\n"
+      "                      the pipeline cache (a temporary cache directory), phase by phase:\n"
+      "                      context, file read, parse, onnx check, import, shape inference,\n"
+      "                      optimize, weight packing, upload, images, first run, pipelines\n"
+      "  --cold-only         the cold starts alone (no timed runs after them)\n"
+      "  --cache-dir DIR     with --cold: one cold start with the pipeline cache in DIR, kept\n"
+      "                      (run twice to time a second process that reads the cache)\n"
+      "  --json FILE         writes the figures as JSON (- for standard output)\n"
+      "%s%s",
+      kModelOptionsHelp, kPictureOptionsHelp);
+}
+
+using ColdStarts = std::vector<std::tuple<std::string, std::string, ColdStart>>;
+
+// --cold: a cold start without and one with the pipeline cache (a temporary directory), or one
+// with the cache in --cache-dir; their figures into `times` and `counts`.
+ColdStarts coldStarts(const Arguments& args, const ModelSetup& setup, const std::string& cacheDir,
+                      std::map<std::string, double>& times,
+                      std::map<std::string, uint64_t>& counts) {
+  ColdStarts colds;
+  Progress progress("first inferences (--cold)");
+  // As the process started (the Contexts below read it as they start).
+  const std::string restore = detail::processOverrides().pipelineCacheDirectory;
+  if (!cacheDir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(cacheDir, ec);
+    if (ec) throw Error(ErrorCode::io, "--cache-dir " + cacheDir + ": " + ec.message());
+    platform::setEnvironment("VKCNN_PIPELINE_CACHE_DIR", cacheDir.c_str());
+    colds.emplace_back("cold", "cold", coldStart(args, setup));
+  } else {
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("vkcnn-bench-cache-" + std::to_string(platform::processId()));
+    std::filesystem::remove_all(dir);
+    platform::setEnvironment("VKCNN_PIPELINE_CACHE_DIR", dir.string().c_str());
+    colds.emplace_back("no cache", "cold_no_cache", coldStart(args, setup));
+    colds.emplace_back("with cache", "cold_with_cache", coldStart(args, setup));
+    std::filesystem::remove_all(dir);
+  }
+  platform::setEnvironment("VKCNN_PIPELINE_CACHE_DIR", restore.empty() ? nullptr : restore.c_str());
+  progress.finish();
+  for (const auto& [label, key, c] : colds) {
+    times[key + "_ms"] = c.totalMs;
+    for (const auto& [name, phase, ms] : phases(c)) times[key + "_" + phase + "_ms"] = ms;
+    counts[key + "_pipelines_created"] = c.load.pipelinesCreated;
+    counts[key + "_pipeline_cache_loaded"] = c.load.pipelineCacheLoaded;
+    counts[key + "_upload_bytes"] = c.load.uploadBytes;
+    counts[key + "_upload_submissions"] = c.load.uploadSubmissions;
+  }
+  return colds;
+}
+
 }  // namespace
 
 int bench(const std::vector<std::string>& rest) {
+  const auto commandStart = Clock::now();
   std::vector<Option> options = modelOptions();
   for (const Option& o : pictureOptions()) options.push_back(o);
-  for (const char* o :
-       {"--iterations", "--warmup", "--duration", "--reference", "--json", "--cache-dir"})
+  for (const char* o : {"--iterations", "--warmup", "--warmup-duration", "--duration",
+                        "--reference", "--json", "--cache-dir"})
     options.push_back({o, OptionKind::value});
   options.push_back({"--input", OptionKind::repeated});
   options.push_back({"--cold", OptionKind::flag});
   options.push_back({"--cold-only", OptionKind::flag});
   Arguments args("bench", rest, options);
   if (args.has("--help")) {
-    std::printf(
-        "usage: vkcnn bench MODEL.onnx [options]\n\n"
-        "Times the model: the recorded command buffer resubmitted with input and output on the\n"
-        "GPU (median and p90 wall time, GPU time from timestamps), and end to end (the input\n"
-        "copied into host-mapped memory, one submission that uploads it, runs the network and\n"
-        "downloads the output, the output copied out); prints dispatches, barriers and memory.\n\n"
-        "  --iterations N      timed runs of each kind (default 100)\n"
-        "  --duration S        time each kind for S seconds instead of --iterations runs\n"
-        "  --warmup N          untimed runs first (default 10)\n"
-        "  --input FILE        input data (picture, .npy, .bin; NAME=FILE for one of several\n"
-        "                      inputs); default: fixed pseudo-random values\n"
-        "  --reference FILE    expected first output (.npy of the same size): prints the\n"
-        "                      relative L2 error\n"
-        "  --cold              also time the first inference of a fresh Context with and without\n"
-        "                      the pipeline cache (a temporary cache directory), phase by phase:\n"
-        "                      context, file read, parse, onnx check, import, shape inference,\n"
-        "                      optimize, weight packing, upload, images, first run, pipelines\n"
-        "  --cold-only         the cold starts alone (no timed runs after them)\n"
-        "  --cache-dir DIR     with --cold: one cold start with the pipeline cache in DIR, kept\n"
-        "                      (run twice to time a second process that reads the cache)\n"
-        "  --json FILE         writes the figures as JSON (- for standard output)\n"
-        "%s%s",
-        kModelOptionsHelp, kPictureOptionsHelp);
+    printHelp();
     return 0;
   }
   if (args.has("--iterations") && args.has("--duration"))
     throw UsageError("--iterations and --duration exclude each other");
-  const long iterations = args.number("--iterations", 100), warmup = args.number("--warmup", 10, 0);
-  const double seconds = args.real("--duration", 0, 0.001);
+  if (args.has("--warmup") && args.has("--warmup-duration"))
+    throw UsageError("--warmup and --warmup-duration exclude each other");
+  const long iterations = args.number("--iterations", 100);
+  const Budget budget(args.real("--duration", 0, 0.001), commandStart);
+  warmupLimit(args, budget);  // its values checked before the load
   const ModelSetup setup = prepareModel(args, true);
   const std::string json = args.get("--json"), referencePath = args.get("--reference");
   if (!json.empty()) checkWritable(json, "--json");
@@ -174,42 +318,13 @@ int bench(const std::vector<std::string>& rest) {
   const bool coldOnly = args.has("--cold-only"), cold = coldOnly || args.has("--cold");
   if (!cacheDir.empty() && !cold) throw UsageError("--cache-dir needs --cold");
   if (coldOnly && (args.has("--iterations") || args.has("--duration") || args.has("--warmup") ||
-                   !referencePath.empty()))
+                   args.has("--warmup-duration") || !referencePath.empty()))
     throw UsageError(
         "--cold-only times the cold starts alone: it takes no --iterations, "
-        "--duration, --warmup or --reference");
+        "--duration, --warmup, --warmup-duration or --reference");
   // (label, JSON prefix, the cold start)
-  std::vector<std::tuple<std::string, std::string, ColdStart>> colds;
-  if (cold) {
-    Progress progress("first inferences (--cold)");
-    // As the process started (the Contexts below read it as they start).
-    const std::string restore = detail::processOverrides().pipelineCacheDirectory;
-    if (!cacheDir.empty()) {
-      std::error_code ec;
-      std::filesystem::create_directories(cacheDir, ec);
-      if (ec) throw Error(ErrorCode::io, "--cache-dir " + cacheDir + ": " + ec.message());
-      platform::setEnvironment("VKCNN_PIPELINE_CACHE_DIR", cacheDir.c_str());
-      colds.emplace_back("cold", "cold", coldStart(args, setup));
-    } else {
-      const auto dir = std::filesystem::temp_directory_path() /
-                       ("vkcnn-bench-cache-" + std::to_string(platform::processId()));
-      std::filesystem::remove_all(dir);
-      platform::setEnvironment("VKCNN_PIPELINE_CACHE_DIR", dir.string().c_str());
-      colds.emplace_back("no cache", "cold_no_cache", coldStart(args, setup));
-      colds.emplace_back("with cache", "cold_with_cache", coldStart(args, setup));
-      std::filesystem::remove_all(dir);
-    }
-    platform::setEnvironment("VKCNN_PIPELINE_CACHE_DIR", restore.empty() ? nullptr : restore.c_str());
-    progress.finish();
-    for (const auto& [label, key, c] : colds) {
-      times[key + "_ms"] = c.totalMs;
-      for (const auto& [name, phase, ms] : phases(c)) times[key + "_" + phase + "_ms"] = ms;
-      counts[key + "_pipelines_created"] = c.load.pipelinesCreated;
-      counts[key + "_pipeline_cache_loaded"] = c.load.pipelineCacheLoaded;
-      counts[key + "_upload_bytes"] = c.load.uploadBytes;
-      counts[key + "_upload_submissions"] = c.load.uploadSubmissions;
-    }
-  }
+  ColdStarts colds;
+  if (cold) colds = coldStarts(args, setup, cacheDir, times, counts);
 
   if (coldOnly) {
     const ColdStart& c = std::get<2>(colds[0]);
@@ -272,45 +387,39 @@ int bench(const std::vector<std::string>& rest) {
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - encodeStart)
           .count();
   const auto encoding = cb.encodingStatistics();
-  {
-    Progress progress("warm-up");
-    for (long i = 0; i < warmup; ++i) {
-      cb.commit(), cb.waitUntilCompleted();
-      session.run(in, out);
-      progress.step(uint64_t(i + 1), uint64_t(warmup));
-    }
-  }
-  const std::vector<double> resident = timed("GPU-resident runs", iterations, seconds, [&] {
+  // Warm-up: both kinds of run, untimed.
+  const Limit warmup = warmupLimit(args, budget);
+  size_t warmupRuns = 0;
+  const auto warmupStart = Clock::now();
+  if (warmup.runs > 0 || warmup.seconds > 0)
+    warmupRuns = timed("warm-up", warmup, [&] {
+                   cb.commit(), cb.waitUntilCompleted();
+                   session.run(in, out);
+                 }).size();
+  times["warmup_ms"] = millisecondsSince(warmupStart);
+  // With --duration: what is left after the warm-up, 45% to each kind of run and the rest to the
+  // GPU-time runs below.
+  const auto phase = [&](double fraction) {
+    return budget.bounded() ? Limit{0, budget.share(fraction)} : Limit{iterations, 0};
+  };
+  const std::vector<double> resident = timed("GPU-resident runs", phase(0.45), [&] {
     cb.commit();
     cb.waitUntilCompleted();
   });
   const std::vector<double> endToEnd =
-      timed("end-to-end runs", iterations, seconds, [&] { session.run(in, out); });
+      timed("end-to-end runs", phase(0.45 / 0.55), [&] { session.run(in, out); });
   session.releaseRecording();  // its temporary memory goes to the profiled run below
   const auto pool = cb.temporaryPoolStatistics();
-  std::vector<double> gpu;
-  {
-    CommandBufferOptions profiled;
-    profiled.reusable = true;
-    profiled.profile = true;
-    CommandBuffer pcb(context, "bench profile", profiled);
-    session.encode(pcb);
-    const long runs = std::min<long>(seconds > 0 ? long(resident.size()) : iterations, 20) + 3;
-    for (long i = 0; i < runs; ++i) {
-      pcb.commit();
-      pcb.waitUntilCompleted();
-      if (i >= 3) gpu.push_back(pcb.gpuMilliseconds());
-    }
-  }
+  const std::vector<double> gpu = gpuTimes(context, session, budget, iterations);
   const Stats r = summarize(resident), e = summarize(endToEnd), g = summarize(gpu);
-  times["resident_median_ms"] = r.median;
-  times["resident_p90_ms"] = r.p90;
-  times["end_to_end_median_ms"] = e.median;
-  times["end_to_end_p90_ms"] = e.p90;
-  times["gpu_median_ms"] = g.median;
+  addStats(times, "resident", r, session.batch());
+  addStats(times, "end_to_end", e, session.batch());
+  addStats(times, "gpu", g, 0);
   times["encode_ms"] = encodeMs;
   counts["resident_runs"] = resident.size();
   counts["end_to_end_runs"] = endToEnd.size();
+  counts["gpu_runs"] = gpu.size();
+  counts["warmup_runs"] = warmupRuns;
   counts["dispatches"] = encoding.dispatches;
   counts["barriers"] = encoding.barriers;
   counts["peak_temporary_bytes"] = pool.peakBytesInUse;
@@ -318,6 +427,7 @@ int bench(const std::vector<std::string>& rest) {
   counts["chunks"] = session.chunks();
   counts["device_bytes"] = context.memoryStatistics().deviceBytesAllocated;
   counts["kernels"] = session.graph().statistics().kernels;
+  times["bench_s"] = millisecondsSince(commandStart) / 1000;
   double l2 = 0;
   if (!referencePath.empty()) times["relative_l2"] = l2 = relativeL2(outputData[0], reference.data);
 
@@ -331,10 +441,12 @@ int bench(const std::vector<std::string>& rest) {
           "  (%u chunks of %u images: each input and output Image holds at most %u "
           "array layers)\n",
           session.chunks(), session.chunkSize(), context.capabilities().maxImageArrayLayers);
-    std::printf("  GPU-resident  median %.3f ms  p90 %.3f ms  (GPU %.3f ms; %zu runs)\n", r.median,
-                r.p90, g.median, resident.size());
-    std::printf("  end-to-end    median %.3f ms  p90 %.3f ms  (%zu runs)\n", e.median, e.p90,
-                endToEnd.size());
+    printLatencies({{"GPU-resident", r, resident.size(), true},
+                    {"end-to-end", e, endToEnd.size(), true},
+                    {"GPU time", g, gpu.size(), false}},
+                   session.batch());
+    std::printf("  (%zu warm-up runs in %.1f ms; the command took %.2f s)\n", warmupRuns,
+                times["warmup_ms"], times["bench_s"]);
     std::printf("  %u kernels: %u dispatches, %u barriers, encoded in %.2f ms\n",
                 session.graph().statistics().kernels, encoding.dispatches, encoding.barriers,
                 encodeMs);

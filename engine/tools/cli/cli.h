@@ -140,9 +140,9 @@ class Progress {
 using Clock = std::chrono::steady_clock;
 double millisecondsSince(Clock::time_point start);
 
-// Median and 90th percentile (nearest rank, so p90 >= median always).
+// Median, mean and percentiles (nearest rank, so median <= p90 <= p95 <= p99 <= max always).
 struct Stats {
-  double median = 0, p90 = 0, min = 0, max = 0;
+  double median = 0, p90 = 0, p95 = 0, p99 = 0, min = 0, max = 0, mean = 0;
 };
 Stats summarize(std::vector<double> values);
 

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 #include <sstream>
 
 #include "cli.h"
@@ -628,10 +629,17 @@ Stats summarize(std::vector<double> v) {
   const size_t n = v.size();
   Stats s;
   s.median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-  // Nearest rank: the smallest value with at least 90% of the values at or below it.
-  s.p90 = v[size_t(std::ceil(0.9 * double(n))) - 1];
+  // Nearest rank: the smallest value with at least p% of the values at or below it.
+  // (less a hair, so that a product that lands just above a whole number takes that number)
+  auto rank = [&](double p) {
+    return v[std::max<size_t>(size_t(std::ceil(p * double(n) - 1e-9)), 1) - 1];
+  };
+  s.p90 = rank(0.90);
+  s.p95 = rank(0.95);
+  s.p99 = rank(0.99);
   s.min = v.front();
   s.max = v.back();
+  s.mean = std::accumulate(v.begin(), v.end(), 0.0) / double(n);
   return s;
 }
 

@@ -2,10 +2,37 @@
 // or of every barrier level (--levels), from timestamps at the barriers.
 #include <algorithm>
 #include <cstdio>
+#include <string_view>
 
 #include "cli.h"
 
 namespace vkcnn::cli {
+
+namespace {
+
+constexpr size_t kKernelColumn = 52;
+
+// `text` in pieces of at most `width` characters, broken after a space, comma, slash or closing
+// bracket where one is near the end of a piece, so that a long kernel name keeps every character
+// over several lines of its column.
+std::vector<std::string> wrapped(const std::string& text, size_t width) {
+  std::vector<std::string> pieces;
+  size_t at = 0;
+  while (text.size() - at > width) {
+    size_t cut = width;
+    for (size_t k = width; k > width / 2; --k)
+      if (std::string_view(" ,/)]").find(text[at + k - 1]) != std::string_view::npos) {
+        cut = k;
+        break;
+      }
+    pieces.push_back(text.substr(at, cut));
+    at += cut;
+  }
+  pieces.push_back(text.substr(at));
+  return pieces;
+}
+
+}  // namespace
 
 int profile(const std::vector<std::string>& rest) {
   std::vector<Option> options = modelOptions();
@@ -80,10 +107,19 @@ int profile(const std::vector<std::string>& rest) {
     std::printf("total GPU time %.3f ms over %zu levels, %llu dispatches (%u barriers)\n", total,
                 medians.size(), static_cast<unsigned long long>(count), barriers);
   } else if (json != "-") {
-    std::printf("%-4s %-52s %-18s %10s %7s\n", "#", "kernel", "configuration", "ms", "%");
-    for (size_t k = 0; k < medians.size(); ++k)
-      std::printf("%-4zu %-52.52s %-18.18s %10.4f %6.1f%%\n", k, labels[k].c_str(),
-                  configs[k].c_str(), medians[k], 100.0 * medians[k] / std::max(total, 1e-12));
+    // Whole names: a long one continues on the next lines of its column.
+    int configWidth = 18;
+    for (const std::string& c : configs) configWidth = std::max(configWidth, int(c.size()));
+    std::printf("%-4s %-*s %-*s %10s %7s\n", "#", int(kKernelColumn), "kernel", configWidth,
+                "configuration", "ms", "%");
+    for (size_t k = 0; k < medians.size(); ++k) {
+      const std::vector<std::string> name = wrapped(labels[k], kKernelColumn);
+      std::printf("%-4zu %-*s %-*s %10.4f %6.1f%%\n", k, int(kKernelColumn), name[0].c_str(),
+                  configWidth, configs[k].c_str(), medians[k],
+                  100.0 * medians[k] / std::max(total, 1e-12));
+      for (size_t line = 1; line < name.size(); ++line)
+        std::printf("%-4s %s\n", "", name[line].c_str());
+    }
     std::printf("total kernel time %.3f ms over %zu dispatches (%u barriers)\n", total,
                 medians.size(), barriers);
   }
