@@ -70,7 +70,7 @@ SourceAffine sourceAffineOf(int c) {
 }
 vec4 activateSource(vec4 x, SourceAffine a) {
   const vec4 y = x * a.scale + a.shift;
-  return SOURCE_ACTIVATION == 2 ? max(y, vec4(0.0)) : y;
+  return SOURCE_ACTIVATION == 2 ? nanMax(y, vec4(0.0)) : y;  // relu keeps NaN (nan.glsl)
 }
 // Window channels [c, c + 4) at pixel p of image img as the convolution reads them: zero outside
 // the source (padding pads the activated source), activated inside.

@@ -3,7 +3,28 @@
 #pragma once
 
 #include <doctest/doctest.h>
-#include <vkcnn/vkcnn.h>
+// The kernel API, not all of vkcnn.h: vkcnn::Tensor (tensor.h) would clash with test::Tensor
+// where a test uses both namespaces; tests of Tensors include tensor.h themselves.
+#include <vkcnn/arithmetic.h>
+#include <vkcnn/buffer.h>
+#include <vkcnn/command_buffer.h>
+#include <vkcnn/concat.h>
+#include <vkcnn/context.h>
+#include <vkcnn/convolution.h>
+#include <vkcnn/convolution_transpose.h>
+#include <vkcnn/error.h>
+#include <vkcnn/graph.h>
+#include <vkcnn/image.h>
+#include <vkcnn/kernel.h>
+#include <vkcnn/neuron.h>
+#include <vkcnn/normalization.h>
+#include <vkcnn/onnx.h>
+#include <vkcnn/padding.h>
+#include <vkcnn/pooling.h>
+#include <vkcnn/rearrange.h>
+#include <vkcnn/resize.h>
+#include <vkcnn/softmax.h>
+#include <vkcnn/squeeze_excitation.h>
 
 #include <cstdint>
 #include <ostream>

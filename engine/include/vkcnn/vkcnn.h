@@ -17,6 +17,7 @@
 #include "vkcnn/context.h"
 #include "vkcnn/convolution.h"
 #include "vkcnn/convolution_transpose.h"
+#include "vkcnn/convolution_tuning.h"
 #include "vkcnn/error.h"
 #include "vkcnn/graph.h"
 #include "vkcnn/image.h"
@@ -28,6 +29,9 @@
 #include "vkcnn/pooling.h"
 #include "vkcnn/rearrange.h"
 #include "vkcnn/resize.h"
+#include "vkcnn/session.h"
 #include "vkcnn/softmax.h"
 #include "vkcnn/squeeze_excitation.h"
+#include "vkcnn/tensor.h"
+#include "vkcnn/tensor_ops.h"
 #endif
