@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <limits>
 
+#include "scoped_choice.h"
 #include "test_support.h"
 
 using namespace vkcnn;
@@ -278,12 +279,13 @@ TEST_CASE("graph: a squeeze-and-excitation block is fused and gives the unfused 
         CHECK(s.kernels == 2);  // the pool and the SqueezeExcitation
         const Tensor got = runGraph(fused, x);
 
-        setenv("VKCNN_FUSE_SQUEEZE_EXCITATION", "0", 1);
-        setenv("VKCNN_FUSE_SILU", "0", 1);
         Graph plain = buildSe(C, R, w, siluAsMul, hardGate, gateFirst, false);
-        plain.compile();
-        unsetenv("VKCNN_FUSE_SQUEEZE_EXCITATION");
-        unsetenv("VKCNN_FUSE_SILU");
+        {
+          ScopedFusion restore;
+          forceFusion(&detail::Overrides::fuseSqueezeExcitation, false);
+          forceFusion(&detail::Overrides::fuseSilu, false);
+          plain.compile();
+        }
         CHECK(plain.statistics().fusedSqueezeExcitations == 0);
         CHECK(plain.statistics().kernels == (siluAsMul ? 6u : 4u));
         const Tensor want = runGraph(plain, x);
@@ -318,10 +320,12 @@ TEST_CASE("graph: a block with more fc1 weights than the fusion limit stays as i
   Graph g = buildSe(C, R, randomWeights(C, R, 6), false, false, false, false);
   g.compile();
   CHECK(g.statistics().fusedSqueezeExcitations == 0);
-  setenv("VKCNN_SE_MAX_WEIGHTS", std::to_string(C * R).c_str(), 1);
   Graph h = buildSe(C, R, randomWeights(C, R, 6), false, false, false, false);
-  h.compile();
-  unsetenv("VKCNN_SE_MAX_WEIGHTS");
+  {
+    ScopedFusion restore;
+    forceFusion(&detail::Overrides::squeezeExcitationMaxWeights, uint64_t(C) * R);
+    h.compile();
+  }
   CHECK(h.statistics().fusedSqueezeExcitations == 1);
 }
 
