@@ -7,7 +7,6 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 
 #include "test_support.h"
@@ -44,13 +43,6 @@ class ScopedChoice {
 
 inline void forceFusion(bool detail::Overrides::*field, bool value,
                         const Context& ctx = context()) {
-  detail::Overrides fusion = detail::overrides(ctx);
-  fusion.*field = value;
-  detail::setFusionOverrides(ctx, fusion);
-}
-
-inline void forceFusion(std::optional<uint64_t> detail::Overrides::*field,
-                        std::optional<uint64_t> value, const Context& ctx = context()) {
   detail::Overrides fusion = detail::overrides(ctx);
   fusion.*field = value;
   detail::setFusionOverrides(ctx, fusion);
