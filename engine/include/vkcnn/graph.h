@@ -100,7 +100,7 @@ struct GraphOptions {
 // What a Graph holds, and what compile() rewrote (Graph::statistics()).
 struct GraphStatistics {
   uint32_t nodes = 0;    // as built
-  uint32_t kernels = 0;  // after compile(): kernels encoded per run
+  uint32_t kernels = 0;  // after plan(): kernels encoded per run
   // What compile() did: neurons fused into their producers, batch normalisations folded into
   // weights, concatenations written in place, identities and unused nodes removed.
   uint32_t fusedNeurons = 0, foldedBatchNormalizations = 0, removedConcatenations = 0,
@@ -265,8 +265,12 @@ class VKCNN_API Graph {
   const std::vector<std::string>& inputNames() const;
   const std::vector<std::string>& outputNames() const;
 
-  // Rewrites the network (the fusions above) and makes its kernels; the first encode calls it if
-  // it was not called.
+  // The part of compile() that needs no device: the rewrites, concatenation storage and the
+  // schedule. Afterwards statistics() and describe() show the graph as it will run, and no node
+  // can be added. compile() calls it; calling it first is optional (idempotent).
+  void plan();
+  // Rewrites the network (the fusions above; plan()) and makes its kernels (weights packed and
+  // uploaded); the first encode calls it if it was not called.
   void compile();
   // Encodes the network. `inputs` in input order, each with the input's shape and the same
   // numberOfImages; returns the outputs (new Images) in output order.
@@ -290,9 +294,9 @@ class VKCNN_API Graph {
   // ImageBatch, as in MPS).
   uint32_t maxNumberOfImages() const;
   // Bytes all intermediate tensors would take at this batch size if none shared memory (what the
-  // temporary pool's peak is measured against). After compile().
+  // temporary pool's peak is measured against). After plan().
   uint64_t intermediateTensorBytes(uint32_t numberOfImages) const;
-  // One line per kernel after compile(), for profiles and debugging.
+  // One line per kernel after plan(), for profiles and debugging.
   std::vector<std::string> describe() const;
 
  private:

@@ -90,15 +90,20 @@ GraphTensor GraphState::addNode(GraphNode node, TensorShape shape) {
   return GraphTensor{nodes.back().output};
 }
 
-TensorShape GraphState::kernelShape(const UnaryKernel& kernel, TensorShape in,
-                                    const std::string& node) const {
-  // The kernel reads its source channel window (a channel split or slice reads part of it).
-  const uint32_t first = kernel.sourceFeatureChannelOffset;
+uint32_t GraphState::channelWindow(uint32_t first, uint32_t maxCount, TensorShape in,
+                                   const std::string& node) const {
   if (first >= in.featureChannels)
     throw Error(ErrorCode::invalidArgument, what(node) + ": sourceFeatureChannelOffset " +
                                                 std::to_string(first) + " is beyond the input's " +
                                                 std::to_string(in.featureChannels) + " channels");
-  const uint32_t window = std::min(in.featureChannels - first, kernel.sourceFeatureChannelMaxCount);
+  return std::min(in.featureChannels - first, maxCount);
+}
+
+TensorShape GraphState::kernelShape(const UnaryKernel& kernel, TensorShape in,
+                                    const std::string& node) const {
+  // The kernel reads its source channel window (a channel split or slice reads part of it).
+  const uint32_t window = channelWindow(kernel.sourceFeatureChannelOffset,
+                                        kernel.sourceFeatureChannelMaxCount, in, node);
   return {kernel.destinationWidth(in.width), kernel.destinationHeight(in.height),
           kernel.destinationFeatureChannels(window)};
 }

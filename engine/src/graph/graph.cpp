@@ -1,8 +1,8 @@
-// The Graph's front: construction, compile() running the phases in order (build.cpp and
-// build_tensor.cpp record nodes; optimize.cpp rewrites them, the one owner of fusion; storage.cpp
-// plans concatenations; lower.cpp makes the kernels; schedule.cpp orders them in levels), and
-// describe(). Encoding is encode.cpp, over the batch plan of plan.cpp. See vkcnn/graph.h for the
-// contract.
+// The Graph's front: construction, plan() and compile() running the phases in order (build.cpp
+// and build_tensor.cpp record nodes; plan(): optimize.cpp rewrites them, the one owner of fusion,
+// storage.cpp plans concatenations, schedule.cpp orders them in levels, all without a device;
+// compile(): lower.cpp makes the kernels), and describe(). Encoding is encode.cpp, over the batch
+// plan of plan.cpp. See vkcnn/graph.h for the contract.
 #include "vkcnn/graph.h"
 
 #include <sstream>
@@ -25,9 +25,9 @@ Graph::~Graph() = default;
 Graph::Graph(Graph&&) noexcept = default;
 Graph& Graph::operator=(Graph&&) noexcept = default;
 
-void Graph::compile() {
+void Graph::plan() {
   auto& s = *state_;
-  if (s.compiled) return;
+  if (s.planned) return;
   if (s.outputs.empty())
     throw Error(ErrorCode::invalidArgument, "graph '" + s.options.label + "' has no outputs");
   {
@@ -35,13 +35,20 @@ void Graph::compile() {
     if (s.options.optimize) s.optimize();
     s.planConcatenations(s.options.optimize);
   }
+  s.schedule();
+  s.planned = true;
+}
+
+void Graph::compile() {
+  auto& s = *state_;
+  if (s.compiled) return;
+  plan();
   {
     PhaseTimer timer(s.context.impl()->loadClock(), LoadPhase::lower);
     detail::UploadBatch uploads(*s.context.impl());
     s.lower();
     uploads.finish();
   }
-  s.schedule();
   s.compiled = true;
 }
 

@@ -124,8 +124,9 @@ struct MakeImageKernel {
 
 // The kernels' own rules, so a shape is never computed twice: a convolution transpose's from its
 // descriptor (its kernel uploads weights), an instance normalisation keeps its source's (its kernel
-// uploads gamma and beta), and every other kernel, whose constructor only checks and keeps its
-// parameters, answers as a probe that is then dropped.
+// uploads gamma and beta), a window is its rectangle and channel window (a Neuron, which binds a
+// device buffer), and every other kernel, whose constructor only checks and keeps its parameters,
+// answers as a probe that is then dropped. None of this waits for the device.
 TensorShape GraphState::imageKernelShape(const ImageKernelParameters& parameters, TensorShape in,
                                          const std::string& node) const {
   if (const auto* t = std::get_if<ConvolutionTransposeParameters>(&parameters)) {
@@ -135,6 +136,8 @@ TensorShape GraphState::imageKernelShape(const ImageKernelParameters& parameters
             d.outputFeatureChannels};
   }
   if (std::holds_alternative<InstanceNormalizationDescriptor>(parameters)) return in;
+  if (const auto* w = std::get_if<ImageWindow>(&parameters))
+    return {w->width, w->height, channelWindow(w->channel, w->channels, in, node)};
   return kernelShape(*std::visit(MakeImageKernel{context}, parameters), in, node);
 }
 
@@ -215,12 +218,10 @@ void GraphState::lowerNode(GraphNode& n, TensorDataType dataType) {
     auto k = std::make_shared<ImageToTensor>(context, TensorLayout::NCHW);
     k->dataType = dataType;
     n.tensorKernel = k;
-    statistics.conversions++;
   } else if (n.as<ToImageNode>()) {
     auto k = std::make_shared<TensorToImage>(context, TensorLayout::NCHW);
     k->channelFormat = options.channelFormat;
     n.tensorKernel = k;
-    statistics.conversions++;
   } else if (auto* constant = n.as<ConstantNode>()) {
     TensorDescriptor d{tensors[n.output].tensorShape, dataType, n.name};
     constant->tensor = Tensor(context, d);
@@ -245,11 +246,6 @@ void GraphState::lowerNode(GraphNode& n, TensorDataType dataType) {
   if (n.unary) n.unary->label = n.name;
   if (n.binary) n.binary->label = n.name;
   if (n.copy) n.copy->label = n.name;
-  const auto* concat = n.as<ConcatNode>();
-  const auto* tensorConcat = n.as<TensorConcatNode>();
-  statistics.kernels += concat         ? uint32_t(concat->copies.size())
-                        : tensorConcat ? uint32_t(n.inputs.size())
-                                       : 1;
 }
 
 }  // namespace vkcnn::detail

@@ -1,4 +1,4 @@
-// planBatch(): the batch plan of plan.h, from the compiled GraphState and the chunks' sizes.
+// planBatch(): the batch plan of plan.h, from the planned GraphState and the chunks' sizes.
 #include "graph/plan.h"
 
 #include <algorithm>

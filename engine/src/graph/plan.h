@@ -3,7 +3,7 @@
 // images per piece as the array-layer limit allows for that value alone. A kernel runs once per
 // segment of the batch in which none of its images changes piece, so narrow layers cover the
 // whole batch in one dispatch and only the wide ones (a 2048-channel map takes 512 layers per
-// image) are split. Plain numbers from the compiled GraphState: no Image is made here.
+// image) are split. Plain numbers from the planned GraphState: no Image is made here.
 #pragma once
 
 #include <cstdint>

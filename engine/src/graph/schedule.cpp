@@ -1,11 +1,25 @@
-// schedule(): the live nodes in levels by list scheduling, and per root image the number of
-// kernels reading it (its readCount as a temporary). Runs after lower(), which says which nodes
-// are Tensor kernels.
+// schedule(): the live nodes in levels by list scheduling, per root image the number of kernels
+// reading it (its readCount as a temporary), and the kernels a run encodes. Part of plan(): it
+// reads only the nodes' kinds, not their kernels, so it runs before lower().
 #include <algorithm>
 
 #include "graph/state.h"
 
 namespace vkcnn::detail {
+
+// Whether lower() makes the node a Tensor kernel (a conversion included): the nodes whose output
+// is a Tensor, but constants, and the conversions back to an Image.
+bool GraphState::lowersToTensorKernel(const GraphNode& n) const {
+  return n.as<ToImageNode>() || (tensors[n.output].isTensor() && !n.as<ConstantNode>());
+}
+
+// The kernels a live node encodes per run: a copy per concatenated input it copies, one per
+// input of a Tensor concatenation, none for a constant, else one.
+uint32_t GraphState::kernelsOf(const GraphNode& n) const {
+  if (const auto* concat = n.as<ConcatNode>()) return uint32_t(concat->copies.size());
+  if (n.as<TensorConcatNode>()) return uint32_t(n.inputs.size());
+  return n.as<ConstantNode>() ? 0 : 1;
+}
 
 // Levels by list scheduling: a node goes one level after the last level that writes what it
 // reads, so independent kernels (inception branches, a residual block's shortcut) share a
@@ -46,6 +60,8 @@ void GraphState::schedule() {
   for (uint32_t i = 0; i < nodes.size(); ++i) {
     const GraphNode& n = nodes[i];
     if (n.removed) continue;
+    statistics.kernels += kernelsOf(n);
+    if (n.as<ToTensorNode>() || n.as<ToImageNode>()) statistics.conversions++;
     std::vector<uint32_t> reads;
     if (const auto* concat = n.as<ConcatNode>()) {
       // One copy kernel per input: each reads it once.
@@ -53,7 +69,7 @@ void GraphState::schedule() {
         reads.push_back(c.tensor);
         rootReads[rootOf(c.tensor)]++;
       }
-    } else if (n.tensorKernel) {
+    } else if (lowersToTensorKernel(n)) {
       // Tensor kernels read each source once, the same one twice too.
       reads = n.inputs;
       for (uint32_t t : reads) rootReads[rootOf(t)]++;

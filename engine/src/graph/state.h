@@ -1,5 +1,5 @@
 // GraphState: everything a Graph holds (its nodes and values, options, statistics, and after
-// compile() its schedule), with the small queries every phase asks of it. Each phase's member
+// plan() its schedule), with the small queries every phase asks of it. Each phase's member
 // functions live in that phase's file: building in build.cpp and build_tensor.cpp, the rewrites in
 // optimize.cpp, concatenation storage in storage.cpp, kernels in lower.cpp, levels in
 // schedule.cpp; encoding (plan.cpp, encode.cpp) only reads it.
@@ -23,9 +23,10 @@ struct GraphState {
   std::vector<GraphTensorInfo> tensors;
   std::vector<uint32_t> inputs, outputs;
   std::vector<std::string> inputNames, outputNames;
-  bool compiled = false;
+  bool planned = false;   // plan(): rewritten, stored and scheduled; no node can be added
+  bool compiled = false;  // compile(): planned, and its kernels made
   GraphStatistics statistics;
-  // The schedule (compile()): live nodes in levels; the nodes of one level are independent of
+  // The schedule (plan()): live nodes in levels; the nodes of one level are independent of
   // each other and share one barrier.
   std::vector<std::vector<uint32_t>> levels;
   // Per root tensor: kernels that read its image (its readCount as a temporary).
@@ -44,9 +45,10 @@ struct GraphState {
   }
 
   void requireBuilding(const std::string& node) const {
-    if (compiled)
-      throw Error(ErrorCode::misuse,
-                  what(node) + ": the graph is compiled; nodes can no longer be added");
+    if (planned)
+      throw Error(ErrorCode::misuse, what(node) + ": the graph is " +
+                                         (compiled ? "compiled" : "planned") +
+                                         "; nodes can no longer be added");
   }
 
   // A node whose output is a Tensor of `shape`.
@@ -76,6 +78,9 @@ struct GraphState {
   // An Image kernel node on x (build.cpp), its output shape from imageKernelShape.
   GraphTensor addImageKernel(GraphTensor x, ImageKernelParameters parameters,
                              const std::string& name);
+  // The channels a kernel reads from `in`: [first, first + maxCount) clipped to its channels.
+  uint32_t channelWindow(uint32_t first, uint32_t maxCount, TensorShape in,
+                         const std::string& node) const;
   // The destination of `kernel` for a source of shape `in` (its channel window included).
   TensorShape kernelShape(const UnaryKernel& kernel, TensorShape in, const std::string& node) const;
   // The output shape of an Image kernel node on `in` (lower.cpp: the kernel's own rules).
@@ -185,6 +190,8 @@ struct GraphState {
   void lowerNode(GraphNode& n, TensorDataType dataType);
   // schedule.cpp
   void schedule();
+  bool lowersToTensorKernel(const GraphNode& n) const;
+  uint32_t kernelsOf(const GraphNode& n) const;
 };
 
 }  // namespace vkcnn::detail

@@ -148,7 +148,6 @@ class Importer {
   bool batchLayoutFailed() const { return batchLayoutFailed_; }
 
   // ---- what an operator sees: the model and the node being imported ----
-  const Context& context() const { return context_; }
   Graph& graph() { return graph_; }
   int64_t opset() const { return opset_; }
   uint32_t batch() const { return batch_; }  // N of every image value
