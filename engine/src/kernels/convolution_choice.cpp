@@ -15,6 +15,14 @@
 #include "vkcnn/error.h"
 #include "vulkan/pipelines.h"
 
+namespace vkcnn {
+
+const char* toString(AccumulatorPrecision precision) {
+  return precision == AccumulatorPrecision::float16 ? "float16" : "float32";
+}
+
+}  // namespace vkcnn
+
 namespace vkcnn::detail {
 
 // The GEMM shaders' tiles, as their .comp files take them from convolution_tiles.h; the split-k
