@@ -1,8 +1,8 @@
 // Dense convolution as an implicit GEMM on the matrix units (GL_NV_cooperative_matrix, float16
-// operands, float32 accumulation) in large tiles: the layers with enough output pixels to give
-// every multiprocessor a tile (convolution.cpp picks; convolution_matrix.glsl takes the rest, with
-// its reduction split inside the workgroup). The tile's shape comes from specialization constants
-// (convolution_tiles.h holds the table; ids below).
+// operands, float32 accumulation or float16: below) in large tiles: the layers with enough output
+// pixels to give every multiprocessor a tile (convolution.cpp picks; convolution_matrix.glsl takes
+// the rest, with its reduction split inside the workgroup). The tile's shape comes from
+// specialization constants (convolution_tiles.h holds the table; ids below).
 //
 // Rows are destination pixels of all images, columns output channels, and the reduction runs
 // over k = (tap * S + s) * 4 + c (input channel 4s + c of the tap, S = input slices), in chunks
