@@ -33,6 +33,7 @@ uint64_t walk(const RecordReader& r, int depth) {
     attempt([&] { sum += r.string(key).size(); });
     attempt([&] { sum += r.i64s(key).size() + r.f32s(key).size() + r.u32s(key).size(); });
     attempt([&] { sum += r.tensor(key, 16); });
+    attempt([&] { sum += r.tensors(key, 16).size(); });
     attempt([&] { sum += r.bytes(key).size(); });
     if (depth < 8) {
       attempt([&] { sum += walk(r.record(key), depth + 1); });

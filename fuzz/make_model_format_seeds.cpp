@@ -5,12 +5,12 @@
 // from the records a decoder reads), one with nothing but its provenance, one with an optional
 // section of a kind no reader knows.
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "archive/archive.h"
+#include "vkcnn/error.h"
 
 using namespace vkcnn::archive;
 
@@ -40,26 +40,7 @@ std::vector<uint8_t> floats(size_t n) {
   return bytes;
 }
 
-void save(const std::string& dir, const std::string& name, const Writer& w) {
-  const std::vector<uint8_t> bytes = w.build();
-  const std::string path = dir + "/" + name + ".vkcnn";
-  FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f || std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size()) {
-    std::perror(path.c_str());
-    std::exit(1);
-  }
-  std::fclose(f);
-}
-
-}  // namespace
-
-int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s DIR\n", argv[0]);
-    return 2;
-  }
-  const std::string dir = argv[1];
-
+void writeSeeds(const std::string& dir) {
   Writer conv(provenance());
   const uint32_t weight = conv.addWeight("conv.weight", WeightType::f32, {4, 3, 1, 1}, floats(12));
   const uint32_t bias = conv.addWeight("conv.bias", WeightType::f32, {4}, floats(4));
@@ -75,17 +56,34 @@ int main(int argc, char** argv) {
   inputs.tensor({1, "x"}, 5);
   nodes[0].u32(kOp, 1).tensor(kWeight, weight).tensor(kBias, bias).u32s(kStride, stride);
   nodes[0].i32s(kPads, pads).record(kInputs, inputs);
+  const std::vector<uint32_t> outputs{6, 7};
+  nodes[0].tensors({9, "output"}, outputs);
   nodes[1].u32(kOp, 2).f32(kAlpha, 0.1f).string({8, "name"}, "relu");
   RecordWriter graph;
   graph.records(kNodes, nodes);
   conv.addSection(uint32_t(SectionKind::graph), graph.finish());
-  save(dir, "conv_relu", conv);
+  conv.write(dir + "/conv_relu.vkcnn");
 
-  save(dir, "empty", Writer(provenance()));
+  Writer(provenance()).write(dir + "/empty.vkcnn");
 
   Writer future(provenance());
   future.addWeight("w", WeightType::u8, {5}, {1, 2, 3, 4, 5});
   future.addSection(fourCc("NEXT"), {1, 2, 3, 4, 5, 6, 7, 8}, /*optional=*/true, 16);
-  save(dir, "optional_section", future);
+  future.write(dir + "/optional_section.vkcnn");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s DIR\n", argv[0]);
+    return 2;
+  }
+  try {
+    writeSeeds(argv[1]);
+  } catch (const vkcnn::Error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  }
   return 0;
 }

@@ -16,6 +16,7 @@ layout(set = 0, binding = 1, VKCNN_OUTPUT_FORMAT) uniform VKCNN_OUTPUT_IMAGE uDe
 layout(push_constant) uniform Push { GlobalPoolingPush pc; };
 
 #include "image_io.glsl"
+#include "nan.glsl"
 
 // Sized by the workgroup, not by the largest one: 64 lanes (7x7 maps) take 2 KiB, not 32, so that
 // a multiprocessor holds 32 of their workgroups instead of 7 (a 7x7 average pool at batch 32 was
@@ -38,7 +39,7 @@ void main() {
   for (int i = lane; i < total; i += VKCNN_GLOBAL_POOLING_LANES) {
     vec4 v = readChannels(uSource, pc.source, ivec2(i % size.x, i / size.x), img, c0);
     sum += v;
-    largest = max(largest, v);
+    largest = nanMax(largest, v);  // a NaN anywhere is the result, as in PyTorch
   }
   sSum[lane] = sum;
   sMax[lane] = largest;
@@ -46,7 +47,7 @@ void main() {
   for (int span = VKCNN_GLOBAL_POOLING_LANES / 2; span > 0; span >>= 1) {
     if (lane < span) {
       sSum[lane] += sSum[lane + span];
-      sMax[lane] = max(sMax[lane], sMax[lane + span]);
+      sMax[lane] = nanMax(sMax[lane], sMax[lane + span]);
     }
     barrier();
   }

@@ -68,7 +68,10 @@ void main() {
     squares += e * e;
   }
   vec4 sumE = groupSum(deviation);
-  vec4 variance = max((groupSum(squares) - sumE * sumE / float(pixels)) / float(pixels), 0.0);
+  // Rounding can leave a tiny negative variance; a NaN one (infinities in the image) must stay NaN,
+  // which GLSL's max may not keep (nan.glsl).
+  vec4 variance = (groupSum(squares) - sumE * sumE / float(pixels)) / float(pixels);
+  variance = nanMax(variance, vec4(0.0));
 
   vec4 scale, shift;
   vec4 inverseDeviation = inversesqrt(variance + pc.epsilon);

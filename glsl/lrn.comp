@@ -37,5 +37,8 @@ void main() {
   }
   vec4 x = readChannels(uSource, pc.source, src, img, c0);
   vec4 base = vec4(pc.bias) + pc.alphaOverSize * squares;
-  writeSlice(pc.destination, dst, img, t, x * exp2(-pc.beta * log2(base)));
+  // base^-beta, NaN for a NaN base (a NaN in the window): GLSL leaves log2/pow of NaN undefined,
+  // and lavapipe's gives a finite number. An infinite base gives 0, as x / inf^beta does.
+  vec4 scale = mix(exp2(-pc.beta * log2(base)), base, isnan(base));
+  writeSlice(pc.destination, dst, img, t, x * scale);
 }

@@ -11,6 +11,7 @@ layout(set = 0, binding = 1, VKCNN_OUTPUT_FORMAT) uniform VKCNN_OUTPUT_IMAGE uDe
 layout(push_constant) uniform Push { PoolingPush pc; };
 
 #include "image_io.glsl"
+#include "nan.glsl"
 
 // Taps k in [0, kernel) with lo <= start + k * dilation < hi.
 int tapsWithin(int start, int kernel, int dilation, int lo, int hi) {
@@ -44,7 +45,7 @@ void main() {
       int x = start.x + kx * P.dilationX;
       if (x < 0 || x >= size.x) continue;
       vec4 v = readChannels(uSource, pc.source, ivec2(x, y), img, c0);
-      largest = max(largest, v);
+      largest = nanMax(largest, v);  // a NaN in the window is the result, as in PyTorch
       sum += v;
       seen = true;
     }

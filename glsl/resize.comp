@@ -38,6 +38,11 @@ ivec2 linearTaps(ResizeAxis axis, int u, out float t) {
   return clamp(ivec2(i, i + 1), 0, axis.size - 1);
 }
 
+// a * (1 - t) + b * t, PyTorch's and onnxruntime's weighting: mix() may compute a + t * (b - a),
+// which turns two equal infinities into inf - inf = NaN (NaN still spreads through a zero weight,
+// as in those kernels).
+vec4 lerp(vec4 a, vec4 b, float t) { return a * (1.0 - t) + b * t; }
+
 void main() {
   ivec3 gid = ivec3(gl_GlobalInvocationID);
   Geometry g = pc.geometry;
@@ -55,11 +60,11 @@ void main() {
     float tx, ty;
     ivec2 xs = linearTaps(pc.x, u.x, tx);
     ivec2 ys = linearTaps(pc.y, u.y, ty);
-    vec4 top = mix(readChannels(uSource, pc.source, ivec2(xs.x, ys.x), img, c0),
-                   readChannels(uSource, pc.source, ivec2(xs.y, ys.x), img, c0), tx);
-    vec4 bottom = mix(readChannels(uSource, pc.source, ivec2(xs.x, ys.y), img, c0),
-                      readChannels(uSource, pc.source, ivec2(xs.y, ys.y), img, c0), tx);
-    y = mix(top, bottom, ty);
+    vec4 top = lerp(readChannels(uSource, pc.source, ivec2(xs.x, ys.x), img, c0),
+                    readChannels(uSource, pc.source, ivec2(xs.y, ys.x), img, c0), tx);
+    vec4 bottom = lerp(readChannels(uSource, pc.source, ivec2(xs.x, ys.y), img, c0),
+                       readChannels(uSource, pc.source, ivec2(xs.y, ys.y), img, c0), tx);
+    y = lerp(top, bottom, ty);
   }
   writeSlice(pc.destination, dst, img, t, y);
 }

@@ -14,6 +14,7 @@ layout(set = 0, binding = 1, VKCNN_OUTPUT_FORMAT) uniform VKCNN_OUTPUT_IMAGE uDe
 layout(push_constant) uniform Push { SoftmaxPush pc; };
 
 #include "image_io.glsl"
+#include "nan.glsl"
 
 void main() {
   ivec3 gid = ivec3(gl_GlobalInvocationID);
@@ -25,11 +26,13 @@ void main() {
   int channels = pc.source.featureChannels;
 
   // Subtracting the maximum keeps exp() finite for any logits; lanes past the window stay out.
+  // A NaN maximum (nan.glsl) makes every output NaN, and a +inf one gives exp(inf - inf), as
+  // PyTorch's softmax does; all -inf gives 0 / 0.
   float m = -3.402823466e38;
   for (int c = 0; c < channels; c += 4) {
     vec4 x = readChannels(uSource, pc.source, src, img, c);
     for (int k = 0; k < 4; ++k)
-      if (c + k < channels) m = max(m, x[k]);
+      if (c + k < channels) m = nanMax(m, x[k]);
   }
   float sum = 0.0;
   for (int c = 0; c < channels; c += 4) {
@@ -37,7 +40,7 @@ void main() {
     for (int k = 0; k < 4; ++k)
       if (c + k < channels) sum += exp(x[k] - m);
   }
-  // sum >= 1: the maximum contributes exp(0).
+  // sum >= 1 for finite logits: the maximum contributes exp(0).
   float logSum = log(sum);
   float inverseSum = 1.0 / sum;
 

@@ -15,9 +15,13 @@ layout(set = 0, binding = 2, std430) writeonly buffer Destination { TENSOR_T dst
 shared float bestValue[128];
 shared int bestIndex[128];
 
-// op: 0 argmax, 1 argmin; i0: 1 selects the last of equal elements.
+// op: 0 argmax, 1 argmin; i0: 1 selects the last of equal elements. A NaN beats every number
+// for both, as in PyTorch's argmax/argmin (NaN propagates through max and min); among NaNs the
+// rule for equal elements decides. Tested explicitly: ordered compares are false for NaN.
 bool better(float v, int i, float w, int j) {  // (v, i) beats (w, j)
   if (j < 0) return true;
+  const bool vNan = isnan(v), wNan = isnan(w);
+  if (vNan || wNan) return vNan && (!wNan || (p.i0 != 0 ? i > j : i < j));
   if (v == w) return p.i0 != 0 ? i > j : i < j;
   return p.op == 0 ? v > w : v < w;
 }

@@ -9,11 +9,14 @@
 #define VKCNN_COMBINE_MIN 2
 #define VKCNN_COMBINE_PROD 3
 
+#include "nan.glsl"
+
 shared float partial[VKCNN_GROUP_SIZE];
 
+// Max and min propagate NaN (nan.glsl), as PyTorch's amax/amin and softmax do.
 float combine(float a, float b, int mode) {
-  if (mode == VKCNN_COMBINE_MAX) return max(a, b);
-  if (mode == VKCNN_COMBINE_MIN) return min(a, b);
+  if (mode == VKCNN_COMBINE_MAX) return nanMax(a, b);
+  if (mode == VKCNN_COMBINE_MIN) return nanMin(a, b);
   if (mode == VKCNN_COMBINE_PROD) return a * b;
   return a + b;
 }

@@ -22,7 +22,7 @@ void main() {
   ivec4 base = outerOffsets(item);
   float m = uintBitsToFloat(0xFF800000u);
   for (int j = lid; j < p.innerCount; j += step)
-    m = max(m, float(src[base.x + innerOffsets(j).x]));
+    m = nanMax(m, float(src[base.x + innerOffsets(j).x]));  // NaN: a NaN row, as PyTorch
   if (!serial) m = groupReduce(m, VKCNN_COMBINE_MAX);
   float s = 0.0;
   for (int j = lid; j < p.innerCount; j += step)

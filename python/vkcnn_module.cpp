@@ -11,7 +11,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <map>
+#include <span>
 #include <optional>
 #include <string>
 #include <vector>
@@ -109,8 +111,44 @@ class PySession {
   }
 
   // {name: C-contiguous float32 array} (the package converted them) -> {name: array}, every
-  // output in the model's order.
+  // output in the model's order. Arrays that are exactly the inputs go to the GPU straight from
+  // numpy's memory and the outputs come straight into new arrays (Session::run on spans); any
+  // other set goes through Session::run on named tensors, whose checks name what is wrong.
   py::dict run(const std::map<std::string, FloatArray>& arrays) {
+    if (!matchesInputs(arrays)) return runNamed(arrays);
+    std::vector<std::span<const float>> in;
+    for (const vkcnn::SessionTensorInfo& info : session_->inputs()) {
+      const FloatArray& a = arrays.at(info.name);
+      in.emplace_back(a.data(), size_t(a.size()));
+    }
+    py::dict result;
+    std::vector<std::span<float>> out;
+    for (const vkcnn::SessionTensorInfo& info : session_->outputs()) {
+      FloatArray array(std::vector<py::ssize_t>(info.shape.begin(), info.shape.end()));
+      out.emplace_back(array.mutable_data(), info.elementCount);
+      result[py::str(info.name)] = std::move(array);
+    }
+    {
+      py::gil_scoped_release release;  // `arrays` and `result` keep the memory alive
+      session_->run(in, out);
+    }
+    return result;
+  }
+
+ private:
+  // Every input given, under its name and with its shape, and nothing else.
+  bool matchesInputs(const std::map<std::string, FloatArray>& arrays) const {
+    if (arrays.size() != session_->inputs().size()) return false;
+    for (const vkcnn::SessionTensorInfo& info : session_->inputs()) {
+      auto it = arrays.find(info.name);
+      if (it == arrays.end() || size_t(it->second.ndim()) != info.shape.size() ||
+          !std::equal(info.shape.begin(), info.shape.end(), it->second.shape()))
+        return false;
+    }
+    return true;
+  }
+
+  py::dict runNamed(const std::map<std::string, FloatArray>& arrays) {
     std::map<std::string, vkcnn::HostTensor> inputs;
     for (const auto& [name, array] : arrays) {
       vkcnn::HostTensor t;
@@ -133,7 +171,6 @@ class PySession {
     return result;
   }
 
- private:
   std::optional<vkcnn::Session> session_;
 };
 

@@ -378,3 +378,36 @@ TEST_CASE("arithmetic: shapes that do not broadcast are errors naming both shape
                     "operation 7");
   CHECK(cb.encodingStatistics().dispatches == 0);
 }
+
+TEST_CASE("arithmetic: NaN and infinities propagate as in PyTorch, through fused neurons") {
+  // IEEE arithmetic (inf - inf, 0 * inf and 0 / 0 are NaN), then the neuron, whose max/min/clamp
+  // keep the NaN (glsl/neuron.glsl; GLSL's own may return the other operand).
+  const NeuronDescriptor neurons[] = {NeuronDescriptor{}, NeuronDescriptor::relu(),
+                                      NeuronDescriptor::relu6(),
+                                      NeuronDescriptor::of(NeuronType::sigmoid), prelu(6)};
+  uint32_t seed = 4000;
+  for (ChannelFormat format : {ChannelFormat::float32, ChannelFormat::float16})
+    for (ArithmeticOperation operation : kOperations)
+      for (const NeuronDescriptor& neuron : neurons) {
+        CAPTURE(std::string(toString(format)));
+        CAPTURE(std::string(toString(operation)));
+        CAPTURE(std::string(toString(neuron.type)));
+        Tensor a = roundedTo(randomTensor(1, 6, 3, 4, seed, -2, 2), format);
+        Tensor b = roundedTo(divisors(1, 6, 3, 4, seed + 1), format);
+        ++seed;
+        sprinkleSpecials(a.data, 5, 0);
+        sprinkleSpecials(b.data, 7, 1);
+        b.data[20] = 0;  // x / 0
+        Image primary = makeImage(a, format, "a");
+        Image secondary = makeImage(b, format, "b");
+        const ImageDescriptor dd{4, 3, 6, 1, format};
+        Image destination(context(), dd);
+        fill(destination, 1234.f);
+        Arithmetic kernel(context(), operation, neuron);
+        runOnce([&](CommandBuffer& cb) { kernel.encode(cb, primary, secondary, destination); });
+        compareSpecials(
+            download(destination),
+            roundedTo(reference(kernel, {}, 0, operation, {}, neuron, a, b, dd), format),
+            format == ChannelFormat::float32 ? 1e-5 : 2e-3);
+      }
+}

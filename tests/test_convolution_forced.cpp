@@ -756,19 +756,38 @@ TEST_CASE("convolution: a batch's pieces in one matrix-unit dispatch") {
   }
 }
 
+namespace {
+
+// The tuning cases' shape: 1x1 5 -> 20 channels over 3 images of 110x110 in float32, its source,
+// weights and bias from seeds `seed` to `seed` + 2.
+struct TuningShape {
+  Case c;
+  Tensor x;
+  std::vector<float> w, bias;
+  explicit TuningShape(uint32_t seed) {
+    c.descriptor = ConvolutionDescriptor::make(1, 1, 5, 20, NeuronDescriptor::relu());
+    c.width = c.height = 110;
+    c.sourceImages = 3;
+    c.seed = seed;
+    x = roundedTo(randomTensor(c.sourceImages, 5, c.height, c.width, c.seed, -1, 1), c.format);
+    w = randomWeights(c.descriptor, c.seed + 1);
+    bias = randomFloats(20, c.seed + 2);
+  }
+};
+
+}  // namespace
+
 TEST_CASE(
     "convolution: a tuned configuration is used; the tuning file round-trips and a damaged "
     "or foreign one is ignored") {
   // 1x1, 3 images of 110x110, 5 -> 20 channels in float32: the cost model picks the portable
   // two-stage 128 x 16 GEMM tile (gemm_128x16w8) on every device; the tuning entry forces another.
-  Case c;
-  c.descriptor = ConvolutionDescriptor::make(1, 1, 5, 20, NeuronDescriptor::relu());
-  c.width = c.height = 110;
-  c.sourceImages = 3;
-  c.seed = 41;
+  TuningShape shape(41);
+  const Case& c = shape.c;
   const ConvolutionDescriptor& d = c.descriptor;
-  Tensor x = roundedTo(randomTensor(c.sourceImages, 5, c.height, c.width, c.seed, -1, 1), c.format);
-  std::vector<float> w = randomWeights(d, c.seed + 1), bias = randomFloats(20, c.seed + 2);
+  const Tensor& x = shape.x;
+  const std::vector<float>& w = shape.w;
+  const std::vector<float>& bias = shape.bias;
   Convolution kernel(context(), d, w, bias);
   runWith(kernel, c, x, w, bias);
   CHECK(kernel.configuration() == "gemm_128x16w8");
@@ -883,14 +902,12 @@ TEST_CASE(
     "first encode and the winner is written to the tuning file") {
   // The shape of the test above: three candidates (gemm_128x16w8, gemm_large, gemm_small) on every
   // device.
-  Case c;
-  c.descriptor = ConvolutionDescriptor::make(1, 1, 5, 20, NeuronDescriptor::relu());
-  c.width = c.height = 110;
-  c.sourceImages = 3;
-  c.seed = 43;
+  TuningShape shape(43);
+  const Case& c = shape.c;
   const ConvolutionDescriptor& d = c.descriptor;
-  Tensor x = roundedTo(randomTensor(c.sourceImages, 5, c.height, c.width, c.seed, -1, 1), c.format);
-  std::vector<float> w = randomWeights(d, c.seed + 1), bias = randomFloats(20, c.seed + 2);
+  const Tensor& x = shape.x;
+  const std::vector<float>& w = shape.w;
+  const std::vector<float>& bias = shape.bias;
   const Tensor expected = reference(c, x, w, bias, 110, 110, 3, 20);
 
   const std::filesystem::path dir =

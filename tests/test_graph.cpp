@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "scoped_choice.h"
+#include "reference.h"
 #include "test_support.h"
 #include "vkcnn/graph.h"
 #include "vkcnn/pooling.h"
@@ -16,24 +17,15 @@ using namespace vkcnn::test;
 namespace {
 
 // Same-padded convolution (MPS default, stride 1, odd kernel) in double precision, MPS weight
-// order.
+// order (reference.h).
 Tensor convolve(const Tensor& x, uint32_t outChannels, uint32_t k, const std::vector<float>& w,
                 const std::vector<float>& b) {
-  Tensor y(x.n, outChannels, x.h, x.w);
-  const int r = int(k / 2);
-  for (uint32_t i = 0; i < x.n; ++i)
-    for (uint32_t o = 0; o < outChannels; ++o)
-      for (uint32_t yy = 0; yy < x.h; ++yy)
-        for (uint32_t xx = 0; xx < x.w; ++xx) {
-          double acc = b.empty() ? 0 : b[o];
-          for (uint32_t ky = 0; ky < k; ++ky)
-            for (uint32_t kx = 0; kx < k; ++kx)
-              for (uint32_t c = 0; c < x.c; ++c)
-                acc += w[((size_t(o) * k + ky) * k + kx) * x.c + c] *
-                       x.atOrZero(i, c, int64_t(yy) + ky - r, int64_t(xx) + kx - r);
-          y.at(i, o, yy, xx) = acc;
-        }
-  return y;
+  ReferenceConvolution c;
+  c.kernelWidth = c.kernelHeight = k;
+  c.inputChannels = x.c;
+  c.outputChannels = outChannels;
+  c.left = c.top = k / 2;
+  return test::convolve(x, c, w, b, x.h, x.w);
 }
 
 Tensor map(Tensor t, double (*f)(double)) {
@@ -710,16 +702,12 @@ TEST_CASE("graph: fully connected layers over a batch in pieces read their weigh
   // y[i][o] = b[o] + sum over the window of w[o][ky][kx][c] x[i][c][ky][kx], then relu or not.
   auto fc = [](const Tensor& in, uint32_t out, const std::vector<float>& w,
                const std::vector<float>& b, bool relu) {
-    Tensor y(in.n, out, 1, 1);
-    for (uint32_t i = 0; i < in.n; ++i)
-      for (uint32_t o = 0; o < out; ++o) {
-        double acc = b.empty() ? 0 : b[o];
-        size_t k = size_t(o) * in.h * in.w * in.c;
-        for (uint32_t ky = 0; ky < in.h; ++ky)
-          for (uint32_t kx = 0; kx < in.w; ++kx)
-            for (uint32_t c = 0; c < in.c; ++c) acc += w[k++] * in.at(i, c, ky, kx);
-        y.at(i, o, 0, 0) = relu ? std::max(acc, 0.0) : acc;
-      }
+    ReferenceConvolution c;  // the window spans the source
+    c.kernelWidth = in.w, c.kernelHeight = in.h;
+    c.inputChannels = in.c, c.outputChannels = out;
+    Tensor y = test::convolve(in, c, w, b, 1, 1);
+    if (relu)
+      for (double& v : y.data) v = std::max(v, 0.0);
     return y;
   };
   const bool pieces = Image::maxNumberOfImages(context(), 4096) == 2 &&

@@ -185,7 +185,7 @@ TEST_CASE("model format: the checksum is XXH64 (seed 0)") {
 TEST_CASE("model format: a record's fields read back as written") {
   constexpr FieldKey kA{1, "a"}, kB{2, "b"}, kC{3, "c"}, kD{4, "d"}, kE{5, "e"}, kF{6, "f"},
       kG{7, "g"}, kH{8, "h"}, kI{9, "i"}, kJ{10, "j"}, kK{11, "k"}, kL{12, "l"}, kM{13, "m"},
-      kN{14, "n"}, kMissing{99, "missing"};
+      kN{14, "n"}, kO{15, "o"}, kMissing{99, "missing"};
   RecordWriter inner;
   inner.u32(kA, 7);
   std::vector<RecordWriter> list(3);
@@ -198,11 +198,12 @@ TEST_CASE("model format: a record's fields read back as written") {
   RecordWriter w;
   w.u32(kA, 42).i32(kB, -3).f32(kC, 2.5f).u64(kD, 1ull << 50).i64(kE, -(1ll << 50));
   w.string(kF, "héllo").u32s(kG, u32s).i32s(kH, i32s).f32s(kI, f32s).i64s(kJ, i64s);
-  w.tensor(kK, 4).record(kL, inner).records(kM, list).bytes(kN, raw);
+  const std::vector<uint32_t> refs{0, 4, 2};
+  w.tensor(kK, 4).record(kL, inner).records(kM, list).bytes(kN, raw).tensors(kO, refs);
   const std::vector<uint8_t> bytes = w.finish();
 
   const RecordReader r(bytes, "record");
-  CHECK(r.keys().size() == 14);
+  CHECK(r.keys().size() == 15);
   CHECK(r.u32(kA) == 42);
   CHECK(r.i32(kB) == -3);
   CHECK(r.f32(kC) == 2.5f);
@@ -221,6 +222,7 @@ TEST_CASE("model format: a record's fields read back as written") {
   REQUIRE(records.size() == 3);
   CHECK(records[2].u32(kA) == 102);
   CHECK((std::vector<uint8_t>(r.bytes(kN).begin(), r.bytes(kN).end()) == raw));
+  CHECK((r.tensors(kO, 5) == refs));
   // Fields a file from before they existed lacks read as the caller's default.
   CHECK(!r.has(kMissing));
   CHECK(r.u32(kMissing, 5) == 5);
@@ -242,6 +244,8 @@ TEST_CASE("model format: a record's fields read back as written") {
   CHECK(message([&] { r.u32(kF, 1); }).find("is a string") != std::string::npos);
   CHECK(message([&] { r.tensor(kK, 4); }) ==
         "vkcnn: record: field 'k' (key 11) refers to tensor 4, but there are 4");
+  CHECK(message([&] { r.tensors(kO, 4); }) ==
+        "vkcnn: record: field 'o' (key 15) refers (at 1) to tensor 4, but there are 4");
   // A key written twice is the writer's mistake.
   RecordWriter twice;
   twice.u32(kA, 1);
@@ -385,6 +389,19 @@ TEST_CASE("model format: the writer refuses what it cannot write, and leaves no 
   CHECK_THROWS_AS(w.addSection(uint32_t(SectionKind::weights), {}), Error);
   w.addSection(uint32_t(SectionKind::graph), {1, 0, 0, 0});
   CHECK_THROWS_AS(w.addSection(uint32_t(SectionKind::graph), {}), Error);
+
+  // A folder that is not there is not made.
+  const std::filesystem::path nowhere = scratch("no_folder") / "model.vkcnn";
+  try {
+    w.write(nowhere.string());
+    FAIL("written into a folder that was not there");
+  } catch (const Error& e) {
+    CHECK((e.code() == ErrorCode::io));
+    CHECK(std::string(e.what()) == "vkcnn: cannot write model '" + nowhere.string() +
+                                       "': its folder '" + nowhere.parent_path().string() +
+                                       "' is not there");
+  }
+  CHECK(!std::filesystem::exists(nowhere.parent_path()));
 
   // A destination that is a directory: the rename fails, the aside file is removed.
   const std::filesystem::path dir = scratch("is_a_directory.vkcnn");

@@ -1,5 +1,6 @@
 // Neuron kernel against the double-precision reference: every type, swept channel counts, both
-// float formats, batch sub-ranges, channel windows and unaligned destination channel offsets.
+// float formats, batch sub-ranges, channel windows and unaligned destination channel offsets;
+// NaN and infinities as PyTorch's kernels give them.
 #include <cmath>
 #include <limits>
 
@@ -174,4 +175,32 @@ TEST_CASE("neuron: kernels store float16 rounded to nearest even, saturated, as 
   Image viaHost(context(), {uint32_t(in.size()), 1, 1, 1, ChannelFormat::float16});
   viaHost.writeFloats(in, DataLayout::HeightxWidthxFeatureChannels);
   CHECK(viaHost.readFloats(DataLayout::HeightxWidthxFeatureChannels) == out);
+}
+
+TEST_CASE("neuron: NaN and infinities propagate as PyTorch's kernels propagate them") {
+  // GLSL's max/min/clamp may return the non-NaN operand (NVIDIA's do), so relu(NaN) was 0;
+  // glsl/neuron.glsl selects the NaN explicitly. Lavapipe may propagate NaN without that, so
+  // this test passing there is not proof on its own: the shader is correct by construction.
+  for (ChannelFormat format : {ChannelFormat::float32, ChannelFormat::float16}) {
+    for (uint32_t t = 0; t < kNeuronTypeCount; ++t) {
+      const auto type = NeuronType(t);
+      CAPTURE(std::string(toString(type)));
+      CAPTURE(std::string(toString(format)));
+      Tensor x = roundedTo(randomTensor(1, 7, 3, 5, 200 + t, -3, 3), format);
+      sprinkleSpecials(x.data, 4, t % 4);
+      // GLSL's pow and log are undefined for negative arguments: -inf is left out of both.
+      if (type == NeuronType::power || type == NeuronType::logarithm)
+        for (double& v : x.data)
+          if (v == -std::numeric_limits<double>::infinity()) v = 0;
+      NeuronDescriptor n = sampleNeuron(type, 7);
+      const Tensor expected = reference(x, n);
+      Image source = makeImage(x, format, "x");
+      Image destination(context(), {5, 3, 7, 1, format});
+      fill(destination, 1234.f);  // finite: an unwritten element must fail
+      Neuron kernel(context(), n);
+      runOnce([&](CommandBuffer& cb) { kernel.encode(cb, source, destination); });
+      compareSpecials(download(destination), roundedTo(expected, format),
+                      format == ChannelFormat::float32 ? 1e-4 : 1e-2);
+    }
+  }
 }

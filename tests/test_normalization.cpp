@@ -1,7 +1,7 @@
 // LocalResponseNormalization and InstanceNormalization against double-precision references:
 // swept channel counts and window sizes, odd and even image sizes, batch sub-ranges, clip and
 // offset, source channel windows into unaligned destination channel offsets, fused neurons,
-// values far from zero, float16, and every bad parameter.
+// values far from zero, float16, NaN and infinities, and every bad parameter.
 #include <cmath>
 #include <vector>
 
@@ -115,7 +115,47 @@ InstanceNormalizationDescriptor randomInstanceNorm(uint32_t channels, uint32_t s
   return d;
 }
 
+// 8 channels of 5x5: a NaN in channel 1, +inf in 3, -inf in 5, both infinities in 6.
+Tensor withSpecials(ChannelFormat format) {
+  Tensor x = roundedTo(randomTensor(1, 8, 5, 5, 123, -2, 2), format);
+  x.at(0, 1, 2, 3) = NAN;
+  x.at(0, 3, 0, 0) = INFINITY;
+  x.at(0, 5, 4, 1) = -INFINITY;
+  x.at(0, 6, 1, 1) = INFINITY;
+  x.at(0, 6, 3, 2) = -INFINITY;
+  return x;
+}
+
+// Runs `kernel` on `x` into a destination poisoned with a finite value; compares element by
+// element with `ref`, NaN and infinities included.
+template <typename Ref>
+void checkSpecials(UnaryKernel& kernel, const Tensor& x, ChannelFormat format, const Ref& ref) {
+  Image source = makeImage(x, format, "x");
+  Image output(context(), {x.w, x.h, x.c, x.n, format});
+  fill(output, 1234.f);
+  runOnce([&](CommandBuffer& cb) { kernel.encode(cb, source, output); });
+  compareSpecials(download(output), expectedDestination(kernel, x.n, x.c, x.h, x.w, x.c, ref),
+                  format == ChannelFormat::float32 ? 1e-4 : 4e-3);
+}
+
 }  // namespace
+
+TEST_CASE("lrn and instance norm: NaN and infinities propagate as in PyTorch") {
+  // LRN: a NaN reaches the channels whose window holds it; an infinite neighbour makes the
+  // denominator infinite (0 for finite x, NaN for the infinity itself: inf / inf). Instance
+  // norm: a channel holding NaN or an infinity has a NaN mean or variance, so all of it is NaN
+  // (its variance's clamp at 0 keeps the NaN: glsl/nan.glsl); the other channels are untouched.
+  for (ChannelFormat format : {ChannelFormat::float32, ChannelFormat::float16}) {
+    CAPTURE(std::string(toString(format)));
+    const Tensor x = withSpecials(format);
+    LocalResponseNormalization lrn(context(), {3, 0.8f, 0.75f, 1.5f});
+    checkSpecials(lrn, x, format, LrnReference{x, 0, 8, lrn.descriptor()});
+    for (const NeuronDescriptor& neuron : {NeuronDescriptor{}, NeuronDescriptor::relu()}) {
+      InstanceNormalization norm(context(), randomInstanceNorm(8, 5, neuron));
+      checkSpecials(norm, x, format, InstanceNormReference(x, 0, 8, norm.descriptor()));
+    }
+  }
+}
 
 // ---- LocalResponseNormalization ---------------------------------------------------------------
 

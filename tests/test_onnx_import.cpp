@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "onnx_model_builder.h"
+#include "reference.h"
 #include "test_support.h"
 #include "vkcnn/onnx.h"
 
@@ -21,28 +22,17 @@ struct ConvParams {
   uint32_t top = 0, left = 0, bottom = 0, right = 0;
 };
 
-// ONNX Conv: weights [M][C/g][kH][kW].
+// ONNX Conv: weights [M][C/g][kH][kW] (reference.h).
 Tensor conv(const Tensor& x, const std::vector<float>& w, const std::vector<float>& b,
             const ConvParams& p) {
-  const uint32_t oh = (x.h + p.top + p.bottom - ((p.kh - 1) * p.dh + 1)) / p.sh + 1;
-  const uint32_t ow = (x.w + p.left + p.right - ((p.kw - 1) * p.dw + 1)) / p.sw + 1;
-  const uint32_t cg = x.c / p.groups, mg = p.m / p.groups;
-  Tensor y(x.n, p.m, oh, ow);
-  for (uint32_t n = 0; n < x.n; ++n)
-    for (uint32_t o = 0; o < p.m; ++o)
-      for (uint32_t yy = 0; yy < oh; ++yy)
-        for (uint32_t xx = 0; xx < ow; ++xx) {
-          double acc = b.empty() ? 0 : b[o];
-          const uint32_t g = o / mg;
-          for (uint32_t i = 0; i < cg; ++i)
-            for (uint32_t ky = 0; ky < p.kh; ++ky)
-              for (uint32_t kx = 0; kx < p.kw; ++kx)
-                acc += double(w[((size_t(o) * cg + i) * p.kh + ky) * p.kw + kx]) *
-                       x.atOrZero(n, g * cg + i, int64_t(yy * p.sh + ky * p.dh) - p.top,
-                                  int64_t(xx * p.sw + kx * p.dw) - p.left);
-          y.at(n, o, yy, xx) = acc;
-        }
-  return y;
+  ReferenceConvolution c;
+  c.kernelWidth = p.kw, c.kernelHeight = p.kh;
+  c.inputChannels = x.c, c.outputChannels = p.m, c.groups = p.groups;
+  c.strideX = p.sw, c.strideY = p.sh, c.dilationX = p.dw, c.dilationY = p.dh;
+  c.left = p.left, c.top = p.top;
+  c.order = WeightOrder::onnx;
+  return convolve(x, c, w, b, convolvedSize(x.h, p.top + p.bottom, p.kh, p.sh, p.dh),
+                  convolvedSize(x.w, p.left + p.right, p.kw, p.sw, p.dw));
 }
 
 Tensor apply(Tensor t, double (*f)(double)) {

@@ -21,15 +21,8 @@ namespace {
 OnnxModelBuilder sortedModel() {
   OnnxModelBuilder b(13);
   b.input("x", {1, 3, 8, 8});
-  b.initializer("W", {4, 3, 3, 3}, randomFloats(4 * 3 * 9, 1));
-  b.initializer("B", {4}, randomFloats(4, 2));
+  addConvReluPool(b, "x", 3, randomFloats(4 * 3 * 9, 1), randomFloats(4, 2), "p");
   b.initializer("fc", {5, 64}, randomFloats(5 * 64, 3));
-  auto& c = b.node("Conv", {"x", "W", "B"}, {"c"}, "conv");
-  setAttribute(c, "pads", std::vector<int64_t>{1, 1, 1, 1});
-  b.node("Relu", {"c"}, {"r"}, "relu");
-  auto& p = b.node("MaxPool", {"r"}, {"p"}, "pool");
-  setAttribute(p, "kernel_shape", std::vector<int64_t>{2, 2});
-  setAttribute(p, "strides", std::vector<int64_t>{2, 2});
   b.node("Sigmoid", {"p"}, {"s"}, "gate");
   b.node("Mul", {"p", "s"}, {"g"}, "scale");
   b.node("Shape", {"g"}, {"shape"}, "shape");

@@ -81,7 +81,7 @@ double poolWindow(const Tensor& x, uint32_t image, uint32_t channel, int64_t sta
       const bool in = y >= 0 && xx >= 0 && y < int64_t(x.h) && xx < int64_t(x.w);
       if (in) {
         const double v = x.at(image, channel, uint32_t(y), uint32_t(xx));
-        largest = std::max(largest, v);
+        largest = nanMax(largest, v);
         sum += v;
         ++inside;
       }
@@ -399,7 +399,7 @@ Tensor referenceGlobal(const Tensor& x, uint32_t dn, uint32_t dc, uint32_t dh, u
         for (uint32_t xx = 0; xx < x.w; ++xx) {
           const double v = x.at(uint32_t(p.offset.z) + i, p.sourceChannelOffset + c, y, xx);
           sum += v;
-          largest = std::max(largest, v);
+          largest = nanMax(largest, v);
         }
       const double value = average ? sum / (double(x.w) * x.h) : largest;
       for (uint32_t py = r.y; py < r.y + r.height; ++py)
@@ -470,6 +470,43 @@ TEST_CASE("global pooling: batch sub-range, clip, channel windows and float16") 
                     seed++);
     }
   }
+}
+
+// ---- NaN and infinities -------------------------------------------------------------------------
+
+TEST_CASE("pooling: NaN and infinities propagate as in PyTorch (max, average, global)") {
+  // A NaN in the window is the maximum (GLSL's max may drop it: glsl/nan.glsl), +inf and -inf
+  // order as numbers, and the average sums them (inf - inf is NaN). Poisoned with a finite value
+  // so that an unwritten element fails too.
+  for (ChannelFormat format : {ChannelFormat::float32, ChannelFormat::float16})
+    for (bool average : {false, true}) {
+      CAPTURE(std::string(toString(format)));
+      CAPTURE(average);
+      const double tolerance = format == ChannelFormat::float32 ? 1e-5 : 2e-3;
+      Tensor x = roundedTo(randomTensor(1, 6, 9, 9, 77, -2, 2), format);
+      sprinkleSpecials(x.data, 23, 5);
+      Image source = makeImage(x, format, "x");
+      const PoolingDescriptor d = descriptorFor(3, 2, 1, false);
+      auto kernel = makePooling(average, d);
+      const uint32_t w = kernel->destinationWidth(9), h = kernel->destinationHeight(9);
+      Image pooled(context(), {w, h, 6, 1, format});
+      fill(pooled, 1234.f);
+      std::unique_ptr<GlobalPooling> global;
+      if (average)
+        global = std::make_unique<GlobalPoolingAverage>(context());
+      else
+        global = std::make_unique<GlobalPoolingMax>(context());
+      Image reduced(context(), {1, 1, 6, 1, format});
+      fill(reduced, 1234.f);
+      runOnce([&](CommandBuffer& cb) {
+        kernel->encode(cb, source, pooled);
+        global->encode(cb, source, reduced);
+      });
+      compareSpecials(download(pooled), referencePooling(x, 1, 6, h, w, d, average, Placement{}),
+                      tolerance);
+      compareSpecials(download(reduced), referenceGlobal(x, 1, 6, 1, 1, average, Placement{}),
+                      tolerance);
+    }
 }
 
 // ---- Errors -------------------------------------------------------------------------------------

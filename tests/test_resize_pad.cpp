@@ -290,6 +290,39 @@ TEST_CASE("resize: bilinear, every coordinate mode, up and down") {
       }
 }
 
+TEST_CASE("resize: NaN and infinities propagate as in PyTorch") {
+  // Bilinear weighs as PyTorch does, a * (1 - t) + b * t: two equal infinities stay infinite
+  // (mix() may compute a + t * (b - a), which is inf - inf), and a NaN or an infinity at weight 0
+  // still makes NaN, as in PyTorch. Nearest copies.
+  using C = CoordinateTransformationMode;
+  const ResizeDescriptor descriptors[] = {
+      {8, 8, ResizeMode::nearest, C::halfPixel, NearestMode::roundPreferFloor},
+      {8, 8, ResizeMode::bilinear, C::halfPixel, NearestMode::floor},
+      {8, 8, ResizeMode::bilinear, C::asymmetric, NearestMode::floor},
+      {7, 6, ResizeMode::bilinear, C::alignCorners, NearestMode::floor}};
+  for (ChannelFormat f : {ChannelFormat::float32, ChannelFormat::float16})
+    for (const ResizeDescriptor& r : descriptors) {
+      CAPTURE(std::string(toString(f)));
+      CAPTURE(std::string(toString(r.mode)));
+      CAPTURE(std::string(toString(r.coordinateTransformationMode)));
+      Tensor x = roundedTo(randomTensor(1, 5, 4, 4, 404, -2, 2), f);
+      sprinkleSpecials(x.data, 9, 2);
+      x.at(0, 4, 1, 1) = x.at(0, 4, 1, 2) = INFINITY;  // neighbours of one sign
+      Resize kernel(context(), r);
+      const ImageDescriptor d{r.width, r.height, 5, 1, f};
+      Image source = makeImage(x, f, "x");
+      Image destination(context(), d);
+      fill(destination, 1234.f);
+      runOnce([&](CommandBuffer& cb) { kernel.encode(cb, source, destination); });
+      compareSpecials(download(destination),
+                      expectedDestination(kernel, d, 5,
+                                          [&](uint32_t i, uint32_t c, int64_t v, int64_t u) {
+                                            return resized(r, x, i, c, v, u);
+                                          }),
+                      f == ChannelFormat::float32 ? 1e-5 : 2e-3);
+    }
+}
+
 TEST_CASE("resize: float16 on small shapes") {
   uint32_t k = 0;
   for (ResizeMode mode : {ResizeMode::nearest, ResizeMode::bilinear})

@@ -22,7 +22,8 @@ struct SoftmaxReference {
 
   double operator()(uint32_t i, uint32_t c, int64_t y, int64_t xx) const {
     double m = -INFINITY;
-    for (uint32_t k = 0; k < count; ++k) m = std::max(m, x.atOrZero(i, first + k, y, xx));
+    // NaN anywhere makes every output NaN, as in PyTorch.
+    for (uint32_t k = 0; k < count; ++k) m = nanMax(m, x.atOrZero(i, first + k, y, xx));
     double sum = 0;
     for (uint32_t k = 0; k < count; ++k) sum += std::exp(x.atOrZero(i, first + k, y, xx) - m);
     const double v = x.atOrZero(i, first + c, y, xx) - m;
@@ -110,6 +111,40 @@ TEST_CASE("softmax: large logits stay finite and accurate") {
   Tensor x = roundedTo(randomTensor(1, 6, 2, 3, 99, -80, 80), ChannelFormat::float16);
   Softmax softmax(context());
   runAndCheck(softmax, false, x, ChannelFormat::float16, {3, 2, 6, 1});
+}
+
+TEST_CASE("softmax: NaN and infinities propagate as in PyTorch") {
+  // A NaN logit makes its pixel's outputs NaN (a NaN maximum: GLSL's max may drop it, so the
+  // shader selects it explicitly); +inf gives inf - inf = NaN as in PyTorch; -inf is probability
+  // 0 (log: -inf); a pixel of -inf only is 0 / 0.
+  const double inf = INFINITY;
+  for (ChannelFormat format : {ChannelFormat::float32, ChannelFormat::float16})
+    for (bool logarithm : {false, true}) {
+      CAPTURE(std::string(toString(format)));
+      CAPTURE(logarithm);
+      Tensor x = roundedTo(randomTensor(1, 7, 2, 4, 31, -3, 3), format);
+      x.at(0, 2, 0, 0) = NAN;
+      x.at(0, 1, 0, 1) = inf;
+      x.at(0, 3, 0, 2) = -inf;
+      x.at(0, 0, 0, 3) = inf;
+      x.at(0, 6, 0, 3) = -inf;
+      for (uint32_t c = 0; c < 7; ++c) x.at(0, c, 1, 0) = -inf;
+      x.at(0, 4, 1, 1) = -inf;
+      x.at(0, 5, 1, 1) = -inf;
+      Softmax softmax(context());
+      LogSoftmax logSoftmax(context());
+      UnaryKernel& kernel = logarithm ? static_cast<UnaryKernel&>(logSoftmax) : softmax;
+      Image source = makeImage(x, format, "logits");
+      Image output(context(), {4, 2, 7, 1, format});
+      fill(output, 1234.f);
+      runOnce([&](CommandBuffer& cb) { kernel.encode(cb, source, output); });
+      const SoftmaxReference ref{x, 0, 7, logarithm};
+      Tensor expected(1, 7, 2, 4);
+      for (uint32_t c = 0; c < 7; ++c)
+        for (uint32_t y = 0; y < 2; ++y)
+          for (uint32_t xx = 0; xx < 4; ++xx) expected.at(0, c, y, xx) = ref(0, c, y, xx);
+      compareSpecials(download(output), expected, format == ChannelFormat::float32 ? 1e-5 : 2e-3);
+    }
 }
 
 TEST_CASE("softmax: batch sub-range, clip rectangle and offset") {

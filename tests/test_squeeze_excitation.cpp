@@ -4,7 +4,7 @@
 // 1 to 3 and sub-ranges, both gates, an unaligned destination channel offset, float32 and float16,
 // into poisoned destinations; the errors for what does not fit; and the Graph's fusion of a
 // squeeze-and-excitation block (and of x * sigmoid(x) into a silu neuron) against the same graph
-// with the fusions off.
+// with the fusions off; NaN and infinities in the map and in the means.
 #include <vkcnn/arithmetic.h>
 #include <vkcnn/graph.h>
 #include <vkcnn/pooling.h>
@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <limits>
 
+#include "scoped_choice.h"
 #include "test_support.h"
 
 using namespace vkcnn;
@@ -48,7 +49,7 @@ std::vector<double> gates(const SqueezeExcitationDescriptor& d, const Weights& w
   for (uint32_t j = 0; j < R; ++j) {
     double s = w.b1.empty() ? 0 : w.b1[j];
     for (uint32_t c = 0; c < C; ++c) s += double(w.fc1[size_t(j) * C + c]) * mean[c];
-    hidden[j] = d.inner.type == NeuronType::relu   ? std::max(s, 0.0)
+    hidden[j] = d.inner.type == NeuronType::relu   ? nanMax(s, 0.0)
                 : d.inner.type == NeuronType::silu ? s / (1 + std::exp(-s))
                                                    : applyNeuron(d.inner, s, j);
   }
@@ -171,6 +172,42 @@ TEST_CASE("squeeze excitation: float16 on small shapes") {
     }
 }
 
+TEST_CASE("squeeze excitation: NaN and infinities propagate as in PyTorch") {
+  // Image 0: a +inf mean (the MLP's infinities go through relu and the gates: relu(-inf) = 0,
+  // sigmoid(+-inf) = 1 or 0, inf - inf = NaN); image 1: NaN, +inf and -inf pixels with finite
+  // means; image 2: a NaN mean, so every gate and output of it is NaN.
+  for (ChannelFormat format : {ChannelFormat::float32, ChannelFormat::float16})
+    for (const NeuronDescriptor& gate : {kSigmoid, kHardSigmoid}) {
+      CAPTURE(format);
+      CAPTURE(gate.type);
+      const uint32_t C = 6, R = 3, W = 4, H = 3;
+      Tensor x = roundedTo(randomTensor(3, C, H, W, 61), format);
+      Tensor means = roundedTo(randomTensor(3, C, 1, 1, 62, -2, 2), format);
+      means.at(0, 2, 0, 0) = INFINITY;
+      x.at(1, 0, 1, 1) = NAN;
+      x.at(1, 3, 0, 2) = INFINITY;
+      x.at(1, 4, 2, 3) = -INFINITY;
+      means.at(2, 5, 0, 0) = NAN;
+      const Weights w = randomWeights(C, R, 63);
+      const SqueezeExcitationDescriptor d{C, R, kRelu, gate};
+      SqueezeExcitation se(context(), d, w.fc1, w.b1, w.fc2, w.b2);
+      Image xi = makeImage(x, format, "x"), mi = makeImage(means, format, "means");
+      Image y(context(), {W, H, C, 3, format});
+      fill(y, 1234.f);
+      runOnce([&](CommandBuffer& cb) { se.encode(cb, xi, mi, y); });
+      Tensor want(3, C, H, W);
+      for (uint32_t i = 0; i < 3; ++i) {
+        std::vector<double> mean(C);
+        for (uint32_t c = 0; c < C; ++c) mean[c] = means.at(i, c, 0, 0);
+        const std::vector<double> g = gates(d, w, mean);
+        for (uint32_t c = 0; c < C; ++c)
+          for (uint32_t yy = 0; yy < H; ++yy)
+            for (uint32_t xx = 0; xx < W; ++xx) want.at(i, c, yy, xx) = x.at(i, c, yy, xx) * g[c];
+      }
+      compareSpecials(download(y), want, format == ChannelFormat::float32 ? 1e-5 : 2e-3);
+    }
+}
+
 TEST_CASE("squeeze excitation: a device with too little shared memory gets a clear error") {
   // Its shader holds 24 KiB of means and hidden values (reflected from its SPIR-V); within 16 KiB
   // (VKCNN_MAX_SHARED_MEMORY, as devices with Vulkan's least) the pipeline is refused by name
@@ -278,12 +315,11 @@ TEST_CASE("graph: a squeeze-and-excitation block is fused and gives the unfused 
         CHECK(s.kernels == 2);  // the pool and the SqueezeExcitation
         const Tensor got = runGraph(fused, x);
 
-        setenv("VKCNN_FUSE_SQUEEZE_EXCITATION", "0", 1);
-        setenv("VKCNN_FUSE_SILU", "0", 1);
+        ScopedFusion unfused;
+        forceFusion(&detail::Overrides::fuseSqueezeExcitation, false);
+        forceFusion(&detail::Overrides::fuseSilu, false);
         Graph plain = buildSe(C, R, w, siluAsMul, hardGate, gateFirst, false);
         plain.compile();
-        unsetenv("VKCNN_FUSE_SQUEEZE_EXCITATION");
-        unsetenv("VKCNN_FUSE_SILU");
         CHECK(plain.statistics().fusedSqueezeExcitations == 0);
         CHECK(plain.statistics().kernels == (siluAsMul ? 6u : 4u));
         const Tensor want = runGraph(plain, x);
@@ -318,10 +354,13 @@ TEST_CASE("graph: a block with more fc1 weights than the fusion limit stays as i
   Graph g = buildSe(C, R, randomWeights(C, R, 6), false, false, false, false);
   g.compile();
   CHECK(g.statistics().fusedSqueezeExcitations == 0);
-  setenv("VKCNN_SE_MAX_WEIGHTS", std::to_string(C * R).c_str(), 1);
+  // VKCNN_SE_MAX_WEIGHTS=C*R, as the Context reads it when it starts.
+  ScopedFusion limit;
+  detail::Overrides raised = detail::overrides(context());
+  raised.squeezeExcitationMaxWeights = uint64_t(C) * R;
+  detail::setFusionOverrides(context(), raised);
   Graph h = buildSe(C, R, randomWeights(C, R, 6), false, false, false, false);
   h.compile();
-  unsetenv("VKCNN_SE_MAX_WEIGHTS");
   CHECK(h.statistics().fusedSqueezeExcitations == 1);
 }
 

@@ -1,6 +1,7 @@
 // TensorUnary, TensorBinary and TensorWhere against double-precision references: every operation,
 // numpy broadcasting at ranks 1-6 (either operand stretched, rank-extended, strided views),
-// float32 and small float16, poisoned destinations, temporaries, and the errors.
+// float32 and small float16, poisoned destinations, temporaries, and the errors; NaN and
+// infinities as PyTorch gives them.
 #include <cmath>
 
 #include "tensor_check.h"
@@ -48,9 +49,9 @@ double binaryReference(TensorBinaryOperation op, double a, double b) {
     case TensorBinaryOperation::power:
       return std::pow(a, b);
     case TensorBinaryOperation::maximum:
-      return std::max(a, b);
+      return test::nanMax(a, b);  // torch.maximum: NaN wins
     case TensorBinaryOperation::minimum:
-      return std::min(a, b);
+      return test::nanMin(a, b);
     case TensorBinaryOperation::equal:
       return a == b;
     case TensorBinaryOperation::less:
@@ -217,4 +218,74 @@ TEST_CASE("tensor elementwise: comparisons of equal values, where, temporaries a
                     "does not exist");
   cb.commit();
   cb.waitUntilCompleted();
+}
+
+TEST_CASE("tensor elementwise: NaN and infinities propagate as in PyTorch") {
+  // Every pair of {NaN, +inf, -inf, finite values}: maximum and minimum return the NaN (GLSL's
+  // may return the other operand: glsl/nan.glsl), comparisons with NaN are false, arithmetic
+  // follows IEEE; the unary operations and the neurons (glsl/neuron.glsl) likewise.
+  const double inf = INFINITY;
+  const std::vector<float> values = {NAN, float(inf), float(-inf), 0.5f, -1.5f, 2.0f, 0.0f};
+  const uint32_t n = uint32_t(values.size());
+  for (TensorDataType type : {TensorDataType::float32, TensorDataType::float16}) {
+    CAPTURE(name(type));
+    const double tol = type == TensorDataType::float16 ? 2e-3 : 1e-5;
+    Tensor a(test::context(), {{n, 1}, type, "a"}), b(test::context(), {{1, n}, type, "b"});
+    a.writeFloats(values);
+    b.writeFloats(values);
+    // A TensorUnary on `a`, into a destination poisoned with a finite value.
+    const auto runUnary = [&](TensorUnary kernel) {
+      Tensor out(test::context(), {{n, 1}, type, "out"});
+      out.writeFloats(std::vector<float>(n, 1234.f));
+      test::runOnce([&](CommandBuffer& cb) { kernel.encode(cb, a, out); });
+      return out.readFloats();
+    };
+    for (TensorBinaryOperation op : kBinary) {
+      CAPTURE(std::string(toString(op)));
+      TensorBinary kernel(test::context(), op);
+      Tensor result(test::context(), {{n, n}, type, "out"});
+      result.writeFloats(std::vector<float>(n * n, 1234.f));
+      test::runOnce([&](CommandBuffer& cb) { kernel.encode(cb, a, b, result); });
+      std::vector<double> expected;
+      for (uint32_t i = 0; i < n; ++i)
+        for (uint32_t j = 0; j < n; ++j)
+          expected.push_back(stored(binaryReference(op, values[i], values[j]), type));
+      const std::vector<float> actual = result.readFloats();
+      std::vector<double> got(actual.begin(), actual.end());
+      if (op >= TensorBinaryOperation::equal && op <= TensorBinaryOperation::greaterOrEqual) {
+        CHECK(got == expected);  // no NaN to compare: comparisons give 0 or 1
+        continue;
+      }
+      test::compareSpecials(got, expected, tol);
+    }
+    for (TensorUnaryOperation op : kUnary) {
+      CAPTURE(std::string(toString(op)));
+      const std::vector<float> actual = runUnary(TensorUnary(test::context(), op));
+      std::vector<double> got, expected;
+      for (uint32_t i = 0; i < n; ++i) {
+        // GLSL leaves sqrt and log of a negative number undefined.
+        const bool domain = op != TensorUnaryOperation::sqrt && op != TensorUnaryOperation::log;
+        if (!domain && values[i] < 0) continue;
+        got.push_back(actual[i]);
+        expected.push_back(stored(unaryReference(op, values[i]), type));
+      }
+      test::compareSpecials(got, expected, tol);
+    }
+    for (uint32_t t = 1; t < kNeuronTypeCount; ++t) {
+      if (NeuronType(t) == NeuronType::prelu) continue;  // a binary operation here
+      CAPTURE(std::string(toString(NeuronType(t))));
+      const NeuronDescriptor neuron = test::sampleNeuron(NeuronType(t), 1);
+      const std::vector<float> actual = runUnary(TensorUnary(test::context(), neuron));
+      std::vector<double> got, expected;
+      for (uint32_t i = 0; i < n; ++i) {
+        // GLSL's pow and log are undefined for a negative argument (a * -inf + b).
+        const bool negativeArgument =
+            NeuronType(t) == NeuronType::power || NeuronType(t) == NeuronType::logarithm;
+        if (negativeArgument && values[i] == -inf) continue;
+        got.push_back(actual[i]);
+        expected.push_back(stored(applyNeuron(neuron, values[i], 0), type));
+      }
+      test::compareSpecials(got, expected, tol);
+    }
+  }
 }

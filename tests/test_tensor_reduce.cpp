@@ -1,7 +1,7 @@
 // TensorReduction (every operation over swept axis sets, keepDimensions on and off), TensorSoftmax
 // and log-softmax along every axis, and TensorLayerNormalization at every axis with broadcast
 // scale and bias: against double-precision references, on strided sources, float32 and small
-// float16, poisoned destinations; and their errors.
+// float16, poisoned destinations; and their errors. NaN and infinities as PyTorch gives them.
 #include <cmath>
 #include <limits>
 
@@ -23,7 +23,7 @@ double reduce(TensorReductionOperation op, const std::vector<double>& v) {
   double sum = 0, sq = 0, l1 = 0, prod = 1, mx = -INFINITY, mn = INFINITY;
   for (double x : v) {
     sum += x, sq += x * x, l1 += std::fabs(x), prod *= x;
-    mx = std::max(mx, x), mn = std::min(mn, x);
+    mx = test::nanMax(mx, x), mn = test::nanMin(mn, x);  // NaN propagates, as in PyTorch
   }
   switch (op) {
     case TensorReductionOperation::sum:
@@ -41,9 +41,11 @@ double reduce(TensorReductionOperation op, const std::vector<double>& v) {
     case TensorReductionOperation::l2:
       return std::sqrt(sq);
     case TensorReductionOperation::logSumExp: {
+      // PyTorch's logsumexp shifts by 0 where the maximum is infinite.
+      const double shift = std::isinf(mx) ? 0 : mx;
       double s = 0;
-      for (double x : v) s += std::exp(x - mx);
-      return mx + std::log(s);
+      for (double x : v) s += std::exp(x - shift);
+      return shift + std::log(s);
     }
     case TensorReductionOperation::sumSquare:
       return sq;
@@ -156,7 +158,7 @@ TEST_CASE("tensor softmax: softmax and log-softmax along every axis") {
           double m = -INFINITY, s = 0;
           for (uint32_t j = 0; j < shape[a]; ++j) {
             c[a] = j;
-            m = std::max(m, x[flatten(c, shape)]);
+            m = test::nanMax(m, x[flatten(c, shape)]);
           }
           for (uint32_t j = 0; j < shape[a]; ++j) {
             c[a] = j;
@@ -270,4 +272,87 @@ TEST_CASE("tensor argmax and argmin: every axis, ties, keepDimensions") {
             CHECK(relativeError(out.readFloats(), expected) == 0);
           }
   }
+}
+
+TEST_CASE("tensor reductions: NaN and infinities propagate as in PyTorch") {
+  // Rows of one NaN, +inf, -inf, both infinities, NaN and +inf, and none; short rows (one
+  // invocation per row) and long ones (a workgroup's shared-memory reduction). Max and min keep a
+  // NaN (GLSL's may drop it: glsl/nan.glsl), argmax and argmin pick it as PyTorch does.
+  const double inf = INFINITY;
+  for (TensorDataType type : {TensorDataType::float32, TensorDataType::float16})
+    for (uint32_t length : {8u, 300u}) {
+      CAPTURE(name(type));
+      CAPTURE(length);
+      const Shape shape{6, length};
+      std::vector<float> data = test::randomFloats(countOf(shape), 71, 0.5f, 1.5f);
+      auto at = [&](uint32_t row, uint32_t column) -> float& {
+        return data[size_t(row) * length + column];
+      };
+      at(0, 3) = NAN;
+      at(1, 5) = float(inf);
+      at(2, 1) = float(-inf);
+      at(3, 0) = float(inf);
+      at(3, length - 1) = float(-inf);
+      at(4, length - 2) = NAN;
+      at(4, 6) = float(inf);
+      Tensor source(test::context(), {shape, type, "source"});
+      source.writeFloats(data);
+      std::vector<std::vector<double>> rows(6);
+      for (uint32_t r = 0; r < 6; ++r)
+        for (uint32_t j = 0; j < length; ++j) rows[r].push_back(stored(at(r, j), type));
+      const double tol = type == TensorDataType::float16 ? 3e-3 : 1e-5;
+      for (TensorReductionOperation op : kReductions) {
+        CAPTURE(std::string(toString(op)));
+        TensorReduction kernel(test::context(), op, {1}, false);
+        Tensor out(test::context(), {{6}, type, "out"});
+        out.writeFloats(std::vector<float>(6, 1234.f));
+        test::runOnce([&](CommandBuffer& cb) { kernel.encode(cb, source, out); });
+        std::vector<double> expected;
+        for (const auto& row : rows) expected.push_back(reduce(op, row));
+        const std::vector<float> actual = out.readFloats();
+        test::compareSpecials(std::vector<double>(actual.begin(), actual.end()), expected, tol);
+      }
+      for (bool logarithm : {false, true}) {
+        CAPTURE(logarithm);
+        TensorSoftmax kernel(test::context(), 1, logarithm);
+        Tensor out(test::context(), {shape, type, "out"});
+        out.writeFloats(std::vector<float>(countOf(shape), 1234.f));
+        test::runOnce([&](CommandBuffer& cb) { kernel.encode(cb, source, out); });
+        std::vector<double> expected;
+        for (const auto& row : rows) {
+          double m = -inf, sum = 0;
+          for (double v : row) m = test::nanMax(m, v);
+          for (double v : row) sum += std::exp(v - m);
+          for (double v : row)
+            expected.push_back(logarithm ? v - m - std::log(sum) : std::exp(v - m) / sum);
+        }
+        const std::vector<float> actual = out.readFloats();
+        test::compareSpecials(std::vector<double>(actual.begin(), actual.end()), expected, tol);
+      }
+      for (bool maximum : {true, false})
+        for (bool last : {false, true}) {
+          CAPTURE(maximum);
+          CAPTURE(last);
+          TensorArgReduction kernel(test::context(), maximum, 1, false, last);
+          Tensor out(test::context(), {{6}, type, "out"});
+          out.writeFloats(std::vector<float>(6, 1234.f));
+          test::runOnce([&](CommandBuffer& cb) { kernel.encode(cb, source, out); });
+          const std::vector<float> actual = out.readFloats();
+          for (uint32_t r = 0; r < 6; ++r) {
+            int64_t best = -1;
+            double bestValue = 0;
+            for (uint32_t j = 0; j < length; ++j) {
+              const double v = rows[r][j];
+              const bool nan = std::isnan(v), bestNan = best >= 0 && std::isnan(bestValue);
+              const bool wins =
+                  best < 0 || (nan && (!bestNan || last)) ||
+                  (!nan && !bestNan &&
+                   ((maximum ? v > bestValue : v < bestValue) || (v == bestValue && last)));
+              if (wins) best = j, bestValue = v;
+            }
+            CAPTURE(r);
+            CHECK(actual[r] == float(best));
+          }
+        }
+    }
 }

@@ -165,6 +165,19 @@ class OnnxruntimeHabits(Checks):
         # The dict API is unchanged.
         self.assertEqual(list(self.s.run({"x": x})), ["y"])
 
+    def test_each_run_returns_new_arrays(self):
+        # Inputs that are exactly the model's go to the GPU from numpy's memory and the outputs
+        # come into new arrays: an earlier result keeps its values, the input is not written.
+        x1, x2 = sample(2, seed=1), sample(2, seed=2)
+        kept = x1.copy()
+        [y1] = self.s.run(None, {"x": x1})
+        [y2] = self.s.run(None, {"x": x2})
+        self.assertFalse(np.shares_memory(y1, y2))
+        np.testing.assert_array_equal(x1, kept)
+        np.testing.assert_allclose(y1, reference(x1), rtol=0, atol=1e-5)
+        np.testing.assert_allclose(y2, reference(x2), rtol=0, atol=1e-5)
+        self.assertTrue(y1.flags.c_contiguous and y1.flags.writeable)
+
     def test_run_errors(self):
         x = sample(2)
         with self.raises("output_names=", "'z'", "its outputs are: y"):

@@ -1,6 +1,8 @@
 // The convolution tests' shared cases (convolution_case.h).
 #include "convolution_case.h"
 
+#include "reference.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -29,9 +31,26 @@ Tensor reference(const Case& c, const Tensor& x, const std::vector<float>& w,
     left = mps ? int64_t(d.dilatedKernelWidth() >> 1) : int64_t(c.padding.left);
     top = mps ? int64_t(d.dilatedKernelHeight() >> 1) : int64_t(c.padding.top);
   }
-  const uint32_t inPerGroup = d.inputFeatureChannels / d.groups;
-  const uint32_t outPerGroup = d.outputFeatureChannels / d.groups;
-  for (uint32_t i = 0; i < n; ++i)
+  // The window of destination pixel (px, py) of the clip starts at the offset's source pixel.
+  ReferenceConvolution rc;
+  rc.kernelWidth = d.kernelWidth, rc.kernelHeight = d.kernelHeight;
+  rc.inputChannels = d.inputFeatureChannels, rc.outputChannels = d.outputFeatureChannels;
+  rc.groups = d.groups;
+  rc.strideX = d.strideInPixelsX, rc.strideY = d.strideInPixelsY;
+  rc.dilationX = d.dilationRateX, rc.dilationY = d.dilationRateY;
+  rc.left = left - c.offset.x, rc.top = top - c.offset.y;
+  for (uint32_t i = 0; i < n; ++i) {
+    // The source channel window, activated where there is a source activation; padding stays
+    // zero.
+    auto source = [&](uint32_t channel, int64_t sy, int64_t sx) {
+      double v = x.atOrZero(uint32_t(c.offset.z) + i, c.sourceChannelOffset + channel, sy, sx);
+      if (const auto& a = d.sourceActivation;
+          a && sy >= 0 && sx >= 0 && sy < int64_t(x.h) && sx < int64_t(x.w)) {
+        v = double(a->scale[channel]) * v + double(a->shift[channel]);
+        if (a->neuron == NeuronType::relu) v = std::max(v, 0.0);
+      }
+      return v;
+    };
     for (uint32_t o = 0; o < d.outputFeatureChannels; ++o) {
       double scale = 1, shift = 0;
       if (d.batchNormalization) {
@@ -41,30 +60,9 @@ Tensor reference(const Case& c, const Tensor& x, const std::vector<float>& w,
         scale = gamma / std::sqrt(double(bn.variance[o]) + bn.epsilon);
         shift = beta - scale * bn.mean[o];
       }
-      const uint32_t g = o / outPerGroup;
       for (uint32_t py = 0; py < clipH; ++py)
         for (uint32_t px = 0; px < clipW; ++px) {
-          const int64_t x0 = int64_t(px) * d.strideInPixelsX + c.offset.x - left;
-          const int64_t y0 = int64_t(py) * d.strideInPixelsY + c.offset.y - top;
-          double sum = 0;
-          for (uint32_t ky = 0; ky < d.kernelHeight; ++ky)
-            for (uint32_t kx = 0; kx < d.kernelWidth; ++kx)
-              for (uint32_t ic = 0; ic < inPerGroup; ++ic) {
-                const int64_t sy = y0 + int64_t(ky) * d.dilationRateY;
-                const int64_t sx = x0 + int64_t(kx) * d.dilationRateX;
-                const uint32_t windowChannel = g * inPerGroup + ic;
-                double v = x.atOrZero(uint32_t(c.offset.z) + i,
-                                      c.sourceChannelOffset + windowChannel, sy, sx);
-                // The activated source; padding stays zero.
-                if (const auto& a = d.sourceActivation;
-                    a && sy >= 0 && sx >= 0 && sy < int64_t(x.h) && sx < int64_t(x.w)) {
-                  v = double(a->scale[windowChannel]) * v + double(a->shift[windowChannel]);
-                  if (a->neuron == NeuronType::relu) v = std::max(v, 0.0);
-                }
-                sum +=
-                    v *
-                    w[((size_t(o) * d.kernelHeight + ky) * d.kernelWidth + kx) * inPerGroup + ic];
-              }
+          const double sum = rc.window(w, o, py, px, source);
           const double b = bias.empty() ? 0 : bias[o];
           const double r =
               residual ? residual->at(c.clip.z + i, o, c.clip.y + py, c.clip.x + px) : 0;
@@ -72,6 +70,7 @@ Tensor reference(const Case& c, const Tensor& x, const std::vector<float>& w,
               applyNeuron(d.neuron, (sum + b) * scale + shift + r, o);
         }
     }
+  }
   return y;
 }
 

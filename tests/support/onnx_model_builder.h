@@ -150,4 +150,21 @@ inline void setTensorAttribute(onnx::NodeProto& n, const std::string& name,
   OnnxModelBuilder::fillTensor(*a->mutable_t(), "", dims, v);
 }
 
+// The front of the importer tests' small networks: Conv 3x3 with pads 1 (initializers W
+// [outputs, inputs, 3, 3] from `w` and B from `bias`), Relu and MaxPool 2x2 stride 2, from `input`
+// to `output`, through values c and r; nodes conv, relu and pool.
+inline void addConvReluPool(OnnxModelBuilder& b, const std::string& input, int64_t inputs,
+                            const std::vector<float>& w, const std::vector<float>& bias,
+                            const std::string& output) {
+  const int64_t outputs = int64_t(bias.size());
+  b.initializer("W", {outputs, inputs, 3, 3}, w);
+  b.initializer("B", {outputs}, bias);
+  auto& c = b.node("Conv", {input, "W", "B"}, {"c"}, "conv");
+  setAttribute(c, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("Relu", {"c"}, {"r"}, "relu");
+  auto& p = b.node("MaxPool", {"r"}, {output}, "pool");
+  setAttribute(p, "kernel_shape", std::vector<int64_t>{2, 2});
+  setAttribute(p, "strides", std::vector<int64_t>{2, 2});
+}
+
 }  // namespace vkcnn::test

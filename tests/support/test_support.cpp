@@ -187,6 +187,35 @@ double relativeL2(const Tensor& actual, const Tensor& expected) {
   return std::sqrt(diff / norm);
 }
 
+void compareSpecials(const std::vector<double>& actual, const std::vector<double>& expected,
+                     double tolerance) {
+  REQUIRE(actual.size() == expected.size());
+  size_t nan = 0, wrong = 0;
+  for (size_t i = 0; i < actual.size(); ++i) {
+    const double a = actual[i], e = expected[i];
+    bool ok;
+    if (std::isnan(e)) {
+      ok = std::isnan(a);
+      nan++;
+    } else if (std::isinf(e)) {
+      ok = a == e;
+    } else {
+      ok = std::isfinite(a) && std::abs(a - e) <= tolerance * std::max(1.0, std::abs(e));
+    }
+    if (!ok && wrong++ < 8) FAIL_CHECK("element " << i << ": " << a << ", expected " << e);
+  }
+  CHECK_MESSAGE(wrong == 0, wrong << " of " << actual.size() << " elements differ");
+  // A check of specials that saw none would prove nothing.
+  CHECK_MESSAGE(nan > 0, "the reference has no NaN");
+}
+
+void sprinkleSpecials(std::vector<double>& values, size_t every, size_t first) {
+  const double specials[3] = {std::numeric_limits<double>::quiet_NaN(),
+                              std::numeric_limits<double>::infinity(),
+                              -std::numeric_limits<double>::infinity()};
+  for (size_t i = first, k = 0; i < values.size(); i += every, ++k) values[i] = specials[k % 3];
+}
+
 void compare(const Tensor& actual, const Tensor& expected, double tolerance) {
   REQUIRE(actual.data.size() == expected.data.size());
   size_t touchedOutside = 0, missing = 0;

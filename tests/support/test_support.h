@@ -109,6 +109,26 @@ Image makePoisoned(const Context& context, ImageDescriptor descriptor);
 // relative L2.
 void compare(const Tensor& actual, const Tensor& expected, double tolerance);
 
+// For inputs holding NaN and infinities (issue 44: NaN and inf propagate as PyTorch's kernels
+// propagate them), element by element: NaN exactly where `expected` is NaN, the same infinity
+// where it is infinite, elsewhere |actual - expected| <= tolerance * max(1, |expected|). Poison
+// such destinations with a finite value, not NaN, so that an unwritten element fails.
+void compareSpecials(const std::vector<double>& actual, const std::vector<double>& expected,
+                     double tolerance);
+inline void compareSpecials(const Tensor& actual, const Tensor& expected, double tolerance) {
+  compareSpecials(actual.data, expected.data, tolerance);
+}
+// std::max / std::min that return NaN when either operand is NaN (std::max(a, NaN) is a), as
+// PyTorch's max pooling, torch.maximum and amax do: for the references.
+inline double nanMax(double a, double b) {
+  return a != a ? a : b != b ? b : (a < b ? b : a);
+}
+inline double nanMin(double a, double b) {
+  return a != a ? a : b != b ? b : (b < a ? b : a);
+}
+// Sets elements first, first + every, ... of `values` to NaN, +inf and -inf in turn.
+void sprinkleSpecials(std::vector<double>& values, size_t every, size_t first = 0);
+
 // ||a - b|| / ||b|| over all elements; NaN anywhere makes it infinite.
 double relativeL2(const Tensor& actual, const Tensor& expected);
 // The tolerance issue #3 sets: 1e-5 for float32, 2e-3 for float16.

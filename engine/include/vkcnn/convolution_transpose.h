@@ -57,6 +57,11 @@ class VKCNN_API ConvolutionTranspose : public UnaryKernel {
   // The padded output's size for a source of this size (the formula above).
   uint32_t destinationWidth(uint32_t sourceWidth) const override;
   uint32_t destinationHeight(uint32_t sourceHeight) const override;
+  // destinationWidth (horizontal) or destinationHeight of a kernel of `descriptor`, without one
+  // (the Graph's shapes before it makes the kernel); checks the descriptor. `what` names the
+  // kernel in errors.
+  static uint32_t destinationSize(const ConvolutionTransposeDescriptor& descriptor,
+                                  uint32_t sourceSize, bool horizontal, const std::string& what);
   uint32_t destinationFeatureChannels(uint32_t) const override {
     return descriptor_.outputFeatureChannels;
   }

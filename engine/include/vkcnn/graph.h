@@ -42,10 +42,16 @@
 #include "vkcnn/arithmetic.h"
 #include "vkcnn/command_buffer.h"
 #include "vkcnn/convolution.h"
+#include "vkcnn/convolution_transpose.h"
 #include "vkcnn/export.h"
 #include "vkcnn/image.h"
 #include "vkcnn/kernel.h"
 #include "vkcnn/neuron.h"
+#include "vkcnn/normalization.h"
+#include "vkcnn/padding.h"
+#include "vkcnn/pooling.h"
+#include "vkcnn/rearrange.h"
+#include "vkcnn/resize.h"
 
 namespace vkcnn {
 
@@ -66,6 +72,13 @@ struct GemmDescriptor;
 struct GraphTensor {
   uint32_t id = UINT32_MAX;                        // UINT32_MAX: no value
   bool valid() const { return id != UINT32_MAX; }  // whether it names a value
+};
+
+// A window of an Image (Graph::window): channels [channel, channel + channels) (kWholeExtent: to
+// the last) of the width x height rectangle at (x, y).
+struct ImageWindow {
+  uint32_t channel = 0, channels = kWholeExtent;  // the source channels copied
+  uint32_t x = 0, y = 0, width = 1, height = 1;   // the source rectangle copied
 };
 
 // Shape of one image of a tensor (the batch size comes from the inputs at encode time).
@@ -149,11 +162,43 @@ class VKCNN_API Graph {
                          const std::string& name = {});
   GraphTensor concat(const std::vector<GraphTensor>& inputs, const std::string& name = {});
   GraphTensor identity(GraphTensor x, const std::string& name = {});
-  // Any other kernel with one source (pooling, softmax, resize, ...): its destination size and
-  // channels come from the kernel's destinationWidth/Height/FeatureChannels, the channels for its
-  // source channel window (sourceFeatureChannelOffset / MaxCount: a channel split or slice).
+  // A kernel the caller made, with one source: its destination size and channels come from the
+  // kernel's destinationWidth/Height/FeatureChannels, the channels for its source channel window
+  // (sourceFeatureChannelOffset / MaxCount: a channel split or slice). The Graph's own Image
+  // kernels (below) hold plain parameters until compile() instead.
   GraphTensor unary(GraphTensor x, std::shared_ptr<UnaryKernel> kernel,
                     const std::string& name = {});
+
+  // Image kernels the Graph makes when it compiles, from plain parameters (the descriptors of
+  // vkcnn/pooling.h, padding.h, resize.h, rearrange.h, normalization.h, convolution_transpose.h):
+  // the node holds the data, lower() the one kernel. Same semantics as the kernel of that name.
+  // Windowed max or average pooling (PoolingMax, PoolingAverage).
+  GraphTensor pooling(GraphTensor x, bool maximum, const PoolingDescriptor& descriptor,
+                      const std::string& name = {});
+  // The max or mean of each channel's plane, 1x1xC (GlobalPoolingMax, GlobalPoolingAverage).
+  GraphTensor globalPooling(GraphTensor x, bool maximum, const std::string& name = {});
+  GraphTensor padImage(GraphTensor x, const PadDescriptor& descriptor,
+                       const std::string& name = {});
+  GraphTensor resizeImage(GraphTensor x, const ResizeDescriptor& descriptor,
+                          const std::string& name = {});
+  // A copy of a window of x: channels [channel, channel + channels) (kWholeExtent: to the last)
+  // of the width x height rectangle at (x, y).
+  GraphTensor window(GraphTensor x, const ImageWindow& window, const std::string& name = {});
+  GraphTensor channelShuffle(GraphTensor x, uint32_t groups, const std::string& name = {});
+  GraphTensor depthToSpace(GraphTensor x, uint32_t blockSize, DepthToSpace::Mode mode,
+                           const std::string& name = {});
+  GraphTensor spaceToDepth(GraphTensor x, uint32_t blockSize, const std::string& name = {});
+  GraphTensor instanceNormalization(GraphTensor x, const InstanceNormalizationDescriptor& d,
+                                    const std::string& name = {});
+  GraphTensor localResponseNormalization(GraphTensor x,
+                                         const LocalResponseNormalizationDescriptor& d,
+                                         const std::string& name = {});
+  // Softmax or log-softmax over the channels of each pixel (Softmax, LogSoftmax).
+  GraphTensor channelSoftmax(GraphTensor x, bool logarithm, const std::string& name = {});
+  // weights and bias as ConvolutionTranspose takes them (convolutionTransposeWeightsFromOnnx).
+  GraphTensor convolutionTranspose(GraphTensor x, const ConvolutionTransposeDescriptor& d,
+                                   std::vector<float> weights, std::vector<float> bias = {},
+                                   const std::string& name = {});
 
   // ---- Tensor values ----
   // Values that leave the image layout live as Tensors (row-major, the batch included). An Image

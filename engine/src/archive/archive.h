@@ -134,7 +134,7 @@ class VKCNN_API Writer {
   // The whole file.
   std::vector<uint8_t> build() const;
   // build(), written beside `path` and renamed over it. Error(io) naming the file, where nothing
-  // at `path` has changed.
+  // at `path` has changed (a folder that is not there included: none is made).
   void write(const std::string& path) const;
 
  private:

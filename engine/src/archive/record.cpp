@@ -35,6 +35,7 @@ TypeShape shapeOf(FieldType type) {
     case FieldType::u32s:
     case FieldType::i32s:
     case FieldType::f32s:
+    case FieldType::tensors:
       return {0, 4};
     case FieldType::i64s:
       return {0, 8};
@@ -92,6 +93,8 @@ const char* toString(FieldType type) {
       return "list of records";
     case FieldType::bytes:
       return "byte string";
+    case FieldType::tensors:
+      return "list of tensor references";
   }
   return "field of an unknown type";
 }
@@ -186,6 +189,12 @@ RecordWriter& RecordWriter::i64s(FieldKey key, std::span<const int64_t> values) 
 RecordWriter& RecordWriter::tensor(FieldKey key, uint32_t index) {
   begin(key, FieldType::tensor, 4);
   put32(index);
+  return *this;
+}
+
+RecordWriter& RecordWriter::tensors(FieldKey key, std::span<const uint32_t> indices) {
+  begin(key, FieldType::tensors, indices.size_bytes());
+  for (uint32_t v : indices) put32(v);
   return *this;
 }
 
@@ -360,6 +369,16 @@ uint32_t RecordReader::tensor(FieldKey key, uint32_t count) const {
     fail(key,
          "refers to tensor " + std::to_string(index) + ", but there are " + std::to_string(count));
   return index;
+}
+
+std::vector<uint32_t> RecordReader::tensors(FieldKey key, uint32_t count) const {
+  const Field& f = expect(key, FieldType::tensors);
+  std::vector<uint32_t> indices = loadArray<uint32_t>(bytes_.subspan(f.offset, f.size));
+  for (size_t i = 0; i < indices.size(); ++i)
+    if (indices[i] >= count)
+      fail(key, "refers (at " + std::to_string(i) + ") to tensor " + std::to_string(indices[i]) +
+                    ", but there are " + std::to_string(count));
+  return indices;
 }
 
 RecordReader RecordReader::record(FieldKey key) const {

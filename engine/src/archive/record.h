@@ -47,6 +47,7 @@ enum class FieldType : uint8_t {
   record = 12,   // a nested record
   records = 13,  // u32 count, then each: u32 size and a record of that size
   bytes = 14,    // opaque bytes
+  tensors = 15,  // u32 indices of tensors (a node's inputs or outputs)
 };
 VKCNN_API const char* toString(FieldType type);
 
@@ -63,6 +64,7 @@ class VKCNN_API RecordWriter {
   RecordWriter& f32s(FieldKey key, std::span<const float> values);
   RecordWriter& i64s(FieldKey key, std::span<const int64_t> values);
   RecordWriter& tensor(FieldKey key, uint32_t index);
+  RecordWriter& tensors(FieldKey key, std::span<const uint32_t> indices);
   RecordWriter& record(FieldKey key, const RecordWriter& value);
   RecordWriter& records(FieldKey key, std::span<const RecordWriter> values);
   RecordWriter& bytes(FieldKey key, std::span<const uint8_t> value);
@@ -105,6 +107,7 @@ class VKCNN_API RecordReader {
   std::vector<int64_t> i64s(FieldKey key) const;
   // A tensor index, checked against the `count` tensors the graph has.
   uint32_t tensor(FieldKey key, uint32_t count) const;
+  std::vector<uint32_t> tensors(FieldKey key, uint32_t count) const;
   RecordReader record(FieldKey key) const;
   // Each record's messages name it "WHERE, NAME I": a list's key is named for one of its records
   // ({2, "node"}: "model 'a.vkcnn': graph, node 12: field 'stride' ...").

@@ -2,6 +2,7 @@
 // table come first, then the records (provenance, weight index, the caller's sections), then the
 // weights, on a page of their own; the checksum is computed last, over everything after it.
 #include <algorithm>
+#include <filesystem>
 #include <string_view>
 
 #include "archive/archive.h"
@@ -118,6 +119,12 @@ std::vector<uint8_t> Writer::build() const {
 }
 
 void Writer::write(const std::string& path) const {
+  // writeFileAside would make a missing folder, as the cache's own; a model's destination is the
+  // caller's, and a folder that is not there is more likely a mistyped path.
+  const std::string folder = std::filesystem::path(path).parent_path().string();
+  if (!folder.empty() && platform::fileType(folder) != platform::FileType::directory)
+    throw Error(ErrorCode::io,
+                "cannot write model '" + path + "': its folder '" + folder + "' is not there");
   const std::vector<uint8_t> bytes = build();
   const std::string problem = detail::writeFileAside(
       path, {std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size())});

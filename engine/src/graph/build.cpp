@@ -90,6 +90,29 @@ GraphTensor GraphState::addNode(GraphNode node, TensorShape shape) {
   return GraphTensor{nodes.back().output};
 }
 
+TensorShape GraphState::kernelShape(const UnaryKernel& kernel, TensorShape in,
+                                    const std::string& node) const {
+  // The kernel reads its source channel window (a channel split or slice reads part of it).
+  const uint32_t first = kernel.sourceFeatureChannelOffset;
+  if (first >= in.featureChannels)
+    throw Error(ErrorCode::invalidArgument, what(node) + ": sourceFeatureChannelOffset " +
+                                                std::to_string(first) + " is beyond the input's " +
+                                                std::to_string(in.featureChannels) + " channels");
+  const uint32_t window = std::min(in.featureChannels - first, kernel.sourceFeatureChannelMaxCount);
+  return {kernel.destinationWidth(in.width), kernel.destinationHeight(in.height),
+          kernel.destinationFeatureChannels(window)};
+}
+
+GraphTensor GraphState::addImageKernel(GraphTensor x, ImageKernelParameters parameters,
+                                       const std::string& name) {
+  GraphNode n = newNode(name, imageKernelName(parameters));
+  x = asImage(x, n.name);
+  const TensorShape out = imageKernelShape(parameters, tensor(x, n.name).shape, n.name);
+  n.inputs = {x.id};
+  n.parameters = ImageKernelNode{std::move(parameters)};
+  return addNode(std::move(n), out);
+}
+
 }  // namespace vkcnn::detail
 
 namespace vkcnn {
@@ -279,20 +302,66 @@ GraphTensor Graph::unary(GraphTensor x, std::shared_ptr<UnaryKernel> kernel,
   GraphNode n = s.newNode(name.empty() && kernel ? kernel->label : name, "kernel");
   if (!kernel) throw Error(ErrorCode::invalidArgument, s.what(n.name) + ": the kernel is null");
   x = s.asImage(x, n.name);
-  const TensorShape in = s.tensor(x, n.name).shape;
-  // The kernel reads its source channel window (a channel split or slice reads part of it).
-  const uint32_t first = kernel->sourceFeatureChannelOffset;
-  if (first >= in.featureChannels)
-    throw Error(ErrorCode::invalidArgument, s.what(n.name) + ": sourceFeatureChannelOffset " +
-                                                std::to_string(first) + " is beyond the input's " +
-                                                std::to_string(in.featureChannels) + " channels");
-  const uint32_t window =
-      std::min(in.featureChannels - first, kernel->sourceFeatureChannelMaxCount);
-  TensorShape out{kernel->destinationWidth(in.width), kernel->destinationHeight(in.height),
-                  kernel->destinationFeatureChannels(window)};
+  const TensorShape out = s.kernelShape(*kernel, s.tensor(x, n.name).shape, n.name);
   n.inputs = {x.id};
   n.parameters = detail::KernelNode{std::move(kernel)};
   return s.addNode(std::move(n), out);
+}
+
+GraphTensor Graph::pooling(GraphTensor x, bool maximum, const PoolingDescriptor& d,
+                           const std::string& name) {
+  return state_->addImageKernel(x, detail::PoolingParameters{maximum, false, d}, name);
+}
+
+GraphTensor Graph::globalPooling(GraphTensor x, bool maximum, const std::string& name) {
+  return state_->addImageKernel(x, detail::PoolingParameters{maximum, true, {}}, name);
+}
+
+GraphTensor Graph::padImage(GraphTensor x, const PadDescriptor& d, const std::string& name) {
+  return state_->addImageKernel(x, d, name);
+}
+
+GraphTensor Graph::resizeImage(GraphTensor x, const ResizeDescriptor& d, const std::string& name) {
+  return state_->addImageKernel(x, d, name);
+}
+
+GraphTensor Graph::window(GraphTensor x, const ImageWindow& w, const std::string& name) {
+  return state_->addImageKernel(x, w, name);
+}
+
+GraphTensor Graph::channelShuffle(GraphTensor x, uint32_t groups, const std::string& name) {
+  return state_->addImageKernel(x, detail::ChannelShuffleParameters{groups}, name);
+}
+
+GraphTensor Graph::depthToSpace(GraphTensor x, uint32_t blockSize, DepthToSpace::Mode mode,
+                                const std::string& name) {
+  return state_->addImageKernel(x, detail::DepthToSpaceParameters{blockSize, mode}, name);
+}
+
+GraphTensor Graph::spaceToDepth(GraphTensor x, uint32_t blockSize, const std::string& name) {
+  return state_->addImageKernel(x, detail::SpaceToDepthParameters{blockSize}, name);
+}
+
+GraphTensor Graph::instanceNormalization(GraphTensor x, const InstanceNormalizationDescriptor& d,
+                                         const std::string& name) {
+  return state_->addImageKernel(x, d, name);
+}
+
+GraphTensor Graph::localResponseNormalization(GraphTensor x,
+                                              const LocalResponseNormalizationDescriptor& d,
+                                              const std::string& name) {
+  return state_->addImageKernel(x, d, name);
+}
+
+GraphTensor Graph::channelSoftmax(GraphTensor x, bool logarithm, const std::string& name) {
+  return state_->addImageKernel(x, detail::ChannelSoftmaxParameters{logarithm}, name);
+}
+
+GraphTensor Graph::convolutionTranspose(GraphTensor x, const ConvolutionTransposeDescriptor& d,
+                                        std::vector<float> weights, std::vector<float> bias,
+                                        const std::string& name) {
+  return state_->addImageKernel(
+      x, detail::ConvolutionTransposeParameters{d, std::move(weights), std::move(bias)}, name);
 }
 
 GraphTensor Graph::constant(std::vector<uint32_t> shape, std::vector<float> values,

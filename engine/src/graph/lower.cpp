@@ -11,6 +11,13 @@
 #include <thread>
 
 #include "graph/state.h"
+#include "vkcnn/convolution_transpose.h"
+#include "vkcnn/normalization.h"
+#include "vkcnn/padding.h"
+#include "vkcnn/pooling.h"
+#include "vkcnn/rearrange.h"
+#include "vkcnn/resize.h"
+#include "vkcnn/softmax.h"
 #include "vkcnn/tensor_ops.h"
 #include "vulkan/context_impl.h"
 #include "vulkan/overrides.h"
@@ -53,6 +60,82 @@ void parallelFor(ContextImpl& context, size_t count, F&& body) {
   work();
   for (std::thread& w : workers) w.join();
   if (failure) std::rethrow_exception(failure);
+}
+
+namespace {
+
+// A copy of a channel window and a rectangle of its source (Graph::window): a Neuron of type none
+// whose destination is the rectangle's size.
+class WindowCopy : public Neuron {
+ public:
+  WindowCopy(const Context& context, const ImageWindow& w)
+      : Neuron(context, NeuronDescriptor{}), width_(w.width), height_(w.height) {
+    sourceFeatureChannelOffset = w.channel;
+    sourceFeatureChannelMaxCount = w.channels;
+    offset.x = int32_t(w.x);
+    offset.y = int32_t(w.y);
+  }
+  uint32_t destinationWidth(uint32_t) const override { return width_; }
+  uint32_t destinationHeight(uint32_t) const override { return height_; }
+
+ private:
+  uint32_t width_, height_;
+};
+
+// The kernel of an Image kernel node: the one place the Graph's own Image kernels are made.
+struct MakeImageKernel {
+  const Context& context;
+  using Made = std::shared_ptr<UnaryKernel>;
+  Made operator()(const PoolingParameters& p) const {
+    if (p.global)
+      return p.maximum ? Made(std::make_shared<GlobalPoolingMax>(context))
+                       : Made(std::make_shared<GlobalPoolingAverage>(context));
+    return p.maximum ? Made(std::make_shared<PoolingMax>(context, p.descriptor))
+                     : Made(std::make_shared<PoolingAverage>(context, p.descriptor));
+  }
+  Made operator()(const PadDescriptor& d) const { return std::make_shared<Pad>(context, d); }
+  Made operator()(const ResizeDescriptor& d) const { return std::make_shared<Resize>(context, d); }
+  Made operator()(const ImageWindow& w) const { return std::make_shared<WindowCopy>(context, w); }
+  Made operator()(const ChannelShuffleParameters& p) const {
+    return std::make_shared<ChannelShuffle>(context, p.groups);
+  }
+  Made operator()(const DepthToSpaceParameters& p) const {
+    return std::make_shared<DepthToSpace>(context, p.blockSize, p.mode);
+  }
+  Made operator()(const SpaceToDepthParameters& p) const {
+    return std::make_shared<SpaceToDepth>(context, p.blockSize);
+  }
+  Made operator()(const InstanceNormalizationDescriptor& d) const {
+    return std::make_shared<InstanceNormalization>(context, d);
+  }
+  Made operator()(const LocalResponseNormalizationDescriptor& d) const {
+    return std::make_shared<LocalResponseNormalization>(context, d);
+  }
+  Made operator()(const ChannelSoftmaxParameters& p) const {
+    return p.logarithm ? Made(std::make_shared<LogSoftmax>(context))
+                       : Made(std::make_shared<Softmax>(context));
+  }
+  Made operator()(const ConvolutionTransposeParameters& p) const {
+    return std::make_shared<ConvolutionTranspose>(context, p.descriptor, p.weights, p.bias);
+  }
+};
+
+}  // namespace
+
+// The kernels' own rules, so a shape is never computed twice: a convolution transpose's from its
+// descriptor (its kernel uploads weights), an instance normalisation keeps its source's (its kernel
+// uploads gamma and beta), and every other kernel, whose constructor only checks and keeps its
+// parameters, answers as a probe that is then dropped.
+TensorShape GraphState::imageKernelShape(const ImageKernelParameters& parameters, TensorShape in,
+                                         const std::string& node) const {
+  if (const auto* t = std::get_if<ConvolutionTransposeParameters>(&parameters)) {
+    const ConvolutionTransposeDescriptor& d = t->descriptor;
+    return {ConvolutionTranspose::destinationSize(d, in.width, true, what(node)),
+            ConvolutionTranspose::destinationSize(d, in.height, false, what(node)),
+            d.outputFeatureChannels};
+  }
+  if (std::holds_alternative<InstanceNormalizationDescriptor>(parameters)) return in;
+  return kernelShape(*std::visit(MakeImageKernel{context}, parameters), in, node);
 }
 
 void GraphState::lower() {
@@ -127,6 +210,8 @@ void GraphState::lowerNode(GraphNode& n, TensorDataType dataType) {
     n.copy = std::make_shared<Neuron>(context, NeuronDescriptor{});
   } else if (const auto* kernel = n.as<KernelNode>()) {
     n.unary = kernel->kernel;
+  } else if (const auto* image = n.as<ImageKernelNode>()) {
+    n.unary = std::visit(MakeImageKernel{context}, image->parameters);
   } else if (n.as<ToTensorNode>()) {
     auto k = std::make_shared<ImageToTensor>(context, TensorLayout::NCHW);
     k->dataType = dataType;

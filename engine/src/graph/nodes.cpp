@@ -29,6 +29,35 @@ const char* kindName(const NodeParameters& p) {
     const char* operator()(const TensorConcatNode&) const { return "tensor concat"; }
     const char* operator()(const TensorKernelNode& k) const { return k.kind; }
     const char* operator()(const SqueezeExcitationNode&) const { return "squeeze excitation"; }
+    const char* operator()(const ImageKernelNode& k) const { return imageKernelName(k.parameters); }
+  };
+  return std::visit(Names{}, p);
+}
+
+const char* imageKernelName(const ImageKernelParameters& p) {
+  struct Names {
+    const char* operator()(const PoolingParameters& p) const {
+      return p.global ? (p.maximum ? "global pooling max" : "global pooling average")
+                      : (p.maximum ? "pooling max" : "pooling average");
+    }
+    const char* operator()(const PadDescriptor&) const { return "pad"; }
+    const char* operator()(const ResizeDescriptor&) const { return "resize"; }
+    const char* operator()(const ImageWindow&) const { return "window"; }
+    const char* operator()(const ChannelShuffleParameters&) const { return "channel shuffle"; }
+    const char* operator()(const DepthToSpaceParameters&) const { return "depth to space"; }
+    const char* operator()(const SpaceToDepthParameters&) const { return "space to depth"; }
+    const char* operator()(const InstanceNormalizationDescriptor&) const {
+      return "instance normalization";
+    }
+    const char* operator()(const LocalResponseNormalizationDescriptor&) const {
+      return "local response normalization";
+    }
+    const char* operator()(const ChannelSoftmaxParameters& s) const {
+      return s.logarithm ? "log-softmax" : "softmax";
+    }
+    const char* operator()(const ConvolutionTransposeParameters&) const {
+      return "convolution transpose";
+    }
   };
   return std::visit(Names{}, p);
 }

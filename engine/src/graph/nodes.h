@@ -12,6 +12,11 @@
 #include <vector>
 
 #include "vkcnn/graph.h"
+#include "vkcnn/normalization.h"
+#include "vkcnn/padding.h"
+#include "vkcnn/pooling.h"
+#include "vkcnn/rearrange.h"
+#include "vkcnn/resize.h"
 #include "vkcnn/squeeze_excitation.h"
 #include "vkcnn/tensor_ops.h"
 
@@ -63,8 +68,42 @@ struct ConcatNode {
   std::vector<Copy> copies;
 };
 struct IdentityNode {};
+// A kernel the caller made (Graph::unary).
 struct KernelNode {
   std::shared_ptr<UnaryKernel> kernel;
+};
+// Image kernels the Graph makes in lower() from plain parameters (Graph::pooling and its
+// siblings, which the ONNX importer calls): the node holds only data, so building a graph makes no
+// kernel and touches no device memory.
+struct PoolingParameters {
+  bool maximum = false;
+  bool global = false;           // GlobalPoolingMax / GlobalPoolingAverage
+  PoolingDescriptor descriptor;  // windowed pooling only
+};
+struct ChannelShuffleParameters {
+  uint32_t groups = 1;
+};
+struct DepthToSpaceParameters {
+  uint32_t blockSize = 1;
+  DepthToSpace::Mode mode = DepthToSpace::Mode::DCR;
+};
+struct SpaceToDepthParameters {
+  uint32_t blockSize = 1;
+};
+struct ChannelSoftmaxParameters {
+  bool logarithm = false;
+};
+struct ConvolutionTransposeParameters {
+  ConvolutionTransposeDescriptor descriptor;
+  std::vector<float> weights, bias;
+};
+using ImageKernelParameters =
+    std::variant<PoolingParameters, PadDescriptor, ResizeDescriptor, ImageWindow,
+                 ChannelShuffleParameters, DepthToSpaceParameters, SpaceToDepthParameters,
+                 InstanceNormalizationDescriptor, LocalResponseNormalizationDescriptor,
+                 ChannelSoftmaxParameters, ConvolutionTransposeParameters>;
+struct ImageKernelNode {
+  ImageKernelParameters parameters;
 };
 // Tensor values: conversions at the boundaries between Images and Tensors ([N, C, H, W]), and
 // the Tensor kernels.
@@ -104,7 +143,7 @@ using NodeParameters =
     std::variant<ConvolutionNode, BatchNormalizationNode, AffineNode, NeuronNode, ArithmeticNode,
                  ConcatNode, IdentityNode, KernelNode, ToTensorNode, ToImageNode, ConstantNode,
                  TransposeNode, TensorUnaryNode, TensorBinaryNode, WhereNode, SliceNode,
-                 TensorConcatNode, TensorKernelNode, SqueezeExcitationNode>;
+                 TensorConcatNode, TensorKernelNode, SqueezeExcitationNode, ImageKernelNode>;
 
 struct GraphNode {
   std::string name;
@@ -131,6 +170,7 @@ struct GraphNode {
 
 // The node's kind, for describe() and errors.
 const char* kindName(const NodeParameters& p);
+const char* imageKernelName(const ImageKernelParameters& p);
 
 // y = scale[c] * x + shift[c] of a batch normalisation, in double as the convolution folds it.
 void affineOf(const BatchNormalizationParameters& p, std::vector<double>& scale,

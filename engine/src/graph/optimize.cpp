@@ -252,6 +252,25 @@ void GraphState::fuseSilu() {
 // becomes the pool and one SqueezeExcitation kernel, when nothing else reads the block's
 // intermediate values and every shape is exactly that (1x1 maps, C -> R -> C channels, groups 1,
 // no residual, a small MLP). VKCNN_FUSE_SQUEEZE_EXCITATION=0 leaves it alone.
+namespace {
+
+// A global average pool over all `channels` of its whole input: the Graph's own, or a caller's
+// kernel reading no window.
+bool wholeAverage(const GraphNode& pool, uint32_t channels) {
+  if (const auto* image = pool.as<ImageKernelNode>()) {
+    const auto* p = std::get_if<PoolingParameters>(&image->parameters);
+    return p && p->global && !p->maximum;
+  }
+  const auto* kernel = pool.as<KernelNode>();
+  const auto* average =
+      kernel ? dynamic_cast<const GlobalPoolingAverage*>(kernel->kernel.get()) : nullptr;
+  return average && !average->sourceFeatureChannelOffset &&
+         average->sourceFeatureChannelMaxCount >= channels && !average->offset.x &&
+         !average->offset.y && !average->offset.z;
+}
+
+}  // namespace
+
 void GraphState::fuseSqueezeExcitation() {
   if (!overrides(context).fuseSqueezeExcitation) return;
   // Each of the kernel's workgroups recomputes the MLP: beyond this many fc1 weights (C x R) that
@@ -307,13 +326,7 @@ void GraphState::fuseSqueezeExcitation() {
     const uint32_t mean = nodes[tensors[hidden].producer].inputs[0];
     if (!onlyUse(mean)) return false;
     const GraphNode& pool = nodes[tensors[mean].producer];
-    const auto* poolKernel = pool.as<KernelNode>();
-    const auto* average =
-        poolKernel ? dynamic_cast<const GlobalPoolingAverage*>(poolKernel->kernel.get()) : nullptr;
-    if (!average || pool.removed || pool.inputs[0] != x || average->sourceFeatureChannelOffset ||
-        average->sourceFeatureChannelMaxCount < C || average->offset.x || average->offset.y ||
-        average->offset.z)
-      return false;
+    if (!wholeAverage(pool, C) || pool.removed || pool.inputs[0] != x) return false;
     SqueezeExcitationNode se;
     se.descriptor = {C, R, fc1->descriptor.neuron, fc2->descriptor.neuron};
     se.fc1Weights = fc1->weights;

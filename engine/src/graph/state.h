@@ -73,6 +73,14 @@ struct GraphState {
   }
 
   GraphTensor addNode(GraphNode node, TensorShape shape);
+  // An Image kernel node on x (build.cpp), its output shape from imageKernelShape.
+  GraphTensor addImageKernel(GraphTensor x, ImageKernelParameters parameters,
+                             const std::string& name);
+  // The destination of `kernel` for a source of shape `in` (its channel window included).
+  TensorShape kernelShape(const UnaryKernel& kernel, TensorShape in, const std::string& node) const;
+  // The output shape of an Image kernel node on `in` (lower.cpp: the kernel's own rules).
+  TensorShape imageKernelShape(const ImageKernelParameters& parameters, TensorShape in,
+                               const std::string& node) const;
 
   std::string nodeName(const std::string& name, const char* kind) const {
     return name.empty() ? std::string(kind) + " " + std::to_string(nodes.size()) : name;

@@ -5,7 +5,6 @@
 
 #include "kernels/convolution_state.h"
 #include "kernels/kernel_encoding.h"
-#include "kernels/weights.h"
 
 namespace vkcnn {
 
@@ -23,10 +22,7 @@ Convolution Convolution::fromDatFiles(const Context& context,
                                       const std::string& weightsPath, const std::string& biasPath) {
   const std::string what = "Convolution '" + detail::defaultLabel("convolution", descriptor) + "'";
   detail::checkDescriptor(descriptor, what);
-  detail::MappedFloatFile weights(weightsPath, descriptor.weightCount(), what + ": weights");
-  if (biasPath.empty()) return Convolution(context, descriptor, weights.values());
-  detail::MappedFloatFile bias(biasPath, descriptor.outputFeatureChannels, what + ": bias");
-  return Convolution(context, descriptor, weights.values(), bias.values());
+  return detail::fromDatFiles<Convolution>(context, descriptor, weightsPath, biasPath, what);
 }
 
 const ConvolutionDescriptor& Convolution::descriptor() const {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "vkcnn/convolution.h"
+#include "kernels/weights.h"
 #include "vkcnn/error.h"
 #include "vulkan/pipelines.h"
 
@@ -60,6 +61,19 @@ void checkWeightCounts(const ConvolutionDescriptor& d, size_t weights, size_t bi
 std::string defaultLabel(const char* kind, const ConvolutionDescriptor& d);
 // The encode's source channel window holds the descriptor's input channels.
 void checkSourceChannels(const KernelEncoding& e, const ConvolutionDescriptor& d);
+
+// A Convolution or FullyConnected (`Kernel`) made from .dat files of `d`'s weights and bias (none
+// where `biasPath` is empty), mapped rather than read; the caller has checked `d`. `what` names
+// the kernel in the files' errors.
+template <typename Kernel>
+Kernel fromDatFiles(const Context& context, const ConvolutionDescriptor& d,
+                    const std::string& weightsPath, const std::string& biasPath,
+                    const std::string& what) {
+  MappedFloatFile weights(weightsPath, d.weightCount(), what + ": weights");
+  if (biasPath.empty()) return Kernel(context, d, weights.values());
+  MappedFloatFile bias(biasPath, d.outputFeatureChannels, what + ": bias");
+  return Kernel(context, d, weights.values(), bias.values());
+}
 
 // Checks `d` and the counts, folds the batch normalisation and makes the device copies of the
 // weights the configurations `context` may run read; `halfCopy`: a fully connected layer's float16

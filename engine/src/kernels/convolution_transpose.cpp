@@ -109,19 +109,25 @@ ConvolutionTranspose::ConvolutionTranspose(const Context& context,
 }
 
 uint32_t ConvolutionTranspose::destinationWidth(uint32_t sourceWidth) const {
-  const auto& d = descriptor_;
-  const bool mps = d.padding.mode == Padding::Mode::mpsDefault;
-  return transposedSize(sourceWidth, d.kernelWidth, d.strideInPixelsX, d.dilationRateX,
-                        mps ? 0 : d.padding.left, mps ? 0 : d.padding.right, d.outputPaddingX,
-                        "kernel '" + label + "'", "horizontal");
+  return destinationSize(descriptor_, sourceWidth, true, "kernel '" + label + "'");
 }
 
 uint32_t ConvolutionTranspose::destinationHeight(uint32_t sourceHeight) const {
-  const auto& d = descriptor_;
+  return destinationSize(descriptor_, sourceHeight, false, "kernel '" + label + "'");
+}
+
+uint32_t ConvolutionTranspose::destinationSize(const ConvolutionTransposeDescriptor& d,
+                                               uint32_t sourceSize, bool horizontal,
+                                               const std::string& what) {
+  checkDescriptor(d, what);
   const bool mps = d.padding.mode == Padding::Mode::mpsDefault;
-  return transposedSize(sourceHeight, d.kernelHeight, d.strideInPixelsY, d.dilationRateY,
-                        mps ? 0 : d.padding.top, mps ? 0 : d.padding.bottom, d.outputPaddingY,
-                        "kernel '" + label + "'", "vertical");
+  if (horizontal)
+    return transposedSize(sourceSize, d.kernelWidth, d.strideInPixelsX, d.dilationRateX,
+                          mps ? 0 : d.padding.left, mps ? 0 : d.padding.right, d.outputPaddingX,
+                          what, "horizontal");
+  return transposedSize(sourceSize, d.kernelHeight, d.strideInPixelsY, d.dilationRateY,
+                        mps ? 0 : d.padding.top, mps ? 0 : d.padding.bottom, d.outputPaddingY, what,
+                        "vertical");
 }
 
 void ConvolutionTranspose::validate(const detail::KernelEncoding& e) const {

@@ -12,7 +12,6 @@
 #include "kernels/kernel_encoding.h"
 #include "kernels/neuron_params.h"
 #include "kernels/tensor_encoding.h"
-#include "kernels/weights.h"
 #include "vkcnn/tensor_ops.h"
 #include "vulkan/context_impl.h"
 #include "vulkan/pipelines.h"
@@ -51,10 +50,7 @@ FullyConnected FullyConnected::fromDatFiles(const Context& context,
       "FullyConnected '" + detail::defaultLabel("fully connected", descriptor) + "'";
   detail::checkDescriptor(descriptor, what);
   checkFullyConnected(descriptor, what);
-  detail::MappedFloatFile weights(weightsPath, descriptor.weightCount(), what + ": weights");
-  if (biasPath.empty()) return FullyConnected(context, descriptor, weights.values());
-  detail::MappedFloatFile bias(biasPath, descriptor.outputFeatureChannels, what + ": bias");
-  return FullyConnected(context, descriptor, weights.values(), bias.values());
+  return detail::fromDatFiles<FullyConnected>(context, descriptor, weightsPath, biasPath, what);
 }
 
 const ConvolutionDescriptor& FullyConnected::descriptor() const {

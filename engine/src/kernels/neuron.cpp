@@ -43,13 +43,15 @@ const char* toString(NeuronType type) {
   return uint32_t(type) < kNeuronTypeCount ? names[uint32_t(type)] : "unknown";
 }
 
+// The formulas of PyTorch's and onnxruntime's kernels, NaN and infinities included: NaN in gives
+// NaN out, and inf * 0 or inf / inf where their formula has it (gelu, silu, hard-swish at -inf).
 double applyNeuron(const NeuronDescriptor& n, double x, uint32_t channel) {
   const double a = n.a, b = n.b, c = n.c;
   switch (n.type) {
     case NeuronType::none:
       return x;
     case NeuronType::relu:
-      return x > 0 ? x : 0;
+      return x < 0 ? 0 : x;  // NaN stays NaN, as in PyTorch (glsl/neuron.glsl)
     case NeuronType::linear:
       return a * x + b;
     case NeuronType::sigmoid:

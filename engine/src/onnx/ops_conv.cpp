@@ -206,9 +206,8 @@ void convTranspose(Importer& im) {
   d.outputPaddingX = n == 2 ? u32(outputPadding[1], "output padding") : 0;
   std::vector<float> bias;
   if (im.hasInput(2)) bias = im.floatConstant(2, "bias").f;
-  auto kernel_ = std::make_shared<ConvolutionTranspose>(
-      im.context(), d, convolutionTransposeWeightsFromOnnx(d, w.f), bias);
-  GraphTensor out = im.graph().unary(x.tensor, kernel_, im.nodeName());
+  GraphTensor out = im.graph().convolutionTranspose(
+      x.tensor, d, convolutionTransposeWeightsFromOnnx(d, w.f), std::move(bias), im.nodeName());
   im.setImage(0, out, im.dimsLike(x, im.graph().shape(out)));
 }
 

@@ -72,8 +72,7 @@ void instanceNormalization(Importer& im) {
   d.gamma = im.floatConstant(1, "scale").f;
   d.beta = im.floatConstant(2, "B").f;
   d.epsilon = im.attrFloat("epsilon", 1e-5f);
-  GraphTensor out = im.graph().unary(
-      x.tensor, std::make_shared<InstanceNormalization>(im.context(), d), im.nodeName());
+  GraphTensor out = im.graph().instanceNormalization(x.tensor, d, im.nodeName());
   im.setImage(0, out, x.dims);
 }
 
@@ -87,8 +86,7 @@ void lrn(Importer& im) {
   d.alpha = im.attrFloat("alpha", 1e-4f);
   d.beta = im.attrFloat("beta", 0.75f);
   d.bias = im.attrFloat("bias", 1.0f);
-  GraphTensor out = im.graph().unary(
-      x.tensor, std::make_shared<LocalResponseNormalization>(im.context(), d), im.nodeName());
+  GraphTensor out = im.graph().localResponseNormalization(x.tensor, d, im.nodeName());
   im.setImage(0, out, x.dims);
 }
 
@@ -97,14 +95,12 @@ void lrn(Importer& im) {
 void spatialSoftmax(Importer& im, const ImageValue& x, bool log, const Shape4& s) {
   const std::string name = im.nodeName();
   const float pixels = float(s.h * s.w);
-  GraphTensor m =
-      im.graph().unary(x.tensor, std::make_shared<GlobalPoolingMax>(im.context()), name + " (max)");
+  GraphTensor m = im.graph().globalPooling(x.tensor, true, name + " (max)");
   GraphTensor t =
       im.graph().arithmetic(x.tensor, m, ArithmeticOperation::subtract, name + " (shift)");
   GraphTensor e = im.graph().neuron(t, NeuronDescriptor::of(NeuronType::exponential, 1.f, 0.f, 0.f),
                                     name + " (exp)");
-  GraphTensor mean =
-      im.graph().unary(e, std::make_shared<GlobalPoolingAverage>(im.context()), name + " (mean)");
+  GraphTensor mean = im.graph().globalPooling(e, false, name + " (mean)");
   if (!log) {
     GraphTensor y = im.graph().arithmetic(e, mean, ArithmeticOperation::divide, name);
     y = im.graph().neuron(y, NeuronDescriptor::of(NeuronType::linear, 1.f / pixels, 0.f),
@@ -161,12 +157,7 @@ void softmax(Importer& im, bool log) {
     return im.setImage(
         0, im.neuron(x, NeuronDescriptor::of(NeuronType::linear, 0.f, log ? 0.f : 1.f)), x.dims);
   }
-  std::shared_ptr<UnaryKernel> k;
-  if (log)
-    k = std::make_shared<LogSoftmax>(im.context());
-  else
-    k = std::make_shared<Softmax>(im.context());
-  im.setImage(0, im.graph().unary(x.tensor, k, im.nodeName()), x.dims);
+  im.setImage(0, im.graph().channelSoftmax(x.tensor, log, im.nodeName()), x.dims);
 }
 
 // LayerNormalization (opset 17) over the axes from `axis` on, on the Tensor.

@@ -36,24 +36,14 @@ void pool(Importer& im, bool max) {
                                        uint32_t(wy.padEnd), uint32_t(wx.padEnd));
   d.padding.ceilMode = im.attrInt("ceil_mode", 0) != 0;
   d.countIncludePad = im.attrInt("count_include_pad", 0) != 0;
-  std::shared_ptr<UnaryKernel> k;
-  if (max)
-    k = std::make_shared<PoolingMax>(im.context(), d);
-  else
-    k = std::make_shared<PoolingAverage>(im.context(), d);
-  GraphTensor out = im.graph().unary(x.tensor, k, im.nodeName());
+  GraphTensor out = im.graph().pooling(x.tensor, max, d, im.nodeName());
   im.setImage(0, out, im.dimsLike(x, im.graph().shape(out)));
 }
 
 void globalPool(Importer& im, bool max) {
   const ImageValue& x = im.imageInput(0);
   im.requireCanonical(x, 3);
-  std::shared_ptr<UnaryKernel> k;
-  if (max)
-    k = std::make_shared<GlobalPoolingMax>(im.context());
-  else
-    k = std::make_shared<GlobalPoolingAverage>(im.context());
-  GraphTensor out = im.graph().unary(x.tensor, k, im.nodeName());
+  GraphTensor out = im.graph().globalPooling(x.tensor, max, im.nodeName());
   im.setImage(0, out, im.dimsLike(x, im.graph().shape(out)));
 }
 
@@ -145,17 +135,17 @@ void reduce(Importer& im, const std::string& op) {
   const std::string name = im.nodeName();
   if (spatial) {
     if (op == "ReduceMean" || op == "ReduceSum") {
-      t = im.graph().unary(t, std::make_shared<GlobalPoolingAverage>(im.context()), name);
+      t = im.graph().globalPooling(t, false, name);
       if (op == "ReduceSum")
         t = im.graph().neuron(t, NeuronDescriptor::of(NeuronType::linear, float(s.h * s.w), 0.f),
                               name + " (sum)");
     } else if (op == "ReduceMax") {
-      t = im.graph().unary(t, std::make_shared<GlobalPoolingMax>(im.context()), name);
+      t = im.graph().globalPooling(t, true, name);
     } else {
       // min(x) = -max(-x)
       t = im.graph().neuron(t, NeuronDescriptor::of(NeuronType::linear, -1.f, 0.f),
                             name + " (negate)");
-      t = im.graph().unary(t, std::make_shared<GlobalPoolingMax>(im.context()), name);
+      t = im.graph().globalPooling(t, true, name);
       t = im.graph().neuron(t, NeuronDescriptor::of(NeuronType::linear, -1.f, 0.f),
                             name + " (negate back)");
     }

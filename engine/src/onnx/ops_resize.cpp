@@ -210,8 +210,7 @@ void pad(Importer& im) {
   if (d.mode == PadMode::reflect &&
       (p.top >= s.h || p.bottom >= s.h || p.left >= s.w || p.right >= s.w))
     return tensorPad(im, x);
-  GraphTensor out =
-      im.graph().unary(x.tensor, std::make_shared<Pad>(im.context(), d), im.nodeName());
+  GraphTensor out = im.graph().padImage(x.tensor, d, im.nodeName());
   im.setImage(0, out, im.dimsLike(x, im.graph().shape(out)));
 }
 
@@ -332,8 +331,7 @@ void resize(Importer& im) {
   else
     invalidModel("coordinate_transformation_mode '" + ct + "' is not an ONNX value");
   d.nearestMode = NearestMode(nearestMode(p.nearestMode));
-  GraphTensor out =
-      im.graph().unary(x.tensor, std::make_shared<Resize>(im.context(), d), im.nodeName());
+  GraphTensor out = im.graph().resizeImage(x.tensor, d, im.nodeName());
   im.setImage(0, out, im.dimsLike(x, im.graph().shape(out)));
 }
 

@@ -23,19 +23,6 @@ void reshapeLike(Importer& im, std::vector<int64_t> dims) {
 
 namespace {
 
-// A copy of a channel window and a rectangle of its source (Split, Slice): a Neuron of type none
-// whose destination is the rectangle's size.
-class WindowCopy : public Neuron {
- public:
-  WindowCopy(const Context& context, uint32_t width, uint32_t height)
-      : Neuron(context, NeuronDescriptor{}), width_(width), height_(height) {}
-  uint32_t destinationWidth(uint32_t) const override { return width_; }
-  uint32_t destinationHeight(uint32_t) const override { return height_; }
-
- private:
-  uint32_t width_, height_;
-};
-
 const HostTensor& operand(Importer& im, int k) {
   return im.constantInput(k, "operand");
 }
@@ -354,16 +341,16 @@ void split(Importer& im) {
       if (size == x.dims[size_t(axis)]) {
         im.setImage(k, x.tensor, dims);
       } else {
-        auto copy =
-            std::make_shared<WindowCopy>(im.context(), uint32_t(ia == ImageAxis::w ? size : s.w),
-                                         uint32_t(ia == ImageAxis::h ? size : s.h));
+        ImageWindow w;
+        w.width = uint32_t(ia == ImageAxis::w ? size : s.w);
+        w.height = uint32_t(ia == ImageAxis::h ? size : s.h);
         if (ia == ImageAxis::c) {
-          copy->sourceFeatureChannelOffset = uint32_t(start);
-          copy->sourceFeatureChannelMaxCount = uint32_t(size);
+          w.channel = uint32_t(start);
+          w.channels = uint32_t(size);
         }
-        if (ia == ImageAxis::w) copy->offset.x = int32_t(start);
-        if (ia == ImageAxis::h) copy->offset.y = int32_t(start);
-        im.setImage(k, im.graph().unary(x.tensor, copy, im.nodeName() + ":" + std::to_string(k)),
+        if (ia == ImageAxis::w) w.x = uint32_t(start);
+        if (ia == ImageAxis::h) w.y = uint32_t(start);
+        im.setImage(k, im.graph().window(x.tensor, w, im.nodeName() + ":" + std::to_string(k)),
                     dims);
       }
     }
@@ -421,12 +408,14 @@ void slice(Importer& im) {
         break;
     }
   }
-  auto copy = std::make_shared<WindowCopy>(im.context(), uint32_t(crop.wn), uint32_t(crop.hn));
-  copy->sourceFeatureChannelOffset = uint32_t(crop.c0);
-  copy->sourceFeatureChannelMaxCount = uint32_t(crop.cn);
-  copy->offset.x = int32_t(crop.x0);
-  copy->offset.y = int32_t(crop.y0);
-  im.setImage(0, im.graph().unary(x.tensor, copy, im.nodeName()), dims);
+  ImageWindow w;
+  w.channel = uint32_t(crop.c0);
+  w.channels = uint32_t(crop.cn);
+  w.x = uint32_t(crop.x0);
+  w.y = uint32_t(crop.y0);
+  w.width = uint32_t(crop.wn);
+  w.height = uint32_t(crop.hn);
+  im.setImage(0, im.graph().window(x.tensor, w, im.nodeName()), dims);
 }
 
 void transpose(Importer& im) {
@@ -471,8 +460,8 @@ void transpose(Importer& im) {
     bool restInPlace = true;
     for (int64_t k = 3; k < rank; ++k) restInPlace &= perm[size_t(k)] == k;
     if (restInPlace) {
-      auto k = std::make_shared<ChannelShuffle>(im.context(), u32(d[1], "groups"));
-      return im.setImage(0, im.graph().unary(x.tensor, k, im.nodeName()), dims);
+      return im.setImage(0, im.graph().channelShuffle(x.tensor, u32(d[1], "groups"), im.nodeName()),
+                         dims);
     }
   }
   // Depth to space and back, as PixelShuffle exports: rank 6 views of [N, C, H, W].
@@ -485,16 +474,16 @@ void transpose(Importer& im) {
       const bool isCrd = perm == crd;
       const int64_t b = isCrd ? d[2] : d[1];
       if ((isCrd && d[3] == b) || (!isCrd && d[2] == b)) {
-        auto k = std::make_shared<DepthToSpace>(
-            im.context(), u32(b, "block"),
-            isCrd ? DepthToSpace::Mode::CRD : DepthToSpace::Mode::DCR);
-        return im.setImage(0, im.graph().unary(x.tensor, k, im.nodeName()), dims);
+        const GraphTensor y = im.graph().depthToSpace(
+            x.tensor, u32(b, "block"), isCrd ? DepthToSpace::Mode::CRD : DepthToSpace::Mode::DCR,
+            im.nodeName());
+        return im.setImage(0, y, dims);
       }
     }
     // [N, C, H/b, b, W/b, b] -> [N, b, b, C, H/b, W/b]
     if (perm == s2d && d[1] == s.c && d[3] == d[5] && d[2] * d[3] == s.h && d[4] * d[5] == s.w) {
-      auto k = std::make_shared<SpaceToDepth>(im.context(), u32(d[3], "block"));
-      return im.setImage(0, im.graph().unary(x.tensor, k, im.nodeName()), dims);
+      return im.setImage(0, im.graph().spaceToDepth(x.tensor, u32(d[3], "block"), im.nodeName()),
+                         dims);
     }
   }
   onTensor();
@@ -507,19 +496,18 @@ void depthSpace(Importer& im, bool toSpace) {
   const Shape4 s = im.requireCanonical(x, 4);
   const int64_t b = im.attrInt("blocksize", 0);
   if (b < 1 || b > 4096) invalidModel("blocksize " + std::to_string(b) + " is not in [1, 4096]");
-  std::shared_ptr<UnaryKernel> k;
+  GraphTensor out;
   if (toSpace) {
     if (s.h % b || s.w % b) invalidModel("the input's size is not a multiple of the block size");
-    k = std::make_shared<SpaceToDepth>(im.context(), u32(b, "blocksize"));
+    out = im.graph().spaceToDepth(x.tensor, u32(b, "blocksize"), im.nodeName());
   } else {
     if (s.c % (b * b)) invalidModel("the input's channels are not a multiple of blocksize^2");
     const std::string mode = im.attrString("mode", "DCR");
     if (mode != "DCR" && mode != "CRD") invalidModel("mode '" + mode + "' is not DCR or CRD");
-    k = std::make_shared<DepthToSpace>(
-        im.context(), u32(b, "blocksize"),
-        mode == "CRD" ? DepthToSpace::Mode::CRD : DepthToSpace::Mode::DCR);
+    out = im.graph().depthToSpace(x.tensor, u32(b, "blocksize"),
+                                  mode == "CRD" ? DepthToSpace::Mode::CRD : DepthToSpace::Mode::DCR,
+                                  im.nodeName());
   }
-  GraphTensor out = im.graph().unary(x.tensor, k, im.nodeName());
   im.setImage(0, out, im.dimsLike(x, im.graph().shape(out)));
 }
 
