@@ -1,8 +1,8 @@
 // Dense convolution as an implicit GEMM on the matrix units (GL_NV_cooperative_matrix, float16
-// operands, float32 accumulation) in large tiles: the layers with enough output pixels to give
-// every multiprocessor a tile (convolution.cpp picks; convolution_matrix.glsl takes the rest, with
-// its reduction split inside the workgroup). The tile's shape comes from specialization constants
-// (convolution_tiles.h holds the table; ids below).
+// operands, float32 accumulation or float16: below) in large tiles: the layers with enough output
+// pixels to give every multiprocessor a tile (convolution.cpp picks; convolution_matrix.glsl takes
+// the rest, with its reduction split inside the workgroup). The tile's shape comes from
+// specialization constants (convolution_tiles.h holds the table; ids below).
 //
 // Rows are destination pixels of all images, columns output channels, and the reduction runs
 // over k = (tap * S + s) * 4 + c (input channel 4s + c of the tap, S = input slices), in chunks
@@ -18,6 +18,18 @@
 // stores, 80 bytes apart, conflict 2-way now, which costs less; bench/NOTES.md, 2026-11-27,
 // session 17). The epilogue goes through a small per-warp fragment in shared memory, fragment by
 // fragment, so that no tile-sized float buffer competes with the stages for the 48 KiB.
+//
+// Float16 accumulators (VKCNN_ACCUMULATE_FP16: convolution_tiled_fp16acc.comp and
+// convolution_tiled_pieces_fp16acc.comp, for ConvolutionDescriptor::accumulatorPrecision float16,
+// as MPS's accumulatorPrecisionOption half): half the registers a fragment, so tiles of twice the
+// outputs (256 x 256, convolution_tiles.h), and the matrix units' float16-accumulate rate (the
+// GEMM ceiling, bench/gemm_ceiling.comp -DACCUMULATE_FP16: 214 TFLOP/s against at best 182 with
+// float32 on the H200). The epilogue's fragments go through shared memory as float16 (nothing is
+// lost: the sums are float16) and are applied in float32. The split reduction keeps float32
+// accumulators: its partial sums are float32, and its layers are few tiles long, bound by latency
+// rather than by the matrix units. Promoting the float16 sums into float32 every chunk would need
+// a float32 copy of every fragment besides the float16 one: more registers than float32
+// accumulators alone, so it is not built.
 //
 // Built twice: convolution_tiled.comp, and convolution_tiled_split.comp (VKCNN_SPLIT_REDUCTION)
 // for dense layers with too few tiles to fill the device (late layers at batch 1), which split
@@ -69,6 +81,14 @@ const bool SPLIT = true;
 #else
 const bool SPLIT = false;
 #endif
+#ifdef VKCNN_ACCUMULATE_FP16
+#ifdef VKCNN_SPLIT_REDUCTION
+#error "the split reduction sums float32 partial tiles: float32 accumulators only"
+#endif
+#define ACCUMULATOR fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
+#else
+#define ACCUMULATOR fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
+#endif
 
 // The host picks this shader only for destinations and sources that start at a layer.
 #define VKCNN_ALIGNED_DESTINATION
@@ -93,7 +113,29 @@ const int B_LOADS = (B_ELEMENTS + THREADS - 1) / THREADS;
 const int C_ROW = 20;  // floats per row of a warp's epilogue fragment (padded)
 shared uvec2 aS[2 * A_STAGE];
 shared uvec4 bS[2 * B_STAGE];
+#ifdef VKCNN_ACCUMULATE_FP16
+// A float16 fragment's row: 16 values and 16 bytes of padding, as uvec2 (4 float16 each).
+const int H_ROW = 6;
+shared uvec2 cS[WARPS_M * WARPS_N * 16 * H_ROW];
+// Tiles wider than the weight matrix's column padding (256 columns) read no weights past it.
+const bool WIDE = TILE_N > VKCNN_MATRIX_COLUMN_ALIGN;
+// The epilogue's fragments as the elements of cS and aS: a row's stride, the elements of 4
+// channels, and the 4 sums at element `at`.
+#define C_STRIDE H_ROW
+#define C_QUAD 1
+#define C_SUM(at) vec4(unpackHalf2x16(cS[at].x), unpackHalf2x16(cS[at].y))
+#define A_STRIDE H_ROW
+#define A_QUAD 1
+#define A_SUM(at) vec4(unpackHalf2x16(aS[at].x), unpackHalf2x16(aS[at].y))
+#else
 shared float cS[WARPS_M * WARPS_N * 16 * C_ROW];
+#define C_STRIDE C_ROW
+#define C_QUAD 4
+#define C_SUM(at) vec4(cS[at], cS[(at) + 1], cS[(at) + 2], cS[(at) + 3])
+#define A_STRIDE (C_ROW / 2)
+#define A_QUAD 2
+#define A_SUM(at) uintBitsToFloat(uvec4(aS[at], aS[(at) + 1]))
+#endif
 #ifdef VKCNN_SPLIT_REDUCTION
 // Each workgroup's TILE_M x TILE_N float sums, row-major, at (tile * Z + z) * TILE_M * TILE_N;
 // and a counter per tile, zero before and after each dispatch.
@@ -170,10 +212,10 @@ void main() {
 #endif
   }
 
-  fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[FRAG_M][FRAG_N];
+  ACCUMULATOR acc[FRAG_M][FRAG_N];
   [[unroll]] for (int i = 0; i < FRAG_M; ++i)
     [[unroll]] for (int j = 0; j < FRAG_N; ++j)
-      acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+      acc[i][j] = ACCUMULATOR(0.0);
 
   // The chunks ahead wait in registers as fetched (texels as vec4, weights as uvec4): nothing
   // reads them until STORE, after the matrix steps, so their latency hides behind those (packing
@@ -194,9 +236,18 @@ void main() {
   // The weight rows are padded to VKCNN_MATRIX_ROW_ALIGN, a multiple of every K_CHUNK, so a chunk
   // is all inside the matrix or all past it.
   int weightIndex[B_LOADS];
+#ifdef VKCNN_ACCUMULATE_FP16
+  bool weightColumn[B_LOADS];  // inside the matrix's padded columns (what WIDE tiles check)
+#define AND_WEIGHT_COLUMN(l) &&weightColumn[l]
+#else
+#define AND_WEIGHT_COLUMN(l)
+#endif
   [[unroll]] for (int l = 0; l < B_LOADS; ++l) {
     const int e = t + l * THREADS;
     weightIndex[l] = weightBase + (e / B_VECS) * (columns / 8) + n0 / 8 + e % B_VECS;
+#ifdef VKCNN_ACCUMULATE_FP16
+    weightColumn[l] = !WIDE || n0 + (e % B_VECS) * 8 < columns;
+#endif
   }
   const int weightChunk = K_CHUNK * columns / 8;
   // The im2col cursor of this invocation's slot, for the next chunk FETCH takes (chunks are fetched
@@ -247,7 +298,8 @@ void main() {
     const bool weightsInside = (chunk) * K_CHUNK < rowsOfWeights;                                  \
     [[unroll]] for (int l = 0; l < B_LOADS; ++l) {                                                 \
       rb##R[l] = uvec4(0);                                                                         \
-      if (weightsInside && (B_ELEMENTS % THREADS == 0 || t + l * THREADS < B_ELEMENTS))            \
+      if (weightsInside && (B_ELEMENTS % THREADS == 0 || t + l * THREADS < B_ELEMENTS)             \
+                               AND_WEIGHT_COLUMN(l))                                               \
         rb##R[l] = weights[weightIndex[l] + (chunk) * weightChunk];                                \
     }                                                                                              \
   }
@@ -379,12 +431,12 @@ void main() {
   // 1, where a dispatch is less than a wave, each pipeline's first dispatch in an inference took
   // ~8-10 us longer, more than it saved, so the host picks 0 there (bench/NOTES.md, 2026-11-27,
   // session 17).
-  const int cBase = warp * 16 * C_ROW;
+  const int cBase = warp * 16 * C_STRIDE;
   if (EPILOGUE == 0) {
     [[dont_unroll]] for (int f = 0; f < FRAG_M * FRAG_N; ++f) {
       [[unroll]] for (int k = 0; k < FRAG_M * FRAG_N; ++k)
         if (k == f)
-          coopMatStoreNV(acc[k / FRAG_N][k % FRAG_N], cS, uint(cBase), uint(C_ROW), false);
+          coopMatStoreNV(acc[k / FRAG_N][k % FRAG_N], cS, uint(cBase), uint(C_STRIDE), false);
       subgroupMemoryBarrierShared();
       subgroupBarrier();
       const int i = f / FRAG_N, j = f - i * FRAG_N;
@@ -394,8 +446,7 @@ void main() {
         const int m = m0 + (wm * FRAG_M + i) * 16 + row;
         const int n = (n0 + (wn * FRAG_N + j) * 16) / 4 + q;  // this group's slice
         if (m >= rowCount || n >= groupSlices) continue;
-        const int at = cBase + row * C_ROW + 4 * q;
-        const vec4 sum = vec4(cS[at], cS[at + 1], cS[at + 2], cS[at + 3]);
+        const vec4 sum = C_SUM(cBase + row * C_STRIDE + C_QUAD * q);
         const int batchImage = m / pixels, pixel = m - batchImage * pixels;
         const int img = pieceImage(batchImage);  // the piece's, which becomes the current one
         const ivec2 p = ivec2(g.clipX + pixel % g.clipWidth, g.clipY + pixel / g.clipWidth);
@@ -442,20 +493,20 @@ void main() {
     // share of A's stages, which nothing reads once the reduction is done (the shared memory
     // holds nothing more: 128x128 has 48128 of its 49152 bytes). 1x1 64->256 @56² b32 -3%, the
     // other batch-32 shapes -1 to -2% (bench/NOTES.md, 2026-11-28, session 29).
-    const int aBase = warp * 16 * (C_ROW / 2);
+    const int aBase = warp * 16 * A_STRIDE;
     [[dont_unroll]] for (int f = 0; f < FRAG_M * FRAG_N; f += 2) {
       ivec3 position[2][2];
       vec4 biasValues[2][2], residual[2][2];
       [[unroll]] for (int g = 0; g < 2; ++g) residual[g] = vec4[2](vec4(0.0), vec4(0.0));
       [[unroll]] for (int k = 0; k < FRAG_M * FRAG_N; ++k) {
         if (k == f) {
-          coopMatStoreNV(acc[k / FRAG_N][k % FRAG_N], cS, uint(cBase), uint(C_ROW), false);
+          coopMatStoreNV(acc[k / FRAG_N][k % FRAG_N], cS, uint(cBase), uint(C_STRIDE), false);
           position[0] = positions[k / FRAG_N];
           biasValues[0] = biases[k % FRAG_N];
           if (EPILOGUE == 2) residual[0] = residuals[k];
         }
         if (k == f + 1) {
-          coopMatStoreNV(acc[k / FRAG_N][k % FRAG_N], aS, uint(aBase), uint(C_ROW / 2), false);
+          coopMatStoreNV(acc[k / FRAG_N][k % FRAG_N], aS, uint(aBase), uint(A_STRIDE), false);
           position[1] = positions[k / FRAG_N];
           biasValues[1] = biases[k % FRAG_N];
           if (EPILOGUE == 2) residual[1] = residuals[k];
@@ -470,13 +521,10 @@ void main() {
           const int n = (n0 + (wn * FRAG_N + j) * 16) / 4 + q;  // this group's slice
           if (position[g][h].x < 0 || n >= groupSlices) continue;
           vec4 sum;
-          if (g == 0) {
-            const int at = cBase + row * C_ROW + 4 * q;
-            sum = vec4(cS[at], cS[at + 1], cS[at + 2], cS[at + 3]);
-          } else {
-            const int at = aBase + row * (C_ROW / 2) + 2 * q;
-            sum = uintBitsToFloat(uvec4(aS[at], aS[at + 1]));
-          }
+          if (g == 0)
+            sum = C_SUM(cBase + row * C_STRIDE + C_QUAD * q);
+          else
+            sum = A_SUM(aBase + row * A_STRIDE + A_QUAD * q);
           const int slice = firstSlice + n;
           const ivec4 oc =
               min(ivec4(4 * slice) + ivec4(0, 1, 2, 3), pc.destination.featureChannels - 1);

@@ -104,6 +104,11 @@ struct MatrixTile {
   // one wider (run 1), and inside resnet50, where the first-dispatch charge tipped 1x1 256->128
   // @56² to it, took 117.6 us against 84.6 on 128x128 (run 6).
   uint32_t maxColumns = 0;
+  // Offered only with float16 accumulators (ConvolutionDescriptor::accumulatorPrecision, on
+  // convolution_tiled_fp16acc): tiles whose float32 fragments the register file cannot hold. Only
+  // these may be wider than VKCNN_MATRIX_COLUMN_ALIGN (that shader reads no weights past the
+  // padding). Every other tile runs with float16 accumulators too where they are asked for.
+  bool float16Accumulators = false;
 
   constexpr uint32_t rows() const { return warpsM * fragmentsM * 16; }
   constexpr uint32_t columns() const { return warpsN * fragmentsN * 16; }
@@ -127,13 +132,15 @@ struct MatrixTile {
   }
   // Shared memory of convolution_tiled.glsl: two stages of A (rows x depth float16, rows padded
   // by 16 bytes) and B (depth x columns, padded likewise), and a 16 x 20 float fragment per warp
-  // (the epilogue's, C_ROW = 20).
+  // (the epilogue's, C_ROW = 20; a float16-accumulator-only tile's is 16 x 24 float16, H_ROW).
   constexpr uint32_t sharedBytes() const {
     return aStagesBytes() + 2 * kSteps * 16 * (columns() * 2 + 16) + epilogueFragmentBytes();
   }
   // A's two stages (the epilogue that reads ahead writes a second fragment a warp through them).
   constexpr uint32_t aStagesBytes() const { return 2 * rows() * (kSteps * 32 + 16); }
-  constexpr uint32_t epilogueFragmentBytes() const { return warpsM * warpsN * 16 * 20 * 4; }
+  constexpr uint32_t epilogueFragmentBytes() const {
+    return warpsM * warpsN * 16 * (float16Accumulators ? 24 * 2 : 20 * 4);
+  }
 };
 
 // 128x64, 64x128 with 4 warps (of 64x32 / 32x64) and 128x128 with 4 warps of 64x64 were measured
@@ -180,6 +187,16 @@ inline constexpr MatrixTile kMatrixTiles[] = {
     // 16-deep stages were measured beside it and lost on every shape (bench/NOTES.md,
     // 2026-11-28, session 29, run 4).
     {"256x128w8k16", 4, 2, 4, 4, 1, 1, 857, 1, 0, 4, 11873, false},
+    // Float16 accumulators only (issue 40): 256 x 256 on 2 x 4 warps of 8 x 4 fragments, 16-deep
+    // stages, NVIDIA's design for float16 accumulation, which the GEMM ceiling ran at 214 TFLOP/s
+    // on the H200 against at best 182 with float32 accumulators (whose 256 x 256 tile spills: 59).
+    // Its model times are estimates until fitted (fit_cost_model.py --selection with
+    // --accumulate fp16): a stage twice 256x128w8k16's work at 214/182 of its rate, the per-wave
+    // time 256x128w8k16's scaled likewise; from two waves on, and not with a residual (reading
+    // every fragment's residual ahead would take 256 registers). 128x256w8k16 (2 x 4 warps of 4 x
+    // 4, 256x128w8k16's warps side by side) is forced or tuned only.
+    {"256x256w8k16", 2, 4, 8, 4, 1, 1, 1458, 1, 0, 2, 20195, false, 0, true},
+    {"128x256w8k16", 2, 4, 4, 4, 1, 1, 0, 1, 0, 0, 0, true, 0, true},
 };
 
 // fully_connected_matrix.comp's tiles: destination channels a workgroup of 4 warps (16, 32 or 64:
@@ -278,9 +295,11 @@ static_assert(winogradTilesFit(),
 static_assert(VKCNN_MATRIX_COLUMN_ALIGN % 128 == 0 && VKCNN_MATRIX_ROW_ALIGN % 64 == 0);
 constexpr bool tilesFit() {
   for (const MatrixTile& t : kMatrixTiles)
-    if (VKCNN_MATRIX_COLUMN_ALIGN % t.columns() || VKCNN_MATRIX_ROW_ALIGN % (16 * t.kSteps) ||
-        t.sharedBytes() > VKCNN_MATRIX_SHARED_MEMORY || (t.rows() * t.kSteps * 4) % t.threads() ||
-        t.columns() % VKCNN_MATRIX_GROUP_COLUMN_ALIGN ||
+    if ((t.float16Accumulators
+             ? t.columns() % VKCNN_MATRIX_COLUMN_ALIGN && VKCNN_MATRIX_COLUMN_ALIGN % t.columns()
+             : VKCNN_MATRIX_COLUMN_ALIGN % t.columns()) ||
+        VKCNN_MATRIX_ROW_ALIGN % (16 * t.kSteps) || t.sharedBytes() > VKCNN_MATRIX_SHARED_MEMORY ||
+        (t.rows() * t.kSteps * 4) % t.threads() || t.columns() % VKCNN_MATRIX_GROUP_COLUMN_ALIGN ||
         // The epilogue that reads ahead writes fragments in pairs, the second one through A's
         // stages.
         (t.fragmentsM * t.fragmentsN) % 2 || t.epilogueFragmentBytes() > t.aStagesBytes())
@@ -288,8 +307,9 @@ constexpr bool tilesFit() {
   return true;
 }
 static_assert(tilesFit(),
-              "every tile divides the padding, fits 48 KiB, splits its source loads evenly and "
-              "has room for its epilogue's fragment pairs");
+              "every tile divides the padding (or, with float16 accumulators only, is a multiple "
+              "of it), fits 48 KiB, splits its source loads evenly and has room for its "
+              "epilogue's fragment pairs");
 
 }  // namespace vkcnn::detail
 #endif

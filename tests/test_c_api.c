@@ -370,6 +370,14 @@ int main(int argc, char** argv) {
     sessionOptions.input_shapes = NULL;
     sessionOptions.input_shape_count = 0;
   }
+  /* The accumulator precision: float32 by default; a value out of the enum is named. */
+  CHECK(sessionOptions.accumulator_precision == VKCNN_ACCUMULATOR_PRECISION_FLOAT32);
+  sessionOptions.accumulator_precision = (vkcnn_accumulator_precision)7;
+  CHECK(vkcnn_session_create(context, model, &sessionOptions, &session) ==
+        VKCNN_ERROR_INVALID_ARGUMENT);
+  CHECK(strstr(vkcnn_last_error(), "vkcnn_session_options.accumulator_precision 7") != NULL);
+  /* float16 accumulators: this float32-storage model has no half path, so the same results. */
+  sessionOptions.accumulator_precision = VKCNN_ACCUMULATOR_PRECISION_FLOAT16;
   REQUIRE_OK(vkcnn_session_create(context, model, &sessionOptions, &session));
   CHECK(vkcnn_session_input_count(session) == 1 && vkcnn_session_output_count(session) == 1);
   vkcnn_tensor_info in, out;

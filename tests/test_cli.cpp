@@ -307,6 +307,9 @@ TEST_CASE("cli: the command line is checked before any work") {
   r = cli("bench " + kFashion + " --fp16 --fp32");
   CHECK_MESSAGE(r.status == 2, r.output);
   CHECK(r.has("--fp16 and --fp32 exclude each other"));
+  r = cli("bench " + kFashion + " --accumulate fp8");
+  CHECK_MESSAGE(r.status == 2, r.output);
+  CHECK(r.has("--accumulate takes fp16 or fp32, not 'fp8'"));
   r = cli("bench " + twoInputModel() + " --batch 2");
   CHECK_MESSAGE(r.status == 2, r.output);
   CHECK(r.has("--batch 2: the model's batch is fixed at 1"));
@@ -588,10 +591,12 @@ TEST_CASE("cli: bench figures are sound: p90 >= median, exact integers, valid JS
   const std::string json = slurp(file("nan.json"));
   CHECK(validJson(json));
   CHECK(json.find("\"relative_l2\": null") != std::string::npos);
+  // float16 accumulators asked of float32 storage: ignored, the same exact result.
   r = cli("bench " + model + " --input " + file("ones.npy") + " --reference " + file("ones.npy") +
-          " --iterations 2 --fp32 --json -");
+          " --iterations 2 --fp32 --accumulate fp16 --json -");
   CHECK_MESSAGE(r.status == 0, r.output);
   CHECK(jsonNumber(r.output, "relative_l2") == 0);
+  CHECK(r.has("\"accumulate\": \"fp16\""));
   // Memory use: the Context's device memory and the temporary pool's peak.
   CHECK(jsonNumber(r.output, "device_bytes") > 0);
   CHECK(jsonNumber(r.output, "peak_temporary_bytes") >= 0);

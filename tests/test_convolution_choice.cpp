@@ -376,3 +376,138 @@ TEST_CASE("convolution choice: the GEMM shaders' tiles come from convolution_til
   CHECK(gemmKernelOf(ShaderId::convolution_gemm_small).pixels == 16);
   CHECK_THROWS(gemmKernelOf(ShaderId::convolution));
 }
+
+namespace {
+
+// The layer's configuration with `precision` asked: name, shader, tile, splits, grid,
+// specialization, tuning key and label.
+ConvolutionConfiguration choiceWith(const Layer& l, const DeviceFacts& facts, uint32_t images,
+                                    ChannelFormat format, AccumulatorPrecision precision,
+                                    const ChoiceOverrides& overrides = {}) {
+  ConvolutionDescriptor d = descriptorOf(l, format);
+  d.accumulatorPrecision = precision;
+  const ConvolutionShape shape = shapeOf(l, d, facts, images, format);
+  return chooseConvolution(shape, facts, overrides);
+}
+
+bool sameConfiguration(const ConvolutionConfiguration& a, const ConvolutionConfiguration& b) {
+  return a.shader == b.shader && a.tile == b.tile && a.splits == b.splits &&
+         a.rowTiles == b.rowTiles && a.columnTiles == b.columnTiles && a.kernel == b.kernel &&
+         a.winograd == b.winograd && a.matrixUnits == b.matrixUnits && a.name == b.name &&
+         a.label == b.label && a.tuningKey == b.tuningKey && a.specialization == b.specialization;
+}
+
+}  // namespace
+
+TEST_CASE("convolution choice: float16 accumulators change nothing where no tile runs them") {
+  // Float32 destinations everywhere, and devices without matrix-unit tiles (none, or 64-wide
+  // subgroups: the split-k shaders, float32 accumulators): the same configuration, field by field,
+  // the tuning key included, whatever precision is asked.
+  for (const DeviceFacts& facts : {h200(), portable132(), wide64(), cpuLike(), smallShared()})
+    for (const Layer& l : kLayers)
+      for (uint32_t images : {1u, 32u})
+        for (ChannelFormat format : {ChannelFormat::float16, ChannelFormat::float32}) {
+          if (format == ChannelFormat::float16 && facts.matrixUnits != MatrixExtension::none &&
+              facts.warpsOf32())
+            continue;  // the next case
+          CAPTURE(facts.deviceName);
+          CAPTURE(l.name);
+          CAPTURE(images);
+          CHECK(sameConfiguration(
+              choiceWith(l, facts, images, format, AccumulatorPrecision::float16),
+              choiceWith(l, facts, images, format, AccumulatorPrecision::float32)));
+        }
+}
+
+TEST_CASE("convolution choice: float16 accumulators on the matrix-unit tiles") {
+  // On the H200-like device, float16 storage: every layer the float32 choice gives a tile of
+  // convolution_tiled runs the same tile (or a float16-accumulator-only one) on
+  // convolution_tiled_fp16acc, keyed apart for tuning and labelled; the split module, the split-k
+  // shaders, Winograd and the rest stay as they were.
+  const DeviceFacts facts = h200();
+  for (const Layer& l : kLayers)
+    for (uint32_t images : {1u, 32u}) {
+      CAPTURE(l.name);
+      CAPTURE(images);
+      const ConvolutionConfiguration full =
+          choiceWith(l, facts, images, ChannelFormat::float16, AccumulatorPrecision::float32);
+      const ConvolutionConfiguration half =
+          choiceWith(l, facts, images, ChannelFormat::float16, AccumulatorPrecision::float16);
+      if (full.shader == ShaderId::convolution_tiled) {
+        CHECK(half.shader == ShaderId::convolution_tiled_fp16acc);
+        REQUIRE(half.tile);
+        CHECK((half.tile == full.tile || half.tile->float16Accumulators));
+        CHECK(half.label == " (" + half.name + ", float16 accumulators)");
+        CHECK(half.tuningKey == full.tuningKey + " fp16acc");
+      } else {
+        CHECK(half.shader == full.shader);
+        CHECK(half.name == full.name);
+        CHECK(half.specialization == full.specialization);
+      }
+    }
+  // The layers of the tables above that run tiles, by name (batch 1, batch 32).
+  auto names = [&](const Layer& l) {
+    return choiceWith(l, facts, 1, ChannelFormat::float16, AccumulatorPrecision::float16).name +
+           " " +
+           choiceWith(l, facts, 32, ChannelFormat::float16, AccumulatorPrecision::float16).name;
+  };
+  CHECK(names(kLayers[1]) == "64x64p2s2 128x64w4k16");         // resnet 3x3 64->64 @56
+  CHECK(names(kLayers[2]) == "64x64 64x128w4k16");             // resnet 1x1 64->256 @56 +residual
+  CHECK(names(kLayers[11]) == "grouped 64x16 grouped 64x32");  // resnext 3x3 g8 256->256 @28
+  // A large 3x3 layer of 256 channels at batch 32 (not Winograd: 256 input channels over 8192
+  // pixels): 256x128w8k16 with float32 accumulators, 256 x 256 with float16.
+  const Layer large{"3x3 256->256 @56", 3, 1, 256, 256, 1, 56};
+  ConvolutionConfiguration c =
+      choiceWith(large, facts, 32, ChannelFormat::float16, AccumulatorPrecision::float32);
+  CHECK(c.name == "256x128w8k16");
+  CHECK(c.shader == ShaderId::convolution_tiled);
+  c = choiceWith(large, facts, 32, ChannelFormat::float16, AccumulatorPrecision::float16);
+  CHECK(c.name == "256x256w8k16");
+  CHECK(c.shader == ShaderId::convolution_tiled_fp16acc);
+  CHECK(c.rowTiles == 392);
+  CHECK(c.columnTiles == 1);
+  // With a residual it is not offered (its epilogue would read 32 fragments' residuals ahead).
+  Layer withResidual = large;
+  withResidual.residual = true;
+  CHECK(choiceWith(withResidual, facts, 32, ChannelFormat::float16, AccumulatorPrecision::float16)
+            .name != "256x256w8k16");
+  // Batch 1 stays on the split module, whose partial sums are float32 (resnet 1x1 256->64 @56).
+  c = choiceWith(kLayers[3], facts, 1, ChannelFormat::float16, AccumulatorPrecision::float16);
+  CHECK(c.name == "64x64p2s1");
+  CHECK(c.shader == ShaderId::convolution_tiled_split);
+}
+
+TEST_CASE("convolution choice: the float16-accumulator-only tiles are forced only with them") {
+  const DeviceFacts facts = h200();
+  const Layer layer{"3x3 256->256 @14", 3, 1, 256, 256, 1, 14};
+  auto forced = [&](AccumulatorPrecision precision, const std::string& tile) {
+    ChoiceOverrides overrides;
+    overrides.tile = tile;
+    return choiceWith(layer, facts, 1, ChannelFormat::float16, precision, overrides);
+  };
+  for (const char* tile : {"256x256w8k16", "128x256w8k16"}) {
+    CAPTURE(tile);
+    const ConvolutionConfiguration half = forced(AccumulatorPrecision::float16, tile);
+    CHECK(half.name == tile);
+    CHECK(half.shader == ShaderId::convolution_tiled_fp16acc);
+    // Not a configuration of float32 accumulators, nor of the split module: the models decide.
+    CHECK(forced(AccumulatorPrecision::float32, tile).name == "64x64p2s8");
+    CHECK(forced(AccumulatorPrecision::float16, tile + std::string("s2")).name == "64x64p2s8");
+    CHECK(forced(AccumulatorPrecision::float32, tile).shader == ShaderId::convolution_tiled_split);
+  }
+  // The tiles every precision has run with float16 accumulators where asked.
+  CHECK(forced(AccumulatorPrecision::float16, "128x128").shader ==
+        ShaderId::convolution_tiled_fp16acc);
+  CHECK(forced(AccumulatorPrecision::float32, "128x128").shader == ShaderId::convolution_tiled);
+  // A trial times them only with float16 accumulators.
+  for (AccumulatorPrecision precision :
+       {AccumulatorPrecision::float32, AccumulatorPrecision::float16}) {
+    ConvolutionDescriptor d = descriptorOf(layer, ChannelFormat::float16);
+    d.accumulatorPrecision = precision;
+    const ConvolutionShape shape = shapeOf(layer, d, facts, 32, ChannelFormat::float16);
+    const std::vector<std::string> candidates = candidatesOf(shape, facts, {});
+    const bool offered =
+        std::find(candidates.begin(), candidates.end(), "256x256w8k16") != candidates.end();
+    CHECK(offered == (precision == AccumulatorPrecision::float16));
+  }
+}

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #endif
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -173,6 +174,28 @@ TEST_CASE("session: names, shapes and run() agree with the Graph, in both precis
     CHECK(sum == expected[0]);
     CHECK(product == expected[1]);
   }
+}
+
+TEST_CASE("session: SessionOptions::accumulatorPrecision reaches the Graph's convolutions") {
+  // float32 storage has no float16 accumulator: the same results with either precision asked.
+  const WideModel model(24);
+  const std::vector<float> x = randomFloats(2 * 3 * 4, 9);
+  std::vector<std::vector<float>> results;
+  for (AccumulatorPrecision precision :
+       {AccumulatorPrecision::float32, AccumulatorPrecision::float16}) {
+    SessionOptions options;
+    options.precision = ChannelFormat::float32;
+    options.batch = 2;
+    options.accumulatorPrecision = precision;
+    Session session = Session::fromMemory(context(), model.bytes, options);
+    const std::vector<std::string> lines = session.graph().describe();
+    const bool accumulating = std::any_of(lines.begin(), lines.end(), [](const std::string& l) {
+      return contains(l, "+ float16 accumulators");
+    });
+    CHECK(accumulating == (precision == AccumulatorPrecision::float16));
+    results.push_back(session.run({{"x", {{2, 3, 2, 2}, x}}})["y"].data);
+  }
+  CHECK(results[0] == results[1]);
 }
 
 TEST_CASE("session: a file path, and its errors") {

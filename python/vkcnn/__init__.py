@@ -90,6 +90,12 @@ def _precision(precision):
     return names[precision]
 
 
+def _accumulate(accumulate):
+    if not isinstance(accumulate, str) or accumulate not in ("fp16", "fp32"):
+        raise _error(f"accumulate= must be 'fp32' or 'fp16', not {_describe(accumulate)}")
+    return accumulate
+
+
 def _is_int(value):
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
@@ -203,12 +209,16 @@ class Session:
           VKCNN_NO_WINOGRAD, else on.
       external_data_dir: where weights stored as ONNX external data are; None: the model
           file's directory (from bytes, external data then needs this).
+      accumulate: 'fp32' (default) or 'fp16': what the convolutions on the matrix units sum
+          in; 'fp16' is faster and less accurate (ConvolutionDescriptor::accumulatorPrecision).
+          Paths without a float16 accumulator, and precision='fp32', ignore it.
 
     Every failure is a vkcnn.Error naming the parameter or input that was wrong.
     """
 
     def __init__(self, model, precision="fp16", shapes=None, batch=0, device=None,
-                 validation=None, optimize=True, winograd=None, external_data_dir=None):
+                 validation=None, optimize=True, winograd=None, external_data_dir=None,
+                 accumulate="fp32"):
         if external_data_dir is not None and not isinstance(external_data_dir,
                                                             (str, os.PathLike)):
             raise _error("external_data_dir= must be a directory's path (str or os.PathLike), "
@@ -216,7 +226,8 @@ class Session:
         arguments = (_model(model), _precision(precision), _shapes(shapes), _batch(batch),
                      _device(device), _flag("validation", validation),
                      _flag("optimize", optimize, optional=False), _flag("winograd", winograd),
-                     os.fsdecode(os.fspath(external_data_dir)) if external_data_dir else "")
+                     os.fsdecode(os.fspath(external_data_dir)) if external_data_dir else "",
+                     _accumulate(accumulate))
         try:
             self._session = _Session(*arguments)
         except Error as e:

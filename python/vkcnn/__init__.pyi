@@ -24,7 +24,8 @@ class Session:
                  shapes: Optional[Mapping[str, Sequence[int]]] = None, batch: int = 0,
                  device: Union[int, str, Device, None] = None, validation: Optional[bool] = None,
                  optimize: bool = True, winograd: Optional[bool] = None,
-                 external_data_dir: Union[str, os.PathLike[str], None] = None) -> None: ...
+                 external_data_dir: Union[str, os.PathLike[str], None] = None,
+                 accumulate: str = "fp32") -> None: ...
     @property
     def inputs(self) -> dict[str, tuple[int, ...]]: ...
     @property

@@ -131,6 +131,10 @@ class Parameters(Checks):
             vkcnn.Session(MODEL, winograd=0)
         with self.raises("optimize=", "True or False"):
             vkcnn.Session(MODEL, optimize=None)
+        with self.raises("accumulate=", "'fp32' or 'fp16'", "fp8"):
+            vkcnn.Session(MODEL, accumulate="fp8")
+        with self.raises("accumulate=", "NoneType"):
+            vkcnn.Session(MODEL, accumulate=None)
         with self.raises("external_data_dir="):
             vkcnn.Session(MODEL, external_data_dir=3)
         self.assertEqual(vkcnn.Session(MODEL, precision="float32").precision, "fp32")
@@ -224,7 +228,7 @@ class Dtypes(Checks):
 
 class Documentation(unittest.TestCase):
     PARAMETERS = ["model", "precision", "shapes", "batch", "device", "validation", "optimize",
-                  "winograd", "external_data_dir"]
+                  "winograd", "external_data_dir", "accumulate"]
 
     def test_help_lists_every_parameter(self):
         text = pydoc.render_doc(vkcnn.Session, renderer=pydoc.plaintext)

@@ -70,6 +70,16 @@ class Module(unittest.TestCase):
             vkcnn.Session(MODEL, precision="fp32", winograd="off")
         self.assertIn("winograd=", str(caught.exception))
 
+    def test_accumulate_option(self):
+        # float16 accumulators are asked of the matrix-unit convolutions only; this model's
+        # classifier (a fully connected layer) and float32 storage have none, so the results are
+        # those of float32 accumulation.
+        x = np.random.default_rng(4).uniform(-2, 2, size=(2, 4, 3, 3)).astype(np.float32)
+        for precision in ("fp32", "fp16"):
+            y32 = vkcnn.Session(MODEL, precision=precision, batch=2).run(x)["y"]
+            y16 = vkcnn.Session(MODEL, precision=precision, batch=2, accumulate="fp16").run(x)["y"]
+            np.testing.assert_array_equal(y16, y32)
+
     def test_session_fp16(self):
         s = vkcnn.Session(MODEL, precision="fp16", batch=2)
         self.assertEqual(s.inputs, {"x": (2, 4, 3, 3)})

@@ -47,6 +47,16 @@ struct SourceActivation {
   NeuronType neuron = NeuronType::none;  // none or relu
 };
 
+// What a convolution's multiply-adds accumulate in (MPSNNConvolutionAccumulatorPrecisionOption):
+// float32 (the default) or float16, which doubles the matrix units' rate and lets their tiles be
+// twice as large for the same registers, at about 100x the rounding error of a long reduction
+// (docs/performance.md). Only the matrix-unit tiles of a float16 destination have a float16
+// accumulator; every other path (float32 storage, the portable shaders, Winograd, fully
+// connected layers, the split reductions) accumulates in float32 whatever is asked.
+enum class AccumulatorPrecision : uint8_t { float32, float16 };
+// "float32" or "float16".
+VKCNN_API const char* toString(AccumulatorPrecision precision);
+
 // Every field of MPSCNNConvolutionDescriptor.
 struct VKCNN_API ConvolutionDescriptor {
   // Any positive size, even ones too: the window's left edge is at offset.x - (dilated width >> 1)
@@ -72,6 +82,10 @@ struct VKCNN_API ConvolutionDescriptor {
   // Not in MPS (SourceActivation above): dense, grouped or depthwise, not FullyConnected. A 3x3
   // layer with it does not run as Winograd.
   std::optional<SourceActivation> sourceActivation;
+  // MPSCNNConvolutionDescriptor's accumulatorPrecisionOption (AccumulatorPrecision above): a
+  // request, honoured by the matrix-unit tiles only; a float32 destination, or any path without a
+  // float16 accumulator, ignores it.
+  AccumulatorPrecision accumulatorPrecision = AccumulatorPrecision::float32;
 
   // cnnConvolutionDescriptorWithKernelWidth:kernelHeight:inputFeatureChannels:outputFeatureChannels:
   static ConvolutionDescriptor make(uint32_t kernelWidth, uint32_t kernelHeight,

@@ -91,6 +91,9 @@ struct TensorShape {
 struct GraphOptions {
   ChannelFormat channelFormat = ChannelFormat::float16;  // of every intermediate and output
   bool optimize = true;                                  // the rewrites listed above
+  // Every convolution's ConvolutionDescriptor::accumulatorPrecision (convolution.h): float16
+  // accumulators on the matrix units, where they apply, for speed at some accuracy.
+  AccumulatorPrecision accumulatorPrecision = AccumulatorPrecision::float32;
   // The batch of a graph with Tensor values, which hold the batch axis (0: a graph of Images
   // only, encoded at any batch). Encoding such a graph takes inputs of this many images.
   uint32_t numberOfImages = 0;

@@ -86,7 +86,9 @@ struct OnnxImportOptions {
   // Of every intermediate and output image.
   ChannelFormat channelFormat = ChannelFormat::float16;
   bool optimize = true;  // GraphOptions::optimize
-  std::string label;     // of the Graph; empty: the model's graph name
+  // GraphOptions::accumulatorPrecision.
+  AccumulatorPrecision accumulatorPrecision = AccumulatorPrecision::float32;
+  std::string label;  // of the Graph; empty: the model's graph name
   // Where the files of tensors stored as ONNX external data are (their locations are relative to
   // it, and may not leave it). importOnnxModel uses the model file's directory when this is empty;
   // from memory, an empty directory makes external data an error.

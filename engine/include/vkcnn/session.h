@@ -57,6 +57,9 @@ struct SessionOptions {
   ContextOptions context;
   // GraphOptions::optimize (fusion, folding); off only to debug the optimizer.
   bool optimize = true;
+  // GraphOptions::accumulatorPrecision: float16 runs the matrix-unit convolutions with float16
+  // accumulators (faster, less accurate); float32 storage ignores it.
+  AccumulatorPrecision accumulatorPrecision = AccumulatorPrecision::float32;
   // Of the Graph and of the Session's Vulkan objects; empty: the model's graph name.
   std::string label;
   // Where the files of weights stored as ONNX external data are (locations are relative to it and

@@ -300,6 +300,13 @@ typedef struct vkcnn_input_shape {
   uint32_t rank;       /* of the input */
 } vkcnn_input_shape;
 
+/* What convolutions accumulate in (AccumulatorPrecision in convolution.h): FLOAT16 is faster on
+ * the matrix units and less accurate; paths without a float16 accumulator ignore it. */
+typedef enum vkcnn_accumulator_precision {
+  VKCNN_ACCUMULATOR_PRECISION_FLOAT32 = 0, /* the default */
+  VKCNN_ACCUMULATOR_PRECISION_FLOAT16 = 1  /* faster on the matrix units, less accurate */
+} vkcnn_accumulator_precision;
+
 /* How a session loads its model (SessionOptions in session.h). */
 typedef struct vkcnn_session_options {
   vkcnn_channel_format precision;        /* FLOAT16 (default) or FLOAT32 */
@@ -310,9 +317,12 @@ typedef struct vkcnn_session_options {
   const char* label;                     /* may be NULL */
   /* For the context a session makes itself (a NULL context argument); NULL: defaults. */
   const vkcnn_context_options* context_options;
+  /* SessionOptions::accumulatorPrecision: FLOAT32 (default) or FLOAT16. */
+  vkcnn_accumulator_precision accumulator_precision;
 } vkcnn_session_options;
 
-/* Every field to its default: FLOAT16, the model's batch, no shapes, optimize 1. */
+/* Every field to its default: FLOAT16, the model's batch, no shapes, optimize 1, FLOAT32
+ * accumulators. */
 VKCNN_API void vkcnn_session_options_init(vkcnn_session_options* options);
 /* context NULL: the session makes its own (vkcnn_session_context gives it). options may be NULL. */
 VKCNN_API vkcnn_status vkcnn_session_create(vkcnn_context context, const char* path,

@@ -66,6 +66,10 @@ std::vector<std::string> Graph::describe() const {
       if (const auto& a = c->descriptor.sourceActivation)
         line << " + source activation" << (a->neuron == NeuronType::relu ? " (relu)" : "");
       if (n.inputs.size() > 1) line << " + residual '" << s.tensors[n.inputs[1]].name << "'";
+      // The lowered kernel's descriptor: what GraphOptions::accumulatorPrecision asked of it.
+      const auto* k = dynamic_cast<const Convolution*>(n.unary.get());
+      if (k && k->descriptor().accumulatorPrecision == AccumulatorPrecision::float16)
+        line << " + float16 accumulators";
       neuron = &c->descriptor.neuron;
     } else if (const auto* a = n.as<detail::ArithmeticNode>()) {
       neuron = &a->neuron;

@@ -162,6 +162,7 @@ void GraphState::lowerConvolutions() {
     const auto* c = n.as<ConvolutionNode>();
     ConvolutionDescriptor descriptor = c->descriptor;
     descriptor.destinationFormat = options.channelFormat;  // no float16 copies in float32
+    descriptor.accumulatorPrecision = options.accumulatorPrecision;
     if (c->fullyConnected) {
       n.unary = std::make_shared<FullyConnected>(context, descriptor, c->weights, c->bias);
     } else {

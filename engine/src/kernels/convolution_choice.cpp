@@ -15,6 +15,14 @@
 #include "vkcnn/error.h"
 #include "vulkan/pipelines.h"
 
+namespace vkcnn {
+
+const char* toString(AccumulatorPrecision precision) {
+  return precision == AccumulatorPrecision::float16 ? "float16" : "float32";
+}
+
+}  // namespace vkcnn
+
 namespace vkcnn::detail {
 
 // The GEMM shaders' tiles, as their .comp files take them from convolution_tiles.h; the split-k
@@ -158,6 +166,10 @@ struct Layer {
   bool tiledAllowed;
   // A grouped layer on convolution_tiled (groupedOnMatrixUnits).
   bool groupedTiled;
+  // ConvolutionDescriptor::accumulatorPrecision float16 where convolution_tiled's tiles may run
+  // the layer: they run on convolution_tiled_fp16acc, and the float16-accumulator-only tiles are
+  // offered. The split module, the split-k shaders and Winograd keep float32 accumulators.
+  bool float16Accumulators;
   // Winograd (winograd.h): F(4x4,3x3) on the portable path, F(2x2,3x3) on the matrix units;
   // possible where the kernel keeps the scheme's weights and the encode fits it.
   WinogradScheme scheme;
@@ -179,6 +191,8 @@ Layer layerOf(const ConvolutionShape& shape, const DeviceFacts& facts,
   x.groupedTiled = shape.shader == ShaderId::convolution && d.groups > 1 &&
                    shape.destinationAtLayer && shape.variant == ShaderVariant::f16 &&
                    shape.weights.matrix && x.tiledAllowed;
+  x.float16Accumulators = ((x.matrixUnits && x.tiledAllowed) || x.groupedTiled) &&
+                          d.accumulatorPrecision == AccumulatorPrecision::float16;
   x.scheme = x.matrixUnits ? WinogradScheme::matrixUnits : WinogradScheme::portable;
   const bool weights = x.matrixUnits ? shape.weights.winogradMatrix : shape.weights.winograd;
   x.winogradPossible =
@@ -188,6 +202,16 @@ Layer layerOf(const ConvolutionShape& shape, const DeviceFacts& facts,
 }
 
 constexpr uint32_t kMaxSplits = 16;
+
+// Whether the layer may run `tile`: a float16-accumulator-only tile where those are asked for.
+bool offered(const Layer& x, const MatrixTile& tile) {
+  return !tile.float16Accumulators || x.float16Accumulators;
+}
+
+// The module convolution_tiled's tiles run on: float16 accumulators where they are asked for.
+ShaderId tiledShaderOf(const Layer& x) {
+  return x.float16Accumulators ? ShaderId::convolution_tiled_fp16acc : ShaderId::convolution_tiled;
+}
 
 // `name` is `tile`'s name (0: convolution_tiled), or it followed by "s" and a split count from 1
 // to kMaxSplits (convolution_tiled_split); -1 for any other name.
@@ -345,7 +369,8 @@ GemmChoice latencyChoice(const Layer& x) {
   uint32_t bestSplits = 1;
   double bestCost = 0;
   for (const MatrixTile& t : kMatrixTiles) {
-    if (!t.nanosecondsPerChunkAlone) continue;
+    // The split module accumulates in float32: no float16-accumulator-only tile.
+    if (!t.nanosecondsPerChunkAlone || t.float16Accumulators) continue;
     const uint64_t tiles = tilesOf(x, t.rows(), t.columns());
     // One pipeline for every split count (the split is the dispatch's z).
     const double first = firstDispatch(x, ShaderId::convolution_tiled_split, t, tiles);
@@ -371,7 +396,7 @@ GemmChoice costModelChoice(const Layer& x) {
   double bestCost = 0;
   for (const MatrixTile& t : kMatrixTiles) {
     if (!t.nanosecondsPerStage || (x.shape.residual && !t.withResidual) ||
-        (t.maxColumns && x.slices * 4 > t.maxColumns))
+        (t.maxColumns && x.slices * 4 > t.maxColumns) || !offered(x, t))
       continue;
     const uint64_t perWave = x.sms * t.residentPerMultiprocessor;
     const uint64_t tiles = tilesOf(x, t.rows(), t.columns());
@@ -379,10 +404,10 @@ GemmChoice costModelChoice(const Layer& x) {
     const double cost = double((tiles + perWave - 1) / perWave) *
                             (double((k + t.depth() - 1) / t.depth()) * t.nanosecondsPerStage +
                              t.nanosecondsPerWave) +
-                        firstDispatch(x, ShaderId::convolution_tiled, t, tiles);
+                        firstDispatch(x, tiledShaderOf(x), t, tiles);
     if (!best || cost < bestCost) best = &t, bestCost = cost;
   }
-  return {ShaderId::convolution_tiled, best};
+  return {tiledShaderOf(x), best};
 }
 
 // Tiles (pixels x slices, ways the reduction is split, workgroups a multiprocessor holds) and
@@ -411,9 +436,11 @@ ShaderId splitKChoice(const Layer& x) {
 // of convolution_matrix.glsl, which divide the reduction inside the workgroup, by a latency model
 // of their own.
 GemmChoice matrixGemm(const Layer& x, const std::string& forced) {
+  // A float16-accumulator-only tile never on the split module (float32 partial sums).
   for (const MatrixTile& t : kMatrixTiles)
-    if (const int32_t splits = splitsNamed(forced, t); x.tiledAllowed && splits >= 0)
-      return {splits ? ShaderId::convolution_tiled_split : ShaderId::convolution_tiled, &t,
+    if (const int32_t splits = splitsNamed(forced, t);
+        x.tiledAllowed && splits >= 0 && offered(x, t) && !(splits && t.float16Accumulators))
+      return {splits ? ShaderId::convolution_tiled_split : tiledShaderOf(x), &t,
               uint32_t(std::max(splits, 1))};
   if (const std::optional<ShaderId> named = gemmKernelNamed(forced, true)) return {*named};
   // Long reductions over few tiles: 32 x 64 tiles with the reduction split over workgroups
@@ -514,12 +541,12 @@ const MatrixTile* groupedTile(const Layer& x, const std::string& forced) {
   const uint64_t columns = groupColumnsOf(d);
   if (forced == "legacy") return nullptr;
   for (const MatrixTile& t : kMatrixTiles)
-    if (forced == t.name && columns % t.columns() == 0) return &t;
+    if (forced == t.name && columns % t.columns() == 0 && offered(x, t)) return &t;
   const uint64_t k = uint64_t(d.kernelWidth) * d.kernelHeight * (d.inputFeatureChannels / d.groups);
   const MatrixTile* best = nullptr;
   double bestCost = 0;
   for (const MatrixTile& t : kMatrixTiles) {
-    if (!t.nanosecondsPerStage || t.denseWaves || columns % t.columns()) continue;
+    if (!t.nanosecondsPerStage || t.denseWaves || columns % t.columns() || !offered(x, t)) continue;
     const uint64_t tiles =
         (x.rows + t.rows() - 1) / t.rows() * (columns / t.columns()) * d.groups * x.pieces;
     const uint64_t perWave = x.sms * t.residentPerMultiprocessor;
@@ -539,13 +566,13 @@ std::string tuningKeyOf(const Layer& x) {
   const ConvolutionDescriptor& d = x.d;
   char key[256];
   // A source activation is a key of its own: other pipelines, which Winograd cannot run.
-  std::snprintf(key, sizeof key, "%ux%u/%ux%u d%ux%u g%u %u->%u to %ux%ux%u %s%s%s%s",
+  std::snprintf(key, sizeof key, "%ux%u/%ux%u d%ux%u g%u %u->%u to %ux%ux%u %s%s%s%s%s",
                 d.kernelWidth, d.kernelHeight, d.strideInPixelsX, d.strideInPixelsY,
                 d.dilationRateX, d.dilationRateY, d.groups, d.inputFeatureChannels,
                 d.outputFeatureChannels, x.shape.width, x.shape.height, x.shape.images,
                 x.shape.variant == ShaderVariant::f16 ? "f16" : "f32",
                 x.matrixUnits ? " matrix" : "", x.tiledAllowed ? "" : " unaligned",
-                d.sourceActivation ? " activated" : "");
+                d.sourceActivation ? " activated" : "", x.float16Accumulators ? " fp16acc" : "");
   return key;
 }
 
@@ -564,7 +591,7 @@ GemmChoice shaderChoice(const Layer& x, const std::string& forced, std::string& 
   GemmChoice choice{x.shape.shader};
   if (x.groupedTiled) choice.tile = groupedTile(x, forced);
   if (choice.tile) {
-    choice.shader = ShaderId::convolution_tiled;
+    choice.shader = tiledShaderOf(x);
     name = std::string("grouped ") + choice.tile->name;
   } else if (x.gemm) {
     choice = gemmShader(x, forced);
@@ -623,12 +650,13 @@ std::vector<std::string> candidatesOf(const ConvolutionShape& shape, const Devic
     list.push_back(model ? model->name : "legacy");
     const uint64_t columns = groupColumnsOf(d);
     for (const MatrixTile& t : kMatrixTiles)
-      if (columns % t.columns() == 0) list.push_back(t.name);
+      if (columns % t.columns() == 0 && offered(x, t)) list.push_back(t.name);
     list.push_back("legacy");
   } else if (x.matrixUnits) {
     list.push_back(nameOf(matrixGemm(x, "")));
     if (x.tiledAllowed)
-      for (const MatrixTile& t : kMatrixTiles) list.push_back(t.name);
+      for (const MatrixTile& t : kMatrixTiles)
+        if (offered(x, t)) list.push_back(t.name);
     for (const GemmKernel& k : kGemmKernels)
       if (k.matrixUnits) list.push_back(k.name);
     if (x.winogradPossible) list.push_back("winograd");
@@ -675,7 +703,9 @@ ConvolutionConfiguration chooseConvolution(const ConvolutionShape& shape, const 
   c.kernel = choice.tile ? nullptr : findGemmKernel(choice.shader);
   c.matrixUnits = choice.tile || x.matrixUnits;
   // The profile and the benchmark read the configuration off the dispatch's label.
-  if (!c.name.empty()) c.label = " (" + c.name + ")";
+  if (!c.name.empty())
+    c.label = " (" + c.name +
+              (c.shader == ShaderId::convolution_tiled_fp16acc ? ", float16 accumulators)" : ")");
   if (shape.shader == ShaderId::depthwise_convolution) c.name = "depthwise";
   if (const MatrixTile* t = choice.tile) {
     // Grouped: a column of tiles per group's outputs, the groups along z. The destinations start

@@ -130,7 +130,6 @@ WinogradWeights winogradWeightsOf(const ConvolutionState& s, bool matrixUnits) {
           neuronParams(s.descriptor.neuron)};
 }
 
-
 // The configuration of one encode: VKCNN_CONVOLUTION_TILE (or a trial's candidate) first, then
 // the shape's tuning entry, timed here first where ContextOptions::tuneConvolutions asks, then
 // the models. `pick` says which trial candidate it was.
@@ -290,7 +289,8 @@ bool encodeTiledPieces(std::span<KernelEncoding> pieces, const ConvolutionState&
   whole.weights.winograd = whole.weights.winogradMatrix = false;
   ConvolutionConfiguration c =
       chooseConvolution(whole, facts, context.overrides().choice, "", pipelinesRunIn(first));
-  if (!c.tile || c.shader != ShaderId::convolution_tiled) return false;
+  const bool float16Accumulators = c.shader == ShaderId::convolution_tiled_fp16acc;
+  if (!c.tile || (c.shader != ShaderId::convolution_tiled && !float16Accumulators)) return false;
 
   const int32_t originX = shaderCoordinate(first.offsetX - leftEdge, "window origin x", first);
   const int32_t originY = shaderCoordinate(first.offsetY - topEdge, "window origin y", first);
@@ -310,8 +310,12 @@ bool encodeTiledPieces(std::span<KernelEncoding> pieces, const ConvolutionState&
   c.specialization[8] = int32_t(first.imageCount);  // IMAGES_PER_PIECE
   configuration = std::string(d.groups > 1 ? "grouped " : "") + t.name + ", " +
                   std::to_string(pieces.size()) + " pieces";
-  DispatchRecorder r(first.commandBuffer, ShaderId::convolution_tiled_pieces, ShaderVariant::f16,
-                     first.what() + " (" + configuration + ")", c.specialization);
+  if (float16Accumulators) configuration += ", float16 accumulators";
+  DispatchRecorder r(first.commandBuffer,
+                     float16Accumulators ? ShaderId::convolution_tiled_pieces_fp16acc
+                                         : ShaderId::convolution_tiled_pieces,
+                     ShaderVariant::f16, first.what() + " (" + configuration + ")",
+                     c.specialization);
   shader::ConvolutionPush push{};
   push.neuron = neuronParams(d.neuron);
   // Every element is bound: past the last piece, the last piece again (never read).

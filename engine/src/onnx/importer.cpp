@@ -152,6 +152,7 @@ GraphOptions Importer::graphOptions() const {
   GraphOptions g;
   g.channelFormat = options_.channelFormat;
   g.optimize = options_.optimize;
+  g.accumulatorPrecision = options_.accumulatorPrecision;
   g.numberOfImages = batch_;
   g.label = !options_.label.empty()          ? options_.label
             : !model_.graph().name().empty() ? model_.graph().name()

@@ -122,6 +122,7 @@ OnnxImportOptions importOptions(const SessionOptions& options) {
   o.dynamicBatchSize = options.batch ? options.batch : 1;
   o.channelFormat = options.precision;
   o.optimize = options.optimize;
+  o.accumulatorPrecision = options.accumulatorPrecision;
   o.label = options.label;
   o.externalDataDirectory = options.externalDataDirectory;
   return o;

@@ -471,6 +471,8 @@ int bench(const std::vector<std::string>& rest) {
     j.add("model", setup.path)
         .add("device", context.capabilities().deviceName)
         .add("format", precisionName(session.precision()))
+        .add("accumulate",
+             setup.options.accumulatorPrecision == AccumulatorPrecision::float16 ? "fp16" : "fp32")
         .add("batch", session.batch());
     for (auto& [k, v] : times) j.add(k, v);
     for (auto& [k, v] : counts) j.add(k, v);

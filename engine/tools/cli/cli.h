@@ -54,7 +54,7 @@ class Arguments {
   std::map<std::string, std::vector<std::string>> values_;
 };
 
-// --device, --fp16/--fp32, --batch, --shape: for every command that loads a model.
+// --device, --fp16/--fp32, --accumulate, --batch, --shape: for every command that loads a model.
 std::vector<Option> modelOptions();
 extern const char* const kModelOptionsHelp;
 

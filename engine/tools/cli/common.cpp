@@ -105,17 +105,17 @@ std::string Arguments::model() const {
 }
 
 std::vector<Option> modelOptions() {
-  return {{"--device", OptionKind::value},
-          {"--fp16", OptionKind::flag},
-          {"--fp32", OptionKind::flag},
-          {"--batch", OptionKind::value},
-          {"--shape", OptionKind::repeated}};
+  return {{"--device", OptionKind::value}, {"--fp16", OptionKind::flag},
+          {"--fp32", OptionKind::flag},    {"--accumulate", OptionKind::value},
+          {"--batch", OptionKind::value},  {"--shape", OptionKind::repeated}};
 }
 
 const char* const kModelOptionsHelp =
     "  --device D          device index or name substring (default: VKCNN_DEVICE, else the\n"
     "                      first discrete GPU, then integrated, then CPU; see vkcnn info)\n"
     "  --fp16 | --fp32     storage of intermediate images (default fp16)\n"
+    "  --accumulate A      fp32 (default) or fp16: what the matrix units' convolutions sum in\n"
+    "                      (fp16 is faster and less accurate; fp32 storage ignores it)\n"
     "  --batch N           images per inference for a model whose batch is dynamic (default 1)\n"
     "  --shape NAME=DIMS   the shape of input NAME, e.g. --shape input=1x3x48x320: sizes for its\n"
     "                      dynamic dimensions (once per input)\n";
@@ -257,6 +257,15 @@ void checkAgainstModel(const OnnxTensorInfo& input, const std::vector<int64_t>& 
                        " in the model, not " + std::to_string(dims[k]));
 }
 
+// --accumulate fp16|fp32 (float32 when absent).
+AccumulatorPrecision accumulatorPrecisionOf(const Arguments& args) {
+  if (!args.has("--accumulate")) return AccumulatorPrecision::float32;
+  const std::string value = args.get("--accumulate");
+  if (value == "fp32") return AccumulatorPrecision::float32;
+  if (value == "fp16") return AccumulatorPrecision::float16;
+  throw UsageError("--accumulate takes fp16 or fp32, not '" + value + "'");
+}
+
 }  // namespace
 
 ModelSetup prepareModel(const Arguments& args, bool takesInputFiles) {
@@ -265,6 +274,7 @@ ModelSetup prepareModel(const Arguments& args, bool takesInputFiles) {
   if (args.has("--fp16") && args.has("--fp32"))
     throw UsageError("--fp16 and --fp32 exclude each other");
   s.options.precision = args.has("--fp32") ? ChannelFormat::float32 : ChannelFormat::float16;
+  s.options.accumulatorPrecision = accumulatorPrecisionOf(args);
   s.declared = inspectOnnx(s.path);
   const OnnxModelInfo& m = s.declared;
 

@@ -48,6 +48,18 @@ SessionOptions sessionOptions(const vkcnn_session_options* options, const char* 
     o.inputShapes[s.name] = std::vector<int64_t>(s.dims, s.dims + s.rank);
   }
   o.optimize = options->optimize != 0;
+  switch (options->accumulator_precision) {
+    case VKCNN_ACCUMULATOR_PRECISION_FLOAT32:
+      o.accumulatorPrecision = AccumulatorPrecision::float32;
+      break;
+    case VKCNN_ACCUMULATOR_PRECISION_FLOAT16:
+      o.accumulatorPrecision = AccumulatorPrecision::float16;
+      break;
+    default:
+      badArgument(f, "vkcnn_session_options.accumulator_precision " +
+                         std::to_string(int(options->accumulator_precision)) +
+                         " is neither VKCNN_ACCUMULATOR_PRECISION_FLOAT32 nor _FLOAT16");
+  }
   if (options->label) o.label = options->label;
   o.context = contextOptions(options->context_options);
   return o;
@@ -95,6 +107,7 @@ void vkcnn_session_options_init(vkcnn_session_options* options) {
   *options = vkcnn_session_options{};
   options->precision = VKCNN_CHANNEL_FORMAT_FLOAT16;
   options->optimize = 1;
+  options->accumulator_precision = VKCNN_ACCUMULATOR_PRECISION_FLOAT32;
 }
 
 vkcnn_status vkcnn_session_create(vkcnn_context context, const char* path,
