@@ -613,6 +613,33 @@ TEST_CASE("cli: inspect --dot draws the optimised graph, which Graphviz renders"
   CHECK(picture.find("</svg>") != std::string::npos);
   CHECK(picture.find("class=\"edge\"") != std::string::npos);
 
+  // A residual add fused into a convolution (the other branch points at it), a concatenation,
+  // and a transpose, whose Tensor is drawn apart from the Images: every kernel has an edge.
+  OnnxModelBuilder b(13);
+  b.input("x", {1, 4, 6, 6});
+  b.initializer("wa", {4, 4, 1, 1}, randomFloats(16, 7));
+  b.initializer("wb", {4, 4, 3, 3}, randomFloats(144, 8));
+  b.node("Conv", {"x", "wa"}, {"a"});
+  b.node("Relu", {"a"}, {"ra"});
+  setAttribute(b.node("Conv", {"x", "wb"}, {"cb"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("Add", {"cb", "ra"}, {"sum"});
+  setAttribute(b.node("Concat", {"sum", "x"}, {"cat"}), "axis", int64_t(1));
+  setAttribute(b.node("Transpose", {"cat"}, {"y"}), "perm", std::vector<int64_t>{0, 2, 3, 1});
+  b.output("y", 4);
+  r = cli("inspect " + save("branches.onnx", b) + " --dot " + dot);
+  REQUIRE_MESSAGE(r.status == 0, r.output);
+  const std::string branches = slurp(dot);
+  INFO(branches);
+  CHECK(branches.find("+ residual") != std::string::npos);
+  CHECK(branches.find("shape=box3d, style=\"filled\"") != std::string::npos);  // a Tensor
+  const std::regex drawnNode(R"(\n  (k[0-9]+) \[)");
+  for (auto it = std::sregex_iterator(branches.begin(), branches.end(), drawnNode);
+       it != std::sregex_iterator(); ++it) {
+    INFO((*it)[1].str());
+    CHECK(branches.find("\"" + (*it)[1].str() + "\"") != std::string::npos);
+  }
+  REQUIRE(std::system(("dot -Tsvg '" + dot + "' -o '" + svg + "'").c_str()) == 0);
+
   r = cli("inspect " + kFashion + " --dot " + file("no_such_folder/graph.dot"));
   CHECK(r.status == 2);
   CHECK(r.has("--dot"));

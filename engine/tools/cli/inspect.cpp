@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <set>
 
@@ -180,7 +181,7 @@ DrawnNode parseDescription(const std::string& line) {
   if (open == std::string::npos) return n.name = line, n;
   n.name = line.substr(0, open);
   n.kind = line.substr(open + 2, arrow - open - 2);
-  n.fused = n.kind.find(" + ") != std::string::npos || n.kind.find(", copies") != std::string::npos;
+  n.fused = n.kind.find(" + ") != std::string::npos;
   std::string rest = line.substr(arrow + 5);
   if (const size_t at = rest.find(" at channel "); at != std::string::npos)
     n.inPlace = rest.substr(at + 1), rest.resize(at);
@@ -198,10 +199,14 @@ std::string dotQuote(const std::string& s) {
   return q + "\"";
 }
 
-// Edges come from the ONNX file: a node's inputs are traced back, through the nodes compile()
-// fused or removed, to the kernels that remain. A removed node stands for the fused kernel among
-// its sources if there is one (a ReLU or residual add folded into its convolution), else for all
-// of them (a concatenation written in place by its inputs).
+// Edges come from the ONNX file. The kernels an ONNX node became share its label (the importer's),
+// some with a suffix: " (constant)" an operand it made, " (view)" / " (image view)" a reshaped
+// view, " (as tensor)" / " (as image)" a conversion between the layouts. They are drawn as a chain
+// from the one named as the node (its inputs point there) to the last (its consumers read that);
+// constants point at the chain's head. A node's inputs are traced back through the nodes compile()
+// removed: an add fused as a convolution's residual stands for that convolution (its other input
+// then points at it), any other removed node for all of its sources (an activation folded into
+// its producer has one; a concatenation written in place by its inputs has several).
 class GraphDrawing {
  public:
   GraphDrawing(const std::string& path, const Session& session) {
@@ -210,19 +215,21 @@ class GraphDrawing {
       throw Error(ErrorCode::invalidModel, path + ": protobuf parsing failed");
     for (const std::string& line : session.graph().describe())
       nodes_.push_back(parseDescription(line));
+    for (size_t k = 0; k < nodes_.size(); ++k) {
+      bool constant = false;
+      const std::string base = baseName(nodes_[k].name, &constant);
+      (constant ? operands_ : chains_)[base].push_back(k);
+    }
     const auto& g = model_.graph();
     for (const auto& t : g.initializer()) constants_.insert(t.name());
-    std::map<std::string, size_t> byName;
-    for (size_t k = 0; k < nodes_.size(); ++k) byName[nodes_[k].name] = k;
     for (int i = 0; i < g.node_size(); ++i) {
       const auto& n = g.node(i);
       for (const auto& out : n.output()) producer_[out] = i;
       // The importer's node label (Importer::importNode).
-      const std::string label = !n.name().empty() ? n.name()
-                                : n.output_size() && !n.output(0).empty()
-                                    ? n.op_type() + " -> " + n.output(0)
-                                    : n.op_type() + " #" + std::to_string(i);
-      if (auto it = byName.find(label); it != byName.end()) kernelOf_[i] = it->second;
+      labels_.push_back(!n.name().empty() ? n.name()
+                        : n.output_size() && !n.output(0).empty()
+                            ? n.op_type() + " -> " + n.output(0)
+                            : n.op_type() + " #" + std::to_string(i));
     }
   }
 
@@ -231,31 +238,26 @@ class GraphDrawing {
         "digraph vkcnn {\n  rankdir=TB;\n  node [fontname=\"Helvetica\", fontsize=10];\n";
     out += "  labelloc=t; label=" + dotQuote(summary(session, pool)) + ";\n";
     for (const auto& in : model_.graph().input())
-      if (!constants_.count(in.name()))
+      if (!constants_.count(in.name())) {
         out += "  " + dotQuote("in:" + in.name()) +
                " [shape=invhouse, label=" + dotQuote("input " + in.name()) + "];\n";
-    for (size_t k = 0; k < nodes_.size(); ++k) {
-      const DrawnNode& n = nodes_[k];
-      std::string label = n.name + "\n" + (n.fused ? "fused: " : "") + n.kind + "\n-> " +
-                          (n.tensor ? "" : "image ") + n.output;
-      if (!n.inPlace.empty()) label += "\nwritten in place " + n.inPlace;
-      // Images (the texture layout) blue, Tensors (buffers) orange; fused kernels drawn bold.
-      out += "  k" + std::to_string(k) + " [shape=" + (n.tensor ? "box3d" : "box") +
-             ", style=\"filled" + (n.fused ? ",bold" : "") +
-             "\", fillcolor=" + (n.tensor ? "\"#ffd8a8\"" : "\"#cfe2ff\"") +
-             (n.fused ? ", penwidth=2" : "") + ", label=" + dotQuote(label) + "];\n";
-    }
-    std::set<std::pair<std::string, std::string>> edges;
-    for (const auto& [onnxIndex, kernel] : kernelOf_)
-      for (const auto& input : model_.graph().node(onnxIndex).input())
-        for (const std::string& from : sources(input))
-          edges.insert({from, "k" + std::to_string(kernel)});
-    for (const auto& o : model_.graph().output()) {
+        chain("in:" + in.name(), in.name());
+      }
+    for (size_t k = 0; k < nodes_.size(); ++k) out += "  " + drawn(k) + "\n";
+    const auto& g = model_.graph();
+    // Every chain first: a model's nodes need not be in order.
+    std::vector<std::string> heads;
+    for (int i = 0; i < g.node_size(); ++i) heads.push_back(chain({}, labels_[size_t(i)]));
+    for (int i = 0; i < g.node_size(); ++i)
+      if (!heads[size_t(i)].empty())
+        for (const auto& input : g.node(i).input())
+          for (const std::string& from : sources(input)) edges_.insert({from, heads[size_t(i)]});
+    for (const auto& o : g.output()) {
       out += "  " + dotQuote("out:" + o.name()) +
              " [shape=house, label=" + dotQuote("output " + o.name()) + "];\n";
-      for (const std::string& from : sources(o.name())) edges.insert({from, "out:" + o.name()});
+      for (const std::string& from : sources(o.name())) edges_.insert({from, "out:" + o.name()});
     }
-    for (const auto& [from, to] : edges)
+    for (const auto& [from, to] : edges_)
       out += "  " + dotQuote(from) + " -> " + dotQuote(to) + ";\n";
     out +=
         "  subgraph cluster_legend { label=\"legend\"; fontsize=9;\n"
@@ -269,6 +271,53 @@ class GraphDrawing {
   }
 
  private:
+  static std::string id(size_t k) { return "k" + std::to_string(k); }
+
+  // A name without the importer's suffixes; `constant` says whether it was an operand.
+  static std::string baseName(std::string name, bool* constant) {
+    *constant = false;
+    for (bool stripped = true; stripped;) {
+      stripped = false;
+      for (const char* suffix :
+           {" (constant)", " (view)", " (image view)", " (as tensor)", " (as image)"})
+        if (endsWith(name, suffix)) {
+          *constant = *constant || std::string(suffix) == " (constant)";
+          name.resize(name.size() - std::strlen(suffix));
+          stripped = true;
+        }
+    }
+    return name;
+  }
+
+  std::string drawn(size_t k) const {
+    const DrawnNode& n = nodes_[k];
+    std::string label = n.name + "\n" + (n.fused ? "fused: " : "") + n.kind + "\n-> " +
+                        (n.tensor ? "" : "image ") + n.output;
+    if (!n.inPlace.empty()) label += "\nwritten in place " + n.inPlace;
+    // Images (the texture layout) blue, Tensors (buffers) orange; fused kernels drawn bold.
+    return id(k) + " [shape=" + (n.tensor ? "box3d" : "box") + ", style=\"filled" +
+           (n.fused ? ",bold" : "") +
+           "\", fillcolor=" + (n.tensor ? "\"#ffd8a8\"" : "\"#cfe2ff\"") +
+           (n.fused ? ", penwidth=2" : "") + ", label=" + dotQuote(label) + "];";
+  }
+
+  // Draws the chain of kernels named `base` after `start` (an input's node, or none) and its
+  // operands' edges; returns its head ("" if no kernel has that name). tails_[base] is its last.
+  std::string chain(const std::string& start, const std::string& base) {
+    const auto c = chains_.find(base);
+    std::string previous = start, head = start;
+    if (c != chains_.end())
+      for (size_t k : c->second) {
+        if (!previous.empty()) edges_.insert({previous, id(k)});
+        if (head.empty()) head = id(k);
+        previous = id(k);
+      }
+    if (const auto o = operands_.find(base); o != operands_.end() && !head.empty())
+      for (size_t k : o->second) edges_.insert({id(k), head});
+    if (!previous.empty()) tails_[base] = previous;
+    return head;
+  }
+
   static std::string summary(const Session& session, const TemporaryPoolStatistics& pool) {
     const GraphStatistics st = session.graph().statistics();
     std::string s = session.modelInfo().graphName + ": " + std::to_string(st.nodes) + " nodes -> " +
@@ -293,26 +342,42 @@ class GraphDrawing {
   std::vector<std::string> sources(const std::string& name) {
     if (constants_.count(name) || name.empty()) return {};
     const auto p = producer_.find(name);
-    if (p == producer_.end()) return {"in:" + name};
-    if (auto k = kernelOf_.find(p->second); k != kernelOf_.end())
-      return {"k" + std::to_string(k->second)};
+    if (p == producer_.end()) {
+      const auto tail = tails_.find(name);  // an input, maybe converted
+      return {tail != tails_.end() ? tail->second : "in:" + name};
+    }
+    if (const auto tail = tails_.find(labels_[size_t(p->second)]); tail != tails_.end())
+      return {tail->second};
     if (auto memo = removed_.find(p->second); memo != removed_.end()) return memo->second;
     removed_[p->second] = {};  // a cycle (none in a valid model) ends here
-    std::vector<std::string> all;
+    std::vector<std::string> all, residual;
     for (const auto& input : model_.graph().node(p->second).input())
-      for (const std::string& s : sources(input)) {
-        if (s[0] == 'k' && nodes_[std::stoul(s.substr(1))].fused) return removed_[p->second] = {s};
-        all.push_back(s);
-      }
+      for (const std::string& s : sources(input))
+        if (std::find(all.begin(), all.end(), s) == all.end()) {
+          all.push_back(s);
+          if (s[0] == 'k' &&
+              nodes_[std::stoul(s.substr(1))].kind.find("+ residual") != std::string::npos)
+            residual.push_back(s);
+        }
+    const std::string& op = model_.graph().node(p->second).op_type();
+    if ((op == "Add" || op == "Sum") && residual.size() == 1) {
+      for (const std::string& s : all)
+        if (s != residual[0]) edges_.insert({s, residual[0]});
+      all = residual;
+    }
     return removed_[p->second] = all;
   }
 
   onnx::ModelProto model_;
   std::vector<DrawnNode> nodes_;
-  std::set<std::string> constants_;
-  std::map<std::string, int> producer_;              // ONNX value -> ONNX node
-  std::map<int, size_t> kernelOf_;                   // ONNX node -> drawn node
-  std::map<int, std::vector<std::string>> removed_;  // ONNX node compile() removed -> sources
+  std::vector<std::string> labels_;                      // per ONNX node
+  std::map<std::string, std::vector<size_t>> chains_;    // base name -> drawn nodes in order
+  std::map<std::string, std::vector<size_t>> operands_;  // base name -> its constants
+  std::map<std::string, std::string> tails_;             // base name -> its chain's last
+  std::set<std::string> constants_;                      // initializers
+  std::map<std::string, int> producer_;                  // ONNX value -> ONNX node
+  std::map<int, std::vector<std::string>> removed_;      // ONNX node compile() removed -> sources
+  std::set<std::pair<std::string, std::string>> edges_;
 };
 
 void writeDot(const Arguments& args, const std::string& path, const std::string& dotPath) {
