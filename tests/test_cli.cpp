@@ -576,6 +576,12 @@ TEST_CASE("cli: profile --trace writes Chrome trace events, one per dispatch, fo
   CHECK(dispatches >= 4);
   CHECK(text.find("\"median_ms\": ") != std::string::npos);
   CHECK(text.find("\"thread_name\"") != std::string::npos);
+  // A second process: a run timed at the barriers, one event per level.
+  CHECK(text.find("\"barrier levels (a run of its own)\"") != std::string::npos);
+  const std::regex level(
+      R"re(\{"name": "level [0-9]+ \([0-9]+ dispatches\)", "ph": "X", "pid": 2)re");
+  CHECK(std::distance(std::sregex_iterator(text.begin(), text.end(), level),
+                      std::sregex_iterator()) >= 4);
   // The text table is still printed, and --levels traces the levels.
   CHECK(r.has("total kernel time"));
   r = cli("profile " + kFashion + " --iterations 1 --levels --trace -");

@@ -36,15 +36,19 @@ std::vector<std::string> wrapped(const std::string& text, size_t width) {
 // The last run's dispatches (or levels) as Chrome trace events: complete events ("ph": "X", times
 // in microseconds from the first dispatch's start) on one track, as vkcnn records everything on
 // the Context's one queue. The gap before a dispatch is drawn as its own event: the wait at a
-// barrier (or the launch) between the previous dispatch's end and its start.
+// barrier (or the launch) between the previous dispatch's end and its start. `barrierLevels`, if
+// given, is a run of its own with timestamps at the barriers only (--levels' timing), drawn as a
+// second process: which dispatches share a barrier, and what each level costs with its barrier.
 std::string traceEvents(const std::vector<KernelTiming>& run,
                         const std::vector<std::string>& labels,
                         const std::vector<std::string>& configs, const std::vector<double>& medians,
-                        const std::string& device, bool levels) {
-  constexpr uint64_t kPid = 1, kTid = 1;
+                        const std::string& device, bool levels,
+                        const std::vector<KernelTiming>& barrierLevels) {
+  constexpr uint64_t kTid = 1;
+  uint64_t pid = 1;
   auto event = [&](const char* phase, const std::string& name) {
     Json e;
-    e.add("name", name).add("ph", phase).add("pid", kPid).add("tid", kTid);
+    e.add("name", name).add("ph", phase).add("pid", pid).add("tid", kTid);
     return e;
   };
   std::string events =
@@ -73,7 +77,37 @@ std::string traceEvents(const std::vector<KernelTiming>& run,
                          .str();
     previousEnd = std::max(previousEnd, start + duration);
   }
+  if (!barrierLevels.empty()) {
+    pid = 2;
+    events += ", " + event("M", "process_name")
+                         .raw("args", Json().add("name", "barrier levels (a run of its own)").str())
+                         .str();
+    events +=
+        ", " +
+        event("M", "thread_name").raw("args", Json().add("name", "queue 0 (compute)").str()).str();
+    for (size_t k = 0; k < barrierLevels.size(); ++k)
+      events += ", " + event("X", "level " + std::to_string(k) + " (" +
+                                      std::to_string(barrierLevels[k].dispatches) + " dispatches)")
+                           .add("cat", "level")
+                           .add("ts", barrierLevels[k].startMilliseconds * 1e3)
+                           .add("dur", barrierLevels[k].milliseconds * 1e3)
+                           .raw("args", Json().add("dispatches", barrierLevels[k].label).str())
+                           .str();
+  }
   return Json().raw("traceEvents", "[" + events + "]").add("displayTimeUnit", "ms").str() + "\n";
+}
+
+// One run of `session` with timestamps at the barriers only (after one untimed run).
+std::vector<KernelTiming> levelRun(const Context& context, Session& session) {
+  CommandBufferOptions options;
+  options.reusable = options.profile = options.profileLevels = true;
+  CommandBuffer cb(context, "profile levels", options);
+  session.encode(cb);
+  for (int run = 0; run < 2; ++run) {
+    cb.commit();
+    cb.waitUntilCompleted();
+  }
+  return cb.kernelTimings();
 }
 
 }  // namespace
@@ -97,7 +131,9 @@ int profile(const std::vector<std::string>& rest) {
         "  --json FILE         the same as JSON (- for standard output)\n"
         "  --trace FILE.json   the last run's timeline in Chrome's trace-event format, for\n"
         "                      Perfetto (ui.perfetto.dev) or chrome://tracing: each dispatch (or\n"
-        "                      level) with its layer, configuration and the wait before it\n%s",
+        "                      level) with its layer, configuration and the wait before it,\n"
+        "                      and a run timed at the barriers only: which dispatches share "
+        "one\n%s",
         kModelOptionsHelp);
     return 0;
   }
@@ -216,10 +252,10 @@ int profile(const std::vector<std::string>& rest) {
     writeText(json, j.str() + "\n", "--json");
   }
   if (!trace.empty())
-    writeText(
-        trace,
-        traceEvents(last, labels, configs, medians, context.capabilities().deviceName, levels),
-        "--trace");
+    writeText(trace,
+              traceEvents(last, labels, configs, medians, context.capabilities().deviceName, levels,
+                          levels ? std::vector<KernelTiming>{} : levelRun(context, session)),
+              "--trace");
   return 0;
 }
 
