@@ -21,7 +21,7 @@ packages=(
   # the API reference (cmake --build build --target docs; optional: the target is skipped without it)
   doxygen
   # vkcnn.dask and its LocalCluster test (docs/scale-out.md)
-  python3-distributed
+  python3-distributed python3-pil
   # inspect --dot's test renders the graph it draws (dot -Tsvg)
   graphviz
   # scripts/export-test-models.py (regenerates tests/data/torch; the tests read the files only)

@@ -24,9 +24,9 @@ __all__ = ["map_model"]
 _WORKER_SESSIONS = "_vkcnn_sessions"
 
 
-def _load_input(item):
+def _load_input(item, channels):
     """An input as a numpy array: an array as given, a .npy file, or a picture (PIL) as
-    float32 [1, C, H, W] in 0..1."""
+    float32 [1, C, H, W] in 0..1, grey for a model input of one channel, else RGB."""
     if isinstance(item, np.ndarray):
         return item
     if isinstance(item, (str, os.PathLike)):
@@ -38,7 +38,10 @@ def _load_input(item):
         except ImportError:
             raise ValueError(f"inputs: {path} is not a .npy file, and pictures need python3-pil")
         with Image.open(path) as picture:
-            pixels = np.asarray(picture.convert("RGB"), dtype=np.float32) / 255.0
+            pixels = np.asarray(picture.convert("L" if channels == 1 else "RGB"),
+                                dtype=np.float32) / 255.0
+        if pixels.ndim == 2:
+            pixels = pixels[:, :, None]
         return np.ascontiguousarray(pixels.transpose(2, 0, 1)[None])
     raise TypeError(f"inputs: each item must be a numpy array or a file's path, not "
                     f"{type(item).__name__}")
@@ -68,8 +71,12 @@ def _session(model, options):
 
 def _run(model, options, input_name, item):
     session = _session(model, options)
-    name = input_name or session.get_inputs()[0].name
-    outputs = session.run(None, {name: _load_input(item)})
+    names = [i.name for i in session.get_inputs()]
+    if input_name is not None and input_name not in names:
+        raise ValueError(f"input_name={input_name!r} is not an input of the model ({names})")
+    info = session.get_inputs()[names.index(input_name) if input_name else 0]
+    channels = info.shape[1] if len(info.shape) == 4 else 3
+    outputs = session.run(None, {info.name: _load_input(item, channels)})
     return {o.name: value for o, value in zip(session.get_outputs(), outputs)}
 
 

@@ -29,7 +29,13 @@ def main():
     for i, a in enumerate(arrays[:4]):
         paths.append(os.path.join(folder, f"x{i}.npy"))
         np.save(paths[-1], a)
-    inputs = paths + arrays[4:]  # files and arrays mixed
+    # A picture (PNG, grey for the model's one channel): pixels k/255, as the model gets them.
+    from PIL import Image
+    pixels = (arrays[4][0, 0] * 255).round().astype(np.uint8)
+    arrays[4] = pixels.astype(np.float32)[None, None] / 255.0
+    paths.append(os.path.join(folder, "x4.png"))
+    Image.fromarray(pixels, mode="L").save(paths[-1])
+    inputs = paths + arrays[5:]  # files (.npy and a picture) and arrays mixed
 
     local = vkcnn.Session(model)
     expected = [local.run({"input": a}) for a in arrays]
