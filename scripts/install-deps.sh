@@ -20,6 +20,10 @@ packages=(
   python3-setuptools python3-wheel python3-build python3-venv python3-pip
   # the API reference (cmake --build build --target docs; optional: the target is skipped without it)
   doxygen
+  # vkcnn.dask and its LocalCluster test (docs/scale-out.md)
+  python3-distributed python3-pil
+  # inspect --dot's test renders the graph it draws (dot -Tsvg)
+  graphviz
   # scripts/export-test-models.py (regenerates tests/data/torch; the tests read the files only)
   python3-torch python3-torchvision
 )

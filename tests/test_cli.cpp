@@ -550,6 +550,110 @@ TEST_CASE("cli: inspect lists operators, support, parameters and FLOPs") {
   CHECK(r.has("1 nodes use operators vkcnn does not support"));
 }
 
+TEST_CASE("cli: profile --trace writes Chrome trace events, one per dispatch, for Perfetto") {
+  const std::string trace = file("fashion_trace.json");
+  Result r = cli("profile " + kFashion + " --iterations 2 --trace " + trace);
+  REQUIRE_MESSAGE(r.status == 0, r.output);
+  const std::string text = slurp(trace);
+  CHECK(validJson(text.substr(0, text.find_last_not_of('\n') + 1)));
+  REQUIRE(text.rfind("{\"traceEvents\": [", 0) == 0);
+  // Every complete event has a name, a start and a non-negative duration in microseconds, on the
+  // queue's track; the dispatches carry their index and median in args.
+  const std::regex event(
+      R"re(\{"name": "([^"]*)", "ph": "X", "pid": 1, "tid": 1, "cat": "(\w+)", "ts": (-?[0-9.eE+-]+), "dur": (-?[0-9.eE+-]+))re");
+  int dispatches = 0;
+  double lastStart = -1;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), event);
+       it != std::sregex_iterator(); ++it) {
+    const std::smatch& m = *it;
+    CHECK(!m[1].str().empty());
+    CHECK(std::stod(m[3]) >= 0);
+    CHECK(std::stod(m[4]) >= 0);
+    if (m[2] == "dispatch") {
+      ++dispatches;
+      CHECK(std::stod(m[3]) >= lastStart);  // in order on the one queue
+      lastStart = std::stod(m[3]);
+    }
+  }
+  // Fashion-MNIST: two convolutions, two pools, two fully-connected layers at least.
+  CHECK(dispatches >= 4);
+  CHECK(text.find("\"median_ms\": ") != std::string::npos);
+  CHECK(text.find("\"thread_name\"") != std::string::npos);
+  // A second process: a run timed at the barriers, one event per level.
+  CHECK(text.find("\"barrier levels (a run of its own)\"") != std::string::npos);
+  const std::regex level(
+      R"re(\{"name": "level [0-9]+ \([0-9]+ dispatches\)", "ph": "X", "pid": 2)re");
+  CHECK(std::distance(std::sregex_iterator(text.begin(), text.end(), level),
+                      std::sregex_iterator()) >= 4);
+  // The text table is still printed, and --levels traces the levels.
+  CHECK(r.has("total kernel time"));
+  r = cli("profile " + kFashion + " --iterations 1 --levels --trace -");
+  REQUIRE_MESSAGE(r.status == 0, r.output);
+  CHECK(validJson(r.out.substr(0, r.out.find_last_not_of('\n') + 1)));
+  CHECK(r.out.find("\"cat\": \"level\"") != std::string::npos);
+
+  r = cli("profile " + kFashion + " --trace " + file("no_such_folder/trace.json"));
+  CHECK(r.status == 2);
+  CHECK(r.has("--trace"));
+  CHECK(r.has("does not exist"));
+  r = cli("profile " + kFashion + " --trace - --json -");
+  CHECK(r.status == 2);
+  CHECK(r.has("--trace"));
+}
+
+TEST_CASE("cli: inspect --dot draws the optimised graph, which Graphviz renders") {
+  const std::string dot = file("fashion.dot");
+  Result r = cli("inspect " + kFashion + " --batch 2 --dot " + dot);
+  REQUIRE_MESSAGE(r.status == 0, r.output);
+  CHECK(r.has("operators (nodes, supported by vkcnn)"));  // the usual report too
+  const std::string text = slurp(dot);
+  CHECK(text.rfind("digraph vkcnn {", 0) == 0);
+  CHECK(text.find("input input") != std::string::npos);
+  CHECK(text.find("output probabilities") != std::string::npos);
+  CHECK(text.find("fused: convolution") != std::string::npos);  // its ReLU folded in
+  CHECK(text.find("batch 2") != std::string::npos);
+  CHECK(text.find("temporaries: ") != std::string::npos);
+  CHECK(text.find(" -> ") != std::string::npos);
+  // Debian's graphviz (scripts/install-deps.sh) renders it.
+  const std::string svg = file("fashion.svg");
+  REQUIRE(std::system(("dot -Tsvg '" + dot + "' -o '" + svg + "'").c_str()) == 0);
+  const std::string picture = slurp(svg);
+  CHECK(picture.find("<svg") != std::string::npos);
+  CHECK(picture.find("</svg>") != std::string::npos);
+  CHECK(picture.find("class=\"edge\"") != std::string::npos);
+
+  // A residual add fused into a convolution (the other branch points at it), a concatenation,
+  // and a transpose, whose Tensor is drawn apart from the Images: every kernel has an edge.
+  OnnxModelBuilder b(13);
+  b.input("x", {1, 4, 6, 6});
+  b.initializer("wa", {4, 4, 1, 1}, randomFloats(16, 7));
+  b.initializer("wb", {4, 4, 3, 3}, randomFloats(144, 8));
+  b.node("Conv", {"x", "wa"}, {"a"});
+  b.node("Relu", {"a"}, {"ra"});
+  setAttribute(b.node("Conv", {"x", "wb"}, {"cb"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("Add", {"cb", "ra"}, {"sum"});
+  setAttribute(b.node("Concat", {"sum", "x"}, {"cat"}), "axis", int64_t(1));
+  setAttribute(b.node("Transpose", {"cat"}, {"y"}), "perm", std::vector<int64_t>{0, 2, 3, 1});
+  b.output("y", 4);
+  r = cli("inspect " + save("branches.onnx", b) + " --dot " + dot);
+  REQUIRE_MESSAGE(r.status == 0, r.output);
+  const std::string branches = slurp(dot);
+  INFO(branches);
+  CHECK(branches.find("+ residual") != std::string::npos);
+  CHECK(branches.find("shape=box3d, style=\"filled\"") != std::string::npos);  // a Tensor
+  const std::regex drawnNode(R"(\n  (k[0-9]+) \[)");
+  for (auto it = std::sregex_iterator(branches.begin(), branches.end(), drawnNode);
+       it != std::sregex_iterator(); ++it) {
+    INFO((*it)[1].str());
+    CHECK(branches.find("\"" + (*it)[1].str() + "\"") != std::string::npos);
+  }
+  REQUIRE(std::system(("dot -Tsvg '" + dot + "' -o '" + svg + "'").c_str()) == 0);
+
+  r = cli("inspect " + kFashion + " --dot " + file("no_such_folder/graph.dot"));
+  CHECK(r.status == 2);
+  CHECK(r.has("--dot"));
+}
+
 TEST_CASE("cli: bench figures are sound: p90 >= median, exact integers, valid JSON") {
   for (int iterations : {2, 3, 5}) {
     Result r = cli("bench " + kFashion + " --warmup 0 --iterations " + std::to_string(iterations) +

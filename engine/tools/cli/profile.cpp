@@ -1,5 +1,6 @@
 // vkcnn profile: the GPU time of every kernel of a model, from timestamps around each dispatch,
-// or of every barrier level (--levels), from timestamps at the barriers.
+// or of every barrier level (--levels), from timestamps at the barriers. --trace writes the last
+// run's timeline in Chrome's trace-event format (Perfetto, chrome://tracing).
 #include <algorithm>
 #include <cstdio>
 #include <string_view>
@@ -32,6 +33,83 @@ std::vector<std::string> wrapped(const std::string& text, size_t width) {
   return pieces;
 }
 
+// The last run's dispatches (or levels) as Chrome trace events: complete events ("ph": "X", times
+// in microseconds from the first dispatch's start) on one track, as vkcnn records everything on
+// the Context's one queue. The gap before a dispatch is drawn as its own event: the wait at a
+// barrier (or the launch) between the previous dispatch's end and its start. `barrierLevels`, if
+// given, is a run of its own with timestamps at the barriers only (--levels' timing), drawn as a
+// second process: which dispatches share a barrier, and what each level costs with its barrier.
+std::string traceEvents(const std::vector<KernelTiming>& run,
+                        const std::vector<std::string>& labels,
+                        const std::vector<std::string>& configs, const std::vector<double>& medians,
+                        const std::string& device, bool levels,
+                        const std::vector<KernelTiming>& barrierLevels) {
+  constexpr uint64_t kTid = 1;
+  uint64_t pid = 1;
+  auto event = [&](const char* phase, const std::string& name) {
+    Json e;
+    e.add("name", name).add("ph", phase).add("pid", pid).add("tid", kTid);
+    return e;
+  };
+  std::string events =
+      event("M", "process_name").raw("args", Json().add("name", "vkcnn on " + device).str()).str();
+  events +=
+      ", " +
+      event("M", "thread_name").raw("args", Json().add("name", "queue 0 (compute)").str()).str();
+  double previousEnd = 0;
+  for (size_t k = 0; k < run.size() && k < labels.size(); ++k) {
+    const double start = run[k].startMilliseconds * 1e3, duration = run[k].milliseconds * 1e3;
+    if (k > 0 && start > previousEnd)
+      events += ", " + event("X", "wait (barrier or launch)")
+                           .add("cat", "wait")
+                           .add("ts", previousEnd)
+                           .add("dur", start - previousEnd)
+                           .str();
+    Json args;
+    args.add("index", uint64_t(k)).add("dispatches", run[k].dispatches);
+    if (!configs[k].empty()) args.add("configuration", configs[k]);
+    args.add("median_ms", medians[k]);
+    events += ", " + event("X", labels[k])
+                         .add("cat", levels ? "level" : "dispatch")
+                         .add("ts", start)
+                         .add("dur", duration)
+                         .raw("args", args.str())
+                         .str();
+    previousEnd = std::max(previousEnd, start + duration);
+  }
+  if (!barrierLevels.empty()) {
+    pid = 2;
+    events += ", " + event("M", "process_name")
+                         .raw("args", Json().add("name", "barrier levels (a run of its own)").str())
+                         .str();
+    events +=
+        ", " +
+        event("M", "thread_name").raw("args", Json().add("name", "queue 0 (compute)").str()).str();
+    for (size_t k = 0; k < barrierLevels.size(); ++k)
+      events += ", " + event("X", "level " + std::to_string(k) + " (" +
+                                      std::to_string(barrierLevels[k].dispatches) + " dispatches)")
+                           .add("cat", "level")
+                           .add("ts", barrierLevels[k].startMilliseconds * 1e3)
+                           .add("dur", barrierLevels[k].milliseconds * 1e3)
+                           .raw("args", Json().add("dispatches", barrierLevels[k].label).str())
+                           .str();
+  }
+  return Json().raw("traceEvents", "[" + events + "]").add("displayTimeUnit", "ms").str() + "\n";
+}
+
+// One run of `session` with timestamps at the barriers only (after one untimed run).
+std::vector<KernelTiming> levelRun(const Context& context, Session& session) {
+  CommandBufferOptions options;
+  options.reusable = options.profile = options.profileLevels = true;
+  CommandBuffer cb(context, "profile levels", options);
+  session.encode(cb);
+  for (int run = 0; run < 2; ++run) {
+    cb.commit();
+    cb.waitUntilCompleted();
+  }
+  return cb.kernelTimings();
+}
+
 }  // namespace
 
 int profile(const std::vector<std::string>& rest) {
@@ -39,6 +117,7 @@ int profile(const std::vector<std::string>& rest) {
   options.push_back({"--iterations", OptionKind::value});
   options.push_back({"--json", OptionKind::value});
   options.push_back({"--levels", OptionKind::flag});
+  options.push_back({"--trace", OptionKind::value});
   Arguments args("profile", rest, options);
   if (args.has("--help")) {
     std::printf(
@@ -49,7 +128,12 @@ int profile(const std::vector<std::string>& rest) {
         "                      two barriers run side by side, as in an inference (a timestamp\n"
         "                      around each dispatch runs them one by one, so a batch split in\n"
         "                      pieces shows the pieces' times added up)\n"
-        "  --json FILE         the same as JSON (- for standard output)\n%s",
+        "  --json FILE         the same as JSON (- for standard output)\n"
+        "  --trace FILE.json   the last run's timeline in Chrome's trace-event format, for\n"
+        "                      Perfetto (ui.perfetto.dev) or chrome://tracing: each dispatch (or\n"
+        "                      level) with its layer, configuration and the wait before it,\n"
+        "                      and a run timed at the barriers only: which dispatches share "
+        "one\n%s",
         kModelOptionsHelp);
     return 0;
   }
@@ -57,7 +141,12 @@ int profile(const std::vector<std::string>& rest) {
   const ModelSetup setup = prepareModel(args, false);
   const std::string json = args.get("--json");
   const bool levels = args.has("--levels");
+  const std::string trace = args.get("--trace");
   if (!json.empty()) checkWritable(json, "--json");
+  if (!trace.empty()) checkWritable(trace, "--trace");
+  if (trace == "-" && json == "-")
+    throw UsageError("--json - and --trace - would both write to standard output; give one a file");
+  const bool quiet = json == "-" || trace == "-";  // standard output holds JSON only
   Context context = makeContext(args);
   Session session = loadSession(context, setup);
   CommandBufferOptions cbOptions;
@@ -69,6 +158,7 @@ int profile(const std::vector<std::string>& rest) {
   std::vector<std::vector<double>> times;
   std::vector<std::string> labels;
   std::vector<uint32_t> dispatches;
+  std::vector<KernelTiming> last;  // the last run's, for --trace
   Progress progress("profiling");
   cb.commit();
   cb.waitUntilCompleted();
@@ -76,6 +166,7 @@ int profile(const std::vector<std::string>& rest) {
     cb.commit();
     cb.waitUntilCompleted();
     const auto t = cb.kernelTimings();
+    last = t;
     if (times.empty()) {
       times.resize(t.size());
       for (const auto& k : t) labels.push_back(k.label), dispatches.push_back(k.dispatches);
@@ -99,14 +190,14 @@ int profile(const std::vector<std::string>& rest) {
       configs[k] = labels[k].substr(open + 2, labels[k].size() - open - 3);
       labels[k].resize(open);
     }
-  if (json != "-" && levels) {
+  if (!quiet && levels) {
     std::printf("%-4s %10s %7s %5s  %s\n", "#", "ms", "%", "disp.", "dispatches side by side");
     for (size_t k = 0; k < medians.size(); ++k)
       std::printf("%-4zu %10.4f %6.1f%% %5u  %s\n", k, medians[k],
                   100.0 * medians[k] / std::max(total, 1e-12), dispatches[k], labels[k].c_str());
     std::printf("total GPU time %.3f ms over %zu levels, %llu dispatches (%u barriers)\n", total,
                 medians.size(), static_cast<unsigned long long>(count), barriers);
-  } else if (json != "-") {
+  } else if (!quiet) {
     // Whole names: a long one continues on the next lines of its column.
     int configWidth = 18;
     for (const std::string& c : configs) configWidth = std::max(configWidth, int(c.size()));
@@ -130,7 +221,7 @@ int profile(const std::vector<std::string>& rest) {
     if (line.find(") -> tensor [") != std::string::npos &&
         line.find("(constant) -> tensor") == std::string::npos)
       tensorValues.push_back(line);
-  if (json != "-" && !tensorValues.empty()) {
+  if (!quiet && !tensorValues.empty()) {
     std::printf("values on Tensors (%zu):\n", tensorValues.size());
     for (const std::string& line : tensorValues) std::printf("  %s\n", line.c_str());
   }
@@ -160,6 +251,11 @@ int profile(const std::vector<std::string>& rest) {
     j.raw("tensor_values", values + "]");
     writeText(json, j.str() + "\n", "--json");
   }
+  if (!trace.empty())
+    writeText(trace,
+              traceEvents(last, labels, configs, medians, context.capabilities().deviceName, levels,
+                          levels ? std::vector<KernelTiming>{} : levelRun(context, session)),
+              "--trace");
   return 0;
 }
 
