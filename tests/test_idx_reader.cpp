@@ -23,13 +23,15 @@ std::filesystem::path dataDirectory() {
   return dir && *dir ? dir : "/usr/share/datasets/fashion-mnist";
 }
 
-std::filesystem::path scratch(const std::string& name) {
+// Paths as narrow strings: the reader takes std::string, and a Windows path's native string is
+// wide (no implicit conversion there).
+std::string scratch(const std::string& name) {
   auto dir = std::filesystem::temp_directory_path() / "vkcnn-test-idx";
   std::filesystem::create_directories(dir);
-  return dir / name;
+  return (dir / name).string();
 }
 
-void writeFile(const std::filesystem::path& path, const std::vector<uint8_t>& bytes, bool gzip) {
+void writeFile(const std::string& path, const std::vector<uint8_t>& bytes, bool gzip) {
   if (gzip) {
     gzFile file = gzopen(path.c_str(), "wb");
     REQUIRE(file != nullptr);
@@ -81,7 +83,7 @@ TEST_CASE("Debian's Fashion-MNIST files read with the published counts and sizes
   }
 
   SUBCASE("test set") {
-    IdxImages images = readIdxImages(dir / "t10k-images-idx3-ubyte.gz");
+    IdxImages images = readIdxImages((dir / "t10k-images-idx3-ubyte.gz").string());
     CHECK(images.count == 10000);
     CHECK(images.rows == 28);
     CHECK(images.columns == 28);
@@ -90,7 +92,7 @@ TEST_CASE("Debian's Fashion-MNIST files read with the published counts and sizes
     CHECK(sum(images.pixels) == 573469082);
     CHECK(std::accumulate(images.image(0), images.image(1), uint64_t(0)) == 33456);
 
-    std::vector<uint8_t> labels = readIdxLabels(dir / "t10k-labels-idx1-ubyte.gz");
+    std::vector<uint8_t> labels = readIdxLabels((dir / "t10k-labels-idx1-ubyte.gz").string());
     REQUIRE(labels.size() == 10000);
     CHECK(std::vector<uint8_t>(labels.begin(), labels.begin() + 10) ==
           std::vector<uint8_t>{9, 2, 1, 1, 6, 1, 4, 6, 5, 7});
@@ -98,7 +100,7 @@ TEST_CASE("Debian's Fashion-MNIST files read with the published counts and sizes
   }
 
   SUBCASE("training set") {
-    IdxImages images = readIdxImages(dir / "train-images-idx3-ubyte.gz");
+    IdxImages images = readIdxImages((dir / "train-images-idx3-ubyte.gz").string());
     CHECK(images.count == 60000);
     CHECK(images.rows == 28);
     CHECK(images.columns == 28);
@@ -106,7 +108,7 @@ TEST_CASE("Debian's Fashion-MNIST files read with the published counts and sizes
     CHECK(sum(images.pixels) == 3431114169ull);
     CHECK(std::accumulate(images.image(0), images.image(1), uint64_t(0)) == 76247);
 
-    std::vector<uint8_t> labels = readIdxLabels(dir / "train-labels-idx1-ubyte.gz");
+    std::vector<uint8_t> labels = readIdxLabels((dir / "train-labels-idx1-ubyte.gz").string());
     REQUIRE(labels.size() == 60000);
     CHECK(labels[0] == 9);
     for (uint32_t count : classCounts(labels)) CHECK(count == 6000);
@@ -165,7 +167,7 @@ TEST_CASE("malformed IDX files are errors naming the file and the fault") {
       auto path = scratch(std::string(c.name) + (gzip ? ".gz" : ""));
       writeFile(path, c.bytes, gzip);
       CHECK_THROWS_WITH_AS(readIdx(path), doctest::Contains(c.message), IdxError);
-      const std::string name = path.string();
+      const std::string& name = path;
       CHECK_THROWS_WITH_AS(readIdx(path), doctest::Contains(name.c_str()), IdxError);
     }
   }
