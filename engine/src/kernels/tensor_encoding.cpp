@@ -79,6 +79,22 @@ void requireShape(const Tensor& tensor, const std::vector<uint32_t>& shape, cons
                                                 shapeText(shape));
 }
 
+TemporaryTensor temporaryLike(CommandBuffer& commandBuffer, const Tensor& source,
+                              const std::string& what, const std::string& label) {
+  if (!source.valid()) throw Error(ErrorCode::invalidArgument, what + ": the source is empty");
+  return TemporaryTensor(commandBuffer, {source.shape(), source.dataType(), label + " output"});
+}
+
+void checkSourceAndDestination(const CommandBufferImpl& commandBuffer, const Tensor& source,
+                               const Tensor& destination, const std::vector<uint32_t>& shape,
+                               const std::string& what) {
+  checkUsable(commandBuffer, source, false, what + " source");
+  checkUsable(commandBuffer, destination, true, what + " destination");
+  requireDataType(destination, source.dataType(), "destination", what);
+  requireShape(destination, shape, "destination", what);
+  requireNotInPlace(source, destination, what);
+}
+
 ShaderVariant variantFor(TensorDataType type) {
   return type == TensorDataType::float16 ? ShaderVariant::f16 : ShaderVariant::f32;
 }
@@ -150,28 +166,30 @@ std::vector<int64_t> broadcastStrides(const Tensor& tensor, const std::vector<ui
 }
 
 namespace {
-void writeStrides(shader::IVec4 (&dst)[2], const std::vector<int64_t>& strides) {
-  for (size_t j = 0; j < strides.size(); ++j) dst[j / 4][int(j % 4)] = int32_t(strides[j]);
+// A shape or strides as the shader's two vectors of four 32-bit ints.
+template <typename T>
+void writeInts(shader::IVec4 (&dst)[2], const std::vector<T>& values) {
+  for (size_t j = 0; j < values.size(); ++j) dst[j / 4][int(j % 4)] = int32_t(values[j]);
 }
-void writeShape(shader::IVec4 (&dst)[2], const std::vector<uint32_t>& shape) {
-  for (size_t j = 0; j < shape.size(); ++j) dst[j / 4][int(j % 4)] = int32_t(shape[j]);
+}  // namespace
+
+namespace {
+// One of the two index spaces: its rank, count and shape, and each operand's strides over it.
+void setSpace(shader::TensorParams& p, const IndexSpace& space, int32_t& rank, int32_t& count,
+              shader::IVec4 (&shape)[2], shader::IVec4 (shader::TensorArg::*strides)[2]) {
+  rank = int32_t(space.shape.size());
+  count = int32_t(space.count());
+  writeInts(shape, space.shape);
+  for (size_t k = 0; k < space.strides.size(); ++k) writeInts(p.args[k].*strides, space.strides[k]);
 }
 }  // namespace
 
 void setOuter(shader::TensorParams& p, const IndexSpace& space) {
-  p.rank = int32_t(space.shape.size());
-  p.count = int32_t(space.count());
-  writeShape(p.shape, space.shape);
-  for (size_t k = 0; k < space.strides.size(); ++k)
-    writeStrides(p.args[k].strides, space.strides[k]);
+  setSpace(p, space, p.rank, p.count, p.shape, &shader::TensorArg::strides);
 }
 
 void setInner(shader::TensorParams& p, const IndexSpace& space) {
-  p.innerRank = int32_t(space.shape.size());
-  p.innerCount = int32_t(space.count());
-  writeShape(p.innerShape, space.shape);
-  for (size_t k = 0; k < space.strides.size(); ++k)
-    writeStrides(p.args[k].innerStrides, space.strides[k]);
+  setSpace(p, space, p.innerRank, p.innerCount, p.innerShape, &shader::TensorArg::innerStrides);
 }
 
 }  // namespace vkcnn::detail

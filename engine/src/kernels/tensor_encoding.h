@@ -30,6 +30,15 @@ void requireDataType(const Tensor& tensor, TensorDataType type, const char* role
 void requireNotInPlace(const Tensor& source, const Tensor& destination, const std::string& what);
 void requireShape(const Tensor& tensor, const std::vector<uint32_t>& shape, const char* role,
                   const std::string& what);
+// The checks of a kernel from one source to a destination of its type and of `shape`: both
+// usable now, the type, the shape, no shared elements (in that order).
+// The temporary a kernel `what` ("TensorCopy 'label'") writes when its output is like its source
+// (shape and type), labelled "<label> output"; invalidArgument for an empty source.
+TemporaryTensor temporaryLike(CommandBuffer& commandBuffer, const Tensor& source,
+                              const std::string& what, const std::string& label);
+void checkSourceAndDestination(const CommandBufferImpl& commandBuffer, const Tensor& source,
+                               const Tensor& destination, const std::vector<uint32_t>& shape,
+                               const std::string& what);
 
 ShaderVariant variantFor(TensorDataType type);
 

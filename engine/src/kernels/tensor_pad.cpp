@@ -73,11 +73,7 @@ void TensorPad::encode(CommandBuffer& commandBuffer, const Tensor& source,
   cb.requireEncoding(what);
   std::vector<uint32_t> shape;
   const std::vector<int64_t> begin = before(source, shape);
-  detail::checkUsable(cb, source, false, what + " source");
-  detail::checkUsable(cb, destination, true, what + " destination");
-  detail::requireDataType(destination, source.dataType(), "destination", what);
-  detail::requireShape(destination, shape, "destination", what);
-  detail::requireNotInPlace(source, destination, what);
+  detail::checkSourceAndDestination(cb, source, destination, shape, what);
   detail::DispatchRecorder d(cb, detail::ShaderId::tensor_pad,
                              detail::variantFor(source.dataType()), what);
   detail::shader::TensorParams p{};

@@ -156,11 +156,7 @@ void TensorResize::encode(CommandBuffer& commandBuffer, const Tensor& source,
   detail::CommandBufferImpl& cb = *commandBuffer.impl();
   cb.requireEncoding(what);
   const std::vector<AxisPlan> axes = plan(descriptor_, source, what);
-  detail::checkUsable(cb, source, false, what + " source");
-  detail::checkUsable(cb, destination, true, what + " destination");
-  detail::requireDataType(destination, source.dataType(), "destination", what);
-  detail::requireShape(destination, destinationShape(source), "destination", what);
-  detail::requireNotInPlace(source, destination, what);
+  detail::checkSourceAndDestination(cb, source, destination, destinationShape(source), what);
   std::vector<uint32_t> passes;
   for (uint32_t i = 0; i < axes.size(); ++i)
     if (resizes(descriptor_, axes[i])) passes.push_back(i);
