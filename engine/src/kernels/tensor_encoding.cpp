@@ -115,6 +115,40 @@ int32_t bindTensor(DispatchRecorder& d, CommandBufferImpl& cb, uint32_t binding,
                  esize);
 }
 
+std::vector<bool> onlyAxis(uint32_t rank, uint32_t axis) {
+  std::vector<bool> r(rank, false);
+  r[axis] = true;
+  return r;
+}
+
+IndexSpace keptSpace(const Tensor& source, const Tensor& destination,
+                     const std::vector<bool>& reduced, bool keepDimensions) {
+  IndexSpace outer{{}, {{}, {}}};
+  uint32_t kept = 0;  // the destination axis of the next kept source axis
+  for (uint32_t i = 0; i < source.rank(); ++i) {
+    if (reduced[i]) continue;
+    outer.shape.push_back(source.shape()[i]);
+    outer.strides[0].push_back(source.strides()[i]);
+    outer.strides[1].push_back(destination.strides()[keepDimensions ? i : kept++]);
+  }
+  outer.simplify();
+  return outer;
+}
+
+shader::TensorParams bindOperands(
+    DispatchRecorder& recorder, CommandBufferImpl& commandBuffer,
+    std::initializer_list<std::reference_wrapper<const Tensor>> sources,
+    const Tensor& destination) {
+  shader::TensorParams p{};
+  uint32_t k = 0;
+  for (const Tensor& source : sources) {
+    p.args[k].offset = bindTensor(recorder, commandBuffer, k + 1, source, false);
+    ++k;
+  }
+  p.args[k].offset = bindTensor(recorder, commandBuffer, k + 1, destination, true);
+  return p;
+}
+
 void markWritten(const Tensor& tensor) {
   tensor.storage()->written = true;
 }

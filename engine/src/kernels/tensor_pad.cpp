@@ -76,9 +76,7 @@ void TensorPad::encode(CommandBuffer& commandBuffer, const Tensor& source,
   detail::checkSourceAndDestination(cb, source, destination, shape, what);
   detail::DispatchRecorder d(cb, detail::ShaderId::tensor_pad,
                              detail::variantFor(source.dataType()), what);
-  detail::shader::TensorParams p{};
-  p.args[0].offset = detail::bindTensor(d, cb, 1, source, false);
-  p.args[1].offset = detail::bindTensor(d, cb, 2, destination, true);
+  detail::shader::TensorParams p = detail::bindOperands(d, cb, {source}, destination);
   // No simplify: the shader maps each axis' coordinate on its own.
   detail::IndexSpace space{shape, {source.strides(), destination.strides(), begin}};
   detail::setOuter(p, space);

@@ -30,13 +30,6 @@ void dispatchReducing(detail::DispatchRecorder& d, detail::shader::TensorParams&
   detail::dispatchFlat(d, serial ? (outer + 127) / 128 : outer);
 }
 
-// The reduced-axes mask of a reduction over one axis.
-std::vector<bool> onlyAxis(uint32_t rank, uint32_t axis) {
-  std::vector<bool> r(rank, false);
-  r[axis] = true;
-  return r;
-}
-
 // The shape a reduction leaves: the kept axes, each reduced one as 1 when kept, never rank 0.
 std::vector<uint32_t> keptShape(const Tensor& source, const std::vector<bool>& reduced,
                                 bool keepDimensions) {
@@ -50,30 +43,13 @@ std::vector<uint32_t> keptShape(const Tensor& source, const std::vector<bool>& r
   return shape;
 }
 
-// The kept axes as the outer space: source strides, then the destination axis each lands on.
-detail::IndexSpace keptSpace(const Tensor& source, const Tensor& destination,
-                             const std::vector<bool>& reduced, bool keepDimensions) {
-  detail::IndexSpace outer{{}, {{}, {}}};
-  uint32_t kept = 0;  // the destination axis of the next kept source axis
-  for (uint32_t i = 0; i < source.rank(); ++i) {
-    if (reduced[i]) continue;
-    outer.shape.push_back(source.shape()[i]);
-    outer.strides[0].push_back(source.strides()[i]);
-    outer.strides[1].push_back(destination.strides()[keepDimensions ? i : kept++]);
-  }
-  outer.simplify();
-  return outer;
-}
-
 // Records a one-source reducing shader (source at binding 1, destination at 2) over outer x inner.
 void encodeReducing(detail::CommandBufferImpl& cb, detail::ShaderId shader, const std::string& what,
                     const Tensor& source, const Tensor& destination,
                     const detail::IndexSpace& outer, const detail::IndexSpace& inner, int32_t op,
                     int32_t i0 = 0) {
   detail::DispatchRecorder d(cb, shader, detail::variantFor(source.dataType()), what);
-  detail::shader::TensorParams p{};
-  p.args[0].offset = detail::bindTensor(d, cb, 1, source, false);
-  p.args[1].offset = detail::bindTensor(d, cb, 2, destination, true);
+  detail::shader::TensorParams p = detail::bindOperands(d, cb, {source}, destination);
   detail::setOuter(p, outer);
   detail::setInner(p, inner);
   p.op = op;
@@ -158,7 +134,8 @@ void TensorReduction::encode(CommandBuffer& commandBuffer, const Tensor& source,
   }
   inner.simplify();
   encodeReducing(cb, detail::ShaderId::tensor_reduce, what, source, destination,
-                 keptSpace(source, destination, r, keepDimensions_), inner, int32_t(operation_));
+                 detail::keptSpace(source, destination, r, keepDimensions_), inner,
+                 int32_t(operation_));
 }
 
 TemporaryTensor TensorReduction::encode(CommandBuffer& commandBuffer, const Tensor& source) {
@@ -181,7 +158,8 @@ TensorArgReduction::TensorArgReduction(const Context& context, bool maximum, int
 std::vector<uint32_t> TensorArgReduction::destinationShape(const Tensor& source) const {
   const std::string what = "TensorArgReduction '" + label + "'";
   if (!source.valid()) throw Error(ErrorCode::invalidArgument, what + ": the source is empty");
-  return keptShape(source, onlyAxis(source.rank(), detail::resolveAxis(axis_, source.rank(), what)),
+  return keptShape(source,
+                   detail::onlyAxis(source.rank(), detail::resolveAxis(axis_, source.rank(), what)),
                    keepDimensions_);
 }
 
@@ -194,7 +172,8 @@ void TensorArgReduction::encode(CommandBuffer& commandBuffer, const Tensor& sour
   const uint32_t axis = detail::resolveAxis(axis_, source.rank(), what);
   detail::IndexSpace inner{{source.shape()[axis]}, {{source.strides()[axis]}}};
   encodeReducing(cb, detail::ShaderId::tensor_arg_reduce, what, source, destination,
-                 keptSpace(source, destination, onlyAxis(source.rank(), axis), keepDimensions_),
+                 detail::keptSpace(source, destination, detail::onlyAxis(source.rank(), axis),
+                                   keepDimensions_),
                  inner, maximum_ ? 0 : 1, selectLastIndex_ ? 1 : 0);
 }
 
@@ -221,9 +200,10 @@ void TensorSoftmax::encode(CommandBuffer& commandBuffer, const Tensor& source,
   const uint32_t axis = detail::resolveAxis(axis_, source.rank(), what);
   detail::IndexSpace inner{{source.shape()[axis]},
                            {{source.strides()[axis]}, {destination.strides()[axis]}}};
-  encodeReducing(cb, detail::ShaderId::tensor_softmax, what, source, destination,
-                 keptSpace(source, destination, onlyAxis(source.rank(), axis), true), inner,
-                 logarithm_ ? 1 : 0);
+  encodeReducing(
+      cb, detail::ShaderId::tensor_softmax, what, source, destination,
+      detail::keptSpace(source, destination, detail::onlyAxis(source.rank(), axis), true), inner,
+      logarithm_ ? 1 : 0);
 }
 
 TemporaryTensor TensorSoftmax::encode(CommandBuffer& commandBuffer, const Tensor& source) {
@@ -285,11 +265,8 @@ void TensorLayerNormalization::encode(CommandBuffer& commandBuffer, const Tensor
   inner.simplify();
   detail::DispatchRecorder d(cb, detail::ShaderId::tensor_layer_norm,
                              detail::variantFor(source.dataType()), what);
-  detail::shader::TensorParams p{};
-  p.args[0].offset = detail::bindTensor(d, cb, 1, source, false);
-  p.args[1].offset = detail::bindTensor(d, cb, 2, scale, false);
-  p.args[2].offset = detail::bindTensor(d, cb, 3, biasOrScale, false);
-  p.args[3].offset = detail::bindTensor(d, cb, 4, destination, true);
+  detail::shader::TensorParams p =
+      detail::bindOperands(d, cb, {source, scale, biasOrScale}, destination);
   detail::setOuter(p, outer);
   detail::setInner(p, inner);
   p.a = epsilon_;

@@ -176,19 +176,12 @@ void TensorResize::encode(CommandBuffer& commandBuffer, const Tensor& source,
         last ? destination
              : TemporaryTensor(commandBuffer,
                                {shape, source.dataType(), label + " pass " + std::to_string(k)});
-    detail::IndexSpace outer{{}, {{}, {}}};
-    for (uint32_t i = 0; i < shape.size(); ++i) {
-      if (i == axis) continue;
-      outer.shape.push_back(shape[i]);
-      outer.strides[0].push_back(current.strides()[i]);
-      outer.strides[1].push_back(out.strides()[i]);
-    }
-    outer.simplify();
+    // The other axes, unchanged by this pass: current's shape there is the output's.
+    const detail::IndexSpace outer =
+        detail::keptSpace(current, out, detail::onlyAxis(current.rank(), axis), true);
     detail::DispatchRecorder d(cb, detail::ShaderId::tensor_resize,
                                detail::variantFor(source.dataType()), what);
-    detail::shader::TensorParams p{};
-    p.args[0].offset = detail::bindTensor(d, cb, 1, current, false);
-    p.args[1].offset = detail::bindTensor(d, cb, 2, out, true);
+    detail::shader::TensorParams p = detail::bindOperands(d, cb, {current}, out);
     detail::setOuter(p, outer);
     p.op = int32_t(descriptor_.interpolation);
     p.i0 = int32_t(a.in);
