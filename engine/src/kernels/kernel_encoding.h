@@ -10,6 +10,7 @@
 
 #include "interface.h"
 #include "memory/device_buffer.h"
+#include "vkcnn/error.h"
 #include "vkcnn/kernel.h"
 #include "vkcnn_shader_ids.h"
 #include "vulkan/command_buffer_impl.h"
@@ -57,6 +58,14 @@ ShaderVariant variantFor(const Image& destination);
 
 // Throws invalidArgument "<what>: <name> is 0; it must be at least 1".
 void requirePositive(uint32_t value, const char* name, const std::string& what);
+// invalidArgument "<what>: <name> <value> does not exist" for an enumerator past `last`.
+template <typename Enum>
+void requireEnumerator(Enum value, Enum last, const std::string& what, const char* name) {
+  if (uint32_t(value) > uint32_t(last))
+    throw Error(ErrorCode::invalidArgument,
+                what + ": " + name + " " + std::to_string(uint32_t(value)) + " does not exist");
+}
+
 // requirePositive of a window descriptor's strides and dilation rates (pooling, transposed
 // convolution), in that order.
 template <typename Descriptor>

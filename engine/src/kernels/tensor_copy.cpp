@@ -172,10 +172,7 @@ const char* toString(TensorUnaryOperation operation) {
 
 TensorUnary::TensorUnary(const Context& context, TensorUnaryOperation operation)
     : TensorKernel(context, std::string("tensor ") + toString(operation)), operation_(operation) {
-  if (uint32_t(operation) > uint32_t(TensorUnaryOperation::ceil))
-    throw Error(
-        ErrorCode::invalidArgument,
-        "TensorUnary: operation " + std::to_string(uint32_t(operation)) + " does not exist");
+  detail::requireEnumerator(operation, TensorUnaryOperation::ceil, "TensorUnary", "operation");
 }
 
 TensorUnary::TensorUnary(const Context& context, const NeuronDescriptor& neuron)

@@ -14,9 +14,7 @@ TensorPad::TensorPad(const Context& context, TensorPaddingMode mode, std::vector
       pads_(std::move(pads)),
       value_(value),
       axes_(std::move(axes)) {
-  if (uint32_t(mode) > uint32_t(TensorPaddingMode::wrap))
-    throw Error(ErrorCode::invalidArgument,
-                "TensorPad: padding mode " + std::to_string(uint32_t(mode)) + " does not exist");
+  detail::requireEnumerator(mode, TensorPaddingMode::wrap, "TensorPad", "padding mode");
   if (pads_.size() % 2 || (!axes_.empty() && pads_.size() != 2 * axes_.size()))
     throw Error(ErrorCode::invalidArgument, "TensorPad: " + std::to_string(pads_.size()) +
                                                 " pads; there must be two per padded axis (" +

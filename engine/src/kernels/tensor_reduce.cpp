@@ -95,10 +95,8 @@ TensorReduction::TensorReduction(const Context& context, TensorReductionOperatio
       operation_(operation),
       axes_(std::move(axes)),
       keepDimensions_(keepDimensions) {
-  if (uint32_t(operation) > uint32_t(TensorReductionOperation::logSum))
-    throw Error(
-        ErrorCode::invalidArgument,
-        "TensorReduction: operation " + std::to_string(uint32_t(operation)) + " does not exist");
+  detail::requireEnumerator(operation, TensorReductionOperation::logSum, "TensorReduction",
+                            "operation");
 }
 
 std::vector<bool> TensorReduction::reduced(uint32_t rank, const std::string& what) const {

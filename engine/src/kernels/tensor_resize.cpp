@@ -12,16 +12,11 @@ namespace vkcnn {
 TensorResize::TensorResize(const Context& context, const TensorResizeDescriptor& descriptor)
     : TensorKernel(context, "tensor resize"), descriptor_(descriptor) {
   const std::string what = "TensorResize";
-  if (uint32_t(descriptor.interpolation) > uint32_t(TensorInterpolation::cubic))
-    throw Error(ErrorCode::invalidArgument, what + ": interpolation " +
-                                                std::to_string(uint32_t(descriptor.interpolation)) +
-                                                " does not exist");
-  if (uint32_t(descriptor.coordinateTransformation) >
-      uint32_t(TensorCoordinateTransformation::tfHalfPixelForNN))
-    throw Error(ErrorCode::invalidArgument,
-                what + ": coordinate transformation " +
-                    std::to_string(uint32_t(descriptor.coordinateTransformation)) +
-                    " does not exist");
+  detail::requireEnumerator(descriptor.interpolation, TensorInterpolation::cubic, what,
+                            "interpolation");
+  detail::requireEnumerator(descriptor.coordinateTransformation,
+                            TensorCoordinateTransformation::tfHalfPixelForNN, what,
+                            "coordinate transformation");
   if (descriptor.nearestMode > 3)
     throw Error(
         ErrorCode::invalidArgument,
