@@ -126,34 +126,36 @@ void RecordWriter::put64(uint64_t v) {
   put32(uint32_t(v >> 32));
 }
 
-RecordWriter& RecordWriter::u32(FieldKey key, uint32_t value) {
-  begin(key, FieldType::u32, 4);
-  put32(value);
+RecordWriter& RecordWriter::word32(FieldKey key, FieldType type, uint32_t bits) {
+  begin(key, type, 4);
+  put32(bits);
   return *this;
+}
+
+RecordWriter& RecordWriter::word64(FieldKey key, FieldType type, uint64_t bits) {
+  begin(key, type, 8);
+  put64(bits);
+  return *this;
+}
+
+RecordWriter& RecordWriter::u32(FieldKey key, uint32_t value) {
+  return word32(key, FieldType::u32, value);
 }
 
 RecordWriter& RecordWriter::i32(FieldKey key, int32_t value) {
-  begin(key, FieldType::i32, 4);
-  put32(uint32_t(value));
-  return *this;
+  return word32(key, FieldType::i32, uint32_t(value));
 }
 
 RecordWriter& RecordWriter::f32(FieldKey key, float value) {
-  begin(key, FieldType::f32, 4);
-  put32(std::bit_cast<uint32_t>(value));
-  return *this;
+  return word32(key, FieldType::f32, std::bit_cast<uint32_t>(value));
 }
 
 RecordWriter& RecordWriter::u64(FieldKey key, uint64_t value) {
-  begin(key, FieldType::u64, 8);
-  put64(value);
-  return *this;
+  return word64(key, FieldType::u64, value);
 }
 
 RecordWriter& RecordWriter::i64(FieldKey key, int64_t value) {
-  begin(key, FieldType::i64, 8);
-  put64(uint64_t(value));
-  return *this;
+  return word64(key, FieldType::i64, uint64_t(value));
 }
 
 RecordWriter& RecordWriter::string(FieldKey key, std::string_view value) {
@@ -343,24 +345,26 @@ std::string RecordReader::string(FieldKey key) const {
   return std::string(reinterpret_cast<const char*>(bytes_.data()) + f.offset, f.size);
 }
 
+template <typename T>
+std::vector<T> RecordReader::array(FieldKey key, FieldType type) const {
+  const Field& f = expect(key, type);
+  return loadArray<T>(bytes_.subspan(f.offset, f.size));
+}
+
 std::vector<uint32_t> RecordReader::u32s(FieldKey key) const {
-  const Field& f = expect(key, FieldType::u32s);
-  return loadArray<uint32_t>(bytes_.subspan(f.offset, f.size));
+  return array<uint32_t>(key, FieldType::u32s);
 }
 
 std::vector<int32_t> RecordReader::i32s(FieldKey key) const {
-  const Field& f = expect(key, FieldType::i32s);
-  return loadArray<int32_t>(bytes_.subspan(f.offset, f.size));
+  return array<int32_t>(key, FieldType::i32s);
 }
 
 std::vector<float> RecordReader::f32s(FieldKey key) const {
-  const Field& f = expect(key, FieldType::f32s);
-  return loadArray<float>(bytes_.subspan(f.offset, f.size));
+  return array<float>(key, FieldType::f32s);
 }
 
 std::vector<int64_t> RecordReader::i64s(FieldKey key) const {
-  const Field& f = expect(key, FieldType::i64s);
-  return loadArray<int64_t>(bytes_.subspan(f.offset, f.size));
+  return array<int64_t>(key, FieldType::i64s);
 }
 
 uint32_t RecordReader::tensor(FieldKey key, uint32_t count) const {

@@ -78,6 +78,9 @@ class VKCNN_API RecordWriter {
   void begin(FieldKey key, FieldType type, size_t size);
   void put32(uint32_t v);
   void put64(uint64_t v);
+  // A fixed-size field of `type`: its key and size, then the value's bits.
+  RecordWriter& word32(FieldKey key, FieldType type, uint32_t bits);
+  RecordWriter& word64(FieldKey key, FieldType type, uint64_t bits);
 
   uint32_t count_ = 0;
   std::vector<uint16_t> keys_;
@@ -139,6 +142,9 @@ class VKCNN_API RecordReader {
   const Field* find(FieldKey key) const;
   // The payload of `key`, which must have `type`.
   const Field& expect(FieldKey key, FieldType type) const;
+  // The payload of `key`, an array field of `type`, as its elements.
+  template <typename T>
+  std::vector<T> array(FieldKey key, FieldType type) const;
 
   std::span<const uint8_t> bytes_;
   std::string where_;

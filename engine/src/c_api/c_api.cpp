@@ -179,30 +179,11 @@ using namespace vkcnn::capi;
 extern "C" {
 
 const char* vkcnn_status_name(vkcnn_status status) {
-  switch (status) {
-    case VKCNN_SUCCESS:
-      return "success";
-    case VKCNN_ERROR_INVALID_ARGUMENT:
-      return toString(ErrorCode::invalidArgument);
-    case VKCNN_ERROR_LIMIT_EXCEEDED:
-      return toString(ErrorCode::limitExceeded);
-    case VKCNN_ERROR_UNSUPPORTED:
-      return toString(ErrorCode::unsupported);
-    case VKCNN_ERROR_MISUSE:
-      return toString(ErrorCode::misuse);
-    case VKCNN_ERROR_OUT_OF_MEMORY:
-      return toString(ErrorCode::outOfMemory);
-    case VKCNN_ERROR_DEVICE_LOST:
-      return toString(ErrorCode::deviceLost);
-    case VKCNN_ERROR_VULKAN:
-      return toString(ErrorCode::vulkan);
-    case VKCNN_ERROR_IO:
-      return toString(ErrorCode::io);
-    case VKCNN_ERROR_INVALID_MODEL:
-      return toString(ErrorCode::invalidModel);
-    case VKCNN_ERROR_INTERNAL:
-      return "internal error";
-  }
+  if (status == VKCNN_SUCCESS) return "success";
+  if (status == VKCNN_ERROR_INTERNAL) return "internal error";
+  // Every other status stands for one ErrorCode (statusOf) and is named as that code.
+  for (int c = 0; c <= int(ErrorCode::invalidModel); ++c)
+    if (statusOf(ErrorCode(c)) == status) return toString(ErrorCode(c));
   return "unknown status";
 }
 

@@ -26,10 +26,14 @@ GraphTensor GraphState::addTensorNode(GraphNode node, std::vector<uint32_t> shap
   }
   GraphTensorInfo info;
   info.tensorShape = std::move(shape);
+  return append(std::move(node), std::move(info));
+}
+
+GraphTensor GraphState::append(GraphNode node, GraphTensorInfo info) {
   info.name = node.name;
   info.producer = uint32_t(nodes.size());
   node.output = uint32_t(tensors.size());
-  tensors.push_back(info);
+  tensors.push_back(std::move(info));
   nodes.push_back(std::move(node));
   statistics.nodes++;
   return GraphTensor{nodes.back().output};
@@ -81,13 +85,7 @@ GraphTensor GraphState::addNode(GraphNode node, TensorShape shape) {
                                                 std::to_string(shape.featureChannels) + ")");
   GraphTensorInfo info;
   info.shape = shape;
-  info.name = node.name;
-  info.producer = uint32_t(nodes.size());
-  node.output = uint32_t(tensors.size());
-  tensors.push_back(info);
-  nodes.push_back(std::move(node));
-  statistics.nodes++;
-  return GraphTensor{nodes.back().output};
+  return append(std::move(node), std::move(info));
 }
 
 uint32_t GraphState::channelWindow(uint32_t first, uint32_t maxCount, TensorShape in,

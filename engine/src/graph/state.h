@@ -53,6 +53,8 @@ struct GraphState {
 
   // A node whose output is a Tensor of `shape`.
   GraphTensor addTensorNode(GraphNode node, std::vector<uint32_t> shape);
+  // Records node with its output value `info` (named after the node, produced by it).
+  GraphTensor append(GraphNode node, GraphTensorInfo info);
 
   // A value as a Tensor ([N, C, H, W] for an Image: one conversion per Image, shared by its
   // readers) or as an Image (a Tensor of rank 4 whose first axis is the batch).

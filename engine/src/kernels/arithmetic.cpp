@@ -63,10 +63,7 @@ std::string shape(const Image& image, uint32_t channels) {
 }
 
 void checkOperation(ArithmeticOperation operation, const std::string& what) {
-  if (uint32_t(operation) > uint32_t(ArithmeticOperation::divide))
-    throw Error(
-        ErrorCode::invalidArgument,
-        what + ": arithmetic operation " + std::to_string(uint32_t(operation)) + " does not exist");
+  detail::requireEnumerator(operation, ArithmeticOperation::divide, what, "arithmetic operation");
 }
 
 void checkSlopes(const NeuronDescriptor& neuron, uint32_t channels, const std::string& what) {

@@ -19,10 +19,7 @@ void checkDescriptor(const ConvolutionTransposeDescriptor& d, const std::string&
   requirePositive(d.kernelHeight, "kernelHeight", what);
   requirePositive(d.inputFeatureChannels, "inputFeatureChannels", what);
   requirePositive(d.outputFeatureChannels, "outputFeatureChannels", what);
-  requirePositive(d.strideInPixelsX, "strideInPixelsX", what);
-  requirePositive(d.strideInPixelsY, "strideInPixelsY", what);
-  requirePositive(d.dilationRateX, "dilationRateX", what);
-  requirePositive(d.dilationRateY, "dilationRateY", what);
+  detail::requireStepsPositive(d, what);
   requirePositive(d.groups, "groups", what);
   if (d.inputFeatureChannels % d.groups || d.outputFeatureChannels % d.groups)
     throw Error(ErrorCode::invalidArgument,
@@ -159,12 +156,7 @@ void ConvolutionTranspose::encodeKernel(detail::KernelEncoding& e) {
   push.geometry.offsetX = originX;
   push.geometry.offsetY = originY;
   detail::shader::ConvolutionTransposeParams& p = push.convolution;
-  p.kernelX = int32_t(d.kernelWidth);
-  p.kernelY = int32_t(d.kernelHeight);
-  p.strideX = int32_t(d.strideInPixelsX);
-  p.strideY = int32_t(d.strideInPixelsY);
-  p.dilationX = int32_t(d.dilationRateX);
-  p.dilationY = int32_t(d.dilationRateY);
+  detail::setWindowParams(p, d);
   p.inputsPerGroup = int32_t(d.inputFeatureChannels / d.groups);
   p.outputsPerGroup = int32_t(d.outputFeatureChannels / d.groups);
   push.neuron = detail::neuronParams(d.neuron);

@@ -182,6 +182,34 @@ const ShaderBinding& DispatchRecorder::expect(uint32_t binding, BindingType type
               what_ + ": shader " + module_->name + " has no binding " + std::to_string(binding));
 }
 
+namespace {
+
+// The array layers an image binding covers ([first, first + count) of its storage) and how its
+// channels sit in them.
+struct BoundSlices {
+  uint32_t slicesPerImage, firstChannel, first, count;
+};
+
+BoundSlices boundSlices(const Image& image, const ImageStorage& s, uint32_t firstImage,
+                        uint32_t imageCount, uint32_t channelOffset, uint32_t channels) {
+  const uint32_t spi = s.slicesPerImage();
+  const uint32_t firstChannel = image.storageChannelOffset() + channelOffset;
+  const uint32_t first = (image.storageFirstImage() + firstImage) * spi + firstChannel / 4;
+  const uint32_t count = (imageCount - 1) * spi + touchedSlices(firstChannel % 4, channels);
+  return {spi, firstChannel, first, count};
+}
+
+shader::ImageView imageView(const ImageStorage& s, const BoundSlices& b, uint32_t channels) {
+  shader::ImageView v{};
+  v.layersPerImage = int32_t(b.slicesPerImage);
+  v.featureChannels = int32_t(channels);
+  v.channelShift = int32_t(b.firstChannel % 4);
+  v.paddingFrom = int32_t(s.featureChannels - (b.firstChannel / 4) * 4);
+  return v;
+}
+
+}  // namespace
+
 shader::ImageView DispatchRecorder::bindSource(uint32_t binding, const Image& image,
                                                uint32_t firstImage, uint32_t imageCount,
                                                uint32_t channelOffset, uint32_t channels,
@@ -189,10 +217,8 @@ shader::ImageView DispatchRecorder::bindSource(uint32_t binding, const Image& im
   expect(binding, BindingType::sampledImage, element);
   ImageStorage& s = *image.storage();
   s.materialize();
-  const uint32_t spi = s.slicesPerImage();
-  const uint32_t firstChannel = image.storageChannelOffset() + channelOffset;
-  const uint32_t first = (image.storageFirstImage() + firstImage) * spi + firstChannel / 4;
-  const uint32_t count = (imageCount - 1) * spi + touchedSlices(firstChannel % 4, channels);
+  const BoundSlices b = boundSlices(image, s, firstImage, imageCount, channelOffset, channels);
+  const uint32_t spi = b.slicesPerImage, first = b.first, count = b.count;
   VkDescriptorImageInfo info{commandBuffer_.context->nearestSampler(), s.view(first, count),
                              s.layout()};
   writes_.push_back(
@@ -202,12 +228,7 @@ shader::ImageView DispatchRecorder::bindSource(uint32_t binding, const Image& im
   windows_.push_back(
       {&s, first / spi, imageCount, first % spi, count - (imageCount - 1) * spi, false});
   commandBuffer_.keepAlive(image.storage());
-  shader::ImageView v{};
-  v.layersPerImage = int32_t(spi);
-  v.featureChannels = int32_t(channels);
-  v.channelShift = int32_t(firstChannel % 4);
-  v.paddingFrom = int32_t(s.featureChannels - (firstChannel / 4) * 4);
-  return v;
+  return imageView(s, b, channels);
 }
 
 shader::ImageView DispatchRecorder::bindDestination(uint32_t binding, const Image& image,
@@ -226,10 +247,8 @@ shader::ImageView DispatchRecorder::bindDestination(uint32_t binding, const Imag
     aliased_ = aliased_ || s.slot.reused;
   }
   s.materialize();
-  const uint32_t spi = s.slicesPerImage();
-  const uint32_t firstChannel = image.storageChannelOffset() + channelOffset;
-  const uint32_t first = (image.storageFirstImage() + firstImage) * spi + firstChannel / 4;
-  const uint32_t count = (imageCount - 1) * spi + touchedSlices(firstChannel % 4, channels);
+  const BoundSlices b = boundSlices(image, s, firstImage, imageCount, channelOffset, channels);
+  const uint32_t spi = b.slicesPerImage, first = b.first, count = b.count;
   destinations_.push_back({imageInfos_.size(), binding, first, count, &s});
   writes_.push_back({binding, VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, imageInfos_.size(), element});
   imageInfos_.push_back({VK_NULL_HANDLE, VK_NULL_HANDLE, s.layout()});
@@ -238,12 +257,7 @@ shader::ImageView DispatchRecorder::bindDestination(uint32_t binding, const Imag
       {&s, first / spi, imageCount, first % spi, count - (imageCount - 1) * spi, true});
   written_.push_back(image.storage());
   commandBuffer_.keepAlive(image.storage());
-  shader::ImageView v{};
-  v.layersPerImage = int32_t(spi);
-  v.featureChannels = int32_t(channels);
-  v.channelShift = int32_t(firstChannel % 4);
-  v.paddingFrom = int32_t(s.featureChannels - (firstChannel / 4) * 4);
-  return v;
+  return imageView(s, b, channels);
 }
 
 void DispatchRecorder::resolvePipeline() {
@@ -466,25 +480,39 @@ ChannelFormat temporaryFormat(const Image& source) {
                                                          : source.channelFormat();
 }
 
+// The source channels a kernel reads of source: its window, at least one.
+uint32_t sourceWindow(const Kernel& k, const Image& source) {
+  return source.featureChannels() > k.sourceFeatureChannelOffset
+             ? std::min(k.sourceFeatureChannelMaxCount,
+                        source.featureChannels() - k.sourceFeatureChannelOffset)
+             : 1;
+}
+
+// The temporary a kernel writes from source: `channels` past its channel offset, the images its
+// clip rectangle and z offset leave, a format a temporary can hold.
+ImageDescriptor temporaryDescriptor(const Kernel& k, const Image& source, uint32_t width,
+                                    uint32_t height, uint32_t channels) {
+  ImageDescriptor d;
+  d.width = width;
+  d.height = height;
+  d.featureChannels = k.destinationFeatureChannelOffset + channels;
+  d.numberOfImages = k.clipRect.depth == kWholeExtent
+                         ? source.numberOfImages() - uint32_t(std::max(k.offset.z, 0))
+                         : k.clipRect.z + k.clipRect.depth;
+  d.channelFormat = temporaryFormat(source);
+  d.label = k.label + " output";
+  return d;
+}
+
 }  // namespace
 
 void UnaryKernel::validate(const detail::KernelEncoding&) const {}
 
 ImageDescriptor UnaryKernel::destinationImageDescriptor(const Image& source) const {
-  ImageDescriptor d;
-  d.width = destinationWidth(source.width());
-  d.height = destinationHeight(source.height());
-  const uint32_t window = source.featureChannels() > sourceFeatureChannelOffset
-                              ? std::min(sourceFeatureChannelMaxCount,
-                                         source.featureChannels() - sourceFeatureChannelOffset)
-                              : 1;
-  d.featureChannels = destinationFeatureChannelOffset + destinationFeatureChannels(window);
-  d.numberOfImages = clipRect.depth == kWholeExtent
-                         ? source.numberOfImages() - uint32_t(std::max(offset.z, 0))
-                         : clipRect.z + clipRect.depth;
-  d.channelFormat = temporaryFormat(source);
-  d.label = label + " output";
-  return d;
+  const uint32_t width = destinationWidth(source.width());
+  const uint32_t height = destinationHeight(source.height());
+  const uint32_t channels = destinationFeatureChannels(sourceWindow(*this, source));
+  return temporaryDescriptor(*this, source, width, height, channels);
 }
 
 void UnaryKernel::encode(CommandBuffer& commandBuffer, const Image& source,
@@ -549,20 +577,8 @@ TemporaryImage UnaryKernel::encode(CommandBuffer& commandBuffer, const Image& so
 void BinaryKernel::validate(const detail::BinaryKernelEncoding&) const {}
 
 ImageDescriptor BinaryKernel::destinationImageDescriptor(const Image& primary, const Image&) const {
-  ImageDescriptor d;
-  d.width = primary.width();
-  d.height = primary.height();
-  const uint32_t window = primary.featureChannels() > sourceFeatureChannelOffset
-                              ? std::min(sourceFeatureChannelMaxCount,
-                                         primary.featureChannels() - sourceFeatureChannelOffset)
-                              : 1;
-  d.featureChannels = destinationFeatureChannelOffset + window;
-  d.numberOfImages = clipRect.depth == kWholeExtent
-                         ? primary.numberOfImages() - uint32_t(std::max(offset.z, 0))
-                         : clipRect.z + clipRect.depth;
-  d.channelFormat = temporaryFormat(primary);
-  d.label = label + " output";
-  return d;
+  return temporaryDescriptor(*this, primary, primary.width(), primary.height(),
+                             sourceWindow(*this, primary));
 }
 
 void BinaryKernel::encode(CommandBuffer& commandBuffer, const Image& primary,

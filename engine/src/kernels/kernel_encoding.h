@@ -10,6 +10,7 @@
 
 #include "interface.h"
 #include "memory/device_buffer.h"
+#include "vkcnn/error.h"
 #include "vkcnn/kernel.h"
 #include "vkcnn_shader_ids.h"
 #include "vulkan/command_buffer_impl.h"
@@ -57,6 +58,34 @@ ShaderVariant variantFor(const Image& destination);
 
 // Throws invalidArgument "<what>: <name> is 0; it must be at least 1".
 void requirePositive(uint32_t value, const char* name, const std::string& what);
+// invalidArgument "<what>: <name> <value> does not exist" for an enumerator past `last`.
+template <typename Enum>
+void requireEnumerator(Enum value, Enum last, const std::string& what, const char* name) {
+  if (uint32_t(value) > uint32_t(last))
+    throw Error(ErrorCode::invalidArgument,
+                what + ": " + name + " " + std::to_string(uint32_t(value)) + " does not exist");
+}
+
+// requirePositive of a window descriptor's strides and dilation rates (pooling, transposed
+// convolution), in that order.
+template <typename Descriptor>
+void requireStepsPositive(const Descriptor& d, const std::string& what) {
+  requirePositive(d.strideInPixelsX, "strideInPixelsX", what);
+  requirePositive(d.strideInPixelsY, "strideInPixelsY", what);
+  requirePositive(d.dilationRateX, "dilationRateX", what);
+  requirePositive(d.dilationRateY, "dilationRateY", what);
+}
+
+// A window descriptor's kernel size, strides and dilation rates into its shader parameters.
+template <typename Params, typename Descriptor>
+void setWindowParams(Params& p, const Descriptor& d) {
+  p.kernelX = int32_t(d.kernelWidth);
+  p.kernelY = int32_t(d.kernelHeight);
+  p.strideX = int32_t(d.strideInPixelsX);
+  p.strideY = int32_t(d.strideInPixelsY);
+  p.dilationX = int32_t(d.dilationRateX);
+  p.dilationY = int32_t(d.dilationRateY);
+}
 
 // The shaders address pixels with 32-bit ints. `value` (a window origin or bound worked out in 64
 // bits from a 32-bit offset and a padding or window size) as an int32, or limitExceeded naming

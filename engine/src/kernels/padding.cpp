@@ -33,10 +33,7 @@ int64_t paddedSize(uint32_t size, int32_t before, int32_t after) {
 Pad::Pad(const Context& context, const PadDescriptor& descriptor)
     : UnaryKernel(context, std::string("pad ") + toString(descriptor.mode)),
       descriptor_(descriptor) {
-  if (uint32_t(descriptor_.mode) > uint32_t(PadMode::wrap))
-    throw Error(ErrorCode::invalidArgument, "Pad '" + label + "': pad mode " +
-                                                std::to_string(uint32_t(descriptor_.mode)) +
-                                                " does not exist");
+  detail::requireEnumerator(descriptor_.mode, PadMode::wrap, "Pad '" + label + "'", "pad mode");
 }
 
 uint32_t Pad::destinationWidth(uint32_t sourceWidth) const {

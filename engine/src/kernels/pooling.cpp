@@ -22,10 +22,7 @@ uint64_t dilatedSize(uint32_t kernel, uint32_t dilation) {
 void checkDescriptor(const PoolingDescriptor& d, const std::string& what) {
   requirePositive(d.kernelWidth, "kernelWidth", what);
   requirePositive(d.kernelHeight, "kernelHeight", what);
-  requirePositive(d.strideInPixelsX, "strideInPixelsX", what);
-  requirePositive(d.strideInPixelsY, "strideInPixelsY", what);
-  requirePositive(d.dilationRateX, "dilationRateX", what);
-  requirePositive(d.dilationRateY, "dilationRateY", what);
+  detail::requireStepsPositive(d, what);
   // The shader steps through windows with 32-bit ints.
   const uint64_t windowX = dilatedSize(d.kernelWidth, d.dilationRateX);
   const uint64_t windowY = dilatedSize(d.kernelHeight, d.dilationRateY);
@@ -118,12 +115,7 @@ void Pooling::encodeKernel(detail::KernelEncoding& e) {
   const int32_t originX = detail::shaderCoordinate(e.offsetX - left, "window origin x", e);
   const int32_t originY = detail::shaderCoordinate(e.offsetY - top, "window origin y", e);
   detail::shader::PoolingParams p{};
-  p.kernelX = int32_t(d.kernelWidth);
-  p.kernelY = int32_t(d.kernelHeight);
-  p.strideX = int32_t(d.strideInPixelsX);
-  p.strideY = int32_t(d.strideInPixelsY);
-  p.dilationX = int32_t(d.dilationRateX);
-  p.dilationY = int32_t(d.dilationRateY);
+  detail::setWindowParams(p, d);
   p.average = average_ ? 1 : 0;
   const int32_t width = int32_t(e.source.width()), height = int32_t(e.source.height());
   p.countLoX = p.countLoY = 0;

@@ -84,20 +84,11 @@ Resize::Resize(const Context& context, const ResizeDescriptor& descriptor)
     throw Error(ErrorCode::invalidArgument, what + ": output size " +
                                                 std::to_string(descriptor_.width) + "x" +
                                                 std::to_string(descriptor_.height) + " is empty");
-  if (uint32_t(descriptor_.mode) > uint32_t(ResizeMode::bilinear))
-    throw Error(
-        ErrorCode::invalidArgument,
-        what + ": resize mode " + std::to_string(uint32_t(descriptor_.mode)) + " does not exist");
-  if (uint32_t(descriptor_.coordinateTransformationMode) >
-      uint32_t(CoordinateTransformationMode::tfHalfPixelForNN))
-    throw Error(ErrorCode::invalidArgument,
-                what + ": coordinate transformation mode " +
-                    std::to_string(uint32_t(descriptor_.coordinateTransformationMode)) +
-                    " does not exist");
-  if (uint32_t(descriptor_.nearestMode) > uint32_t(NearestMode::ceil))
-    throw Error(ErrorCode::invalidArgument, what + ": nearest mode " +
-                                                std::to_string(uint32_t(descriptor_.nearestMode)) +
-                                                " does not exist");
+  detail::requireEnumerator(descriptor_.mode, ResizeMode::bilinear, what, "resize mode");
+  detail::requireEnumerator(descriptor_.coordinateTransformationMode,
+                            CoordinateTransformationMode::tfHalfPixelForNN, what,
+                            "coordinate transformation mode");
+  detail::requireEnumerator(descriptor_.nearestMode, NearestMode::ceil, what, "nearest mode");
 }
 
 void Resize::validate(const detail::KernelEncoding& e) const {

@@ -221,9 +221,7 @@ void TensorCast::encode(CommandBuffer& commandBuffer, const Tensor& source,
                                       ? detail::ShaderId::tensor16_cast
                                       : detail::ShaderId::tensor_cast;
   detail::DispatchRecorder d(cb, shader, detail::variantFor(destination.dataType()), what);
-  detail::shader::TensorParams p{};
-  p.args[0].offset = detail::bindTensor(d, cb, 1, source, false);
-  p.args[1].offset = detail::bindTensor(d, cb, 2, destination, true);
+  detail::shader::TensorParams p = detail::bindOperands(d, cb, {source}, destination);
   detail::setOuter(p, space);
   d.bindParameters(0, &p, sizeof p);
   detail::dispatchFlat(d, (space.count() + 255) / 256);

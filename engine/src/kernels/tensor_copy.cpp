@@ -21,11 +21,7 @@ void encodeUnary(CommandBuffer& commandBuffer, const std::string& what, int32_t 
                  bool consume) {
   CommandBufferImpl& cb = *commandBuffer.impl();
   cb.requireEncoding(what);
-  checkUsable(cb, source, false, what + " source");
-  checkUsable(cb, destination, true, what + " destination");
-  requireDataType(destination, source.dataType(), "destination", what);
-  requireShape(destination, source.shape(), "destination", what);
-  requireNotInPlace(source, destination, what);
+  checkSourceAndDestination(cb, source, destination, source.shape(), what);
   IndexSpace space{source.shape(), {source.strides(), destination.strides()}};
   space.simplify();
   // The tiled transpose: a copy where the destination's innermost axis A is not the source's B,
@@ -105,9 +101,8 @@ void TensorCopy::encode(CommandBuffer& commandBuffer, const Tensor& source,
 }
 
 TemporaryTensor TensorCopy::encode(CommandBuffer& commandBuffer, const Tensor& source) {
-  if (!source.valid())
-    throw Error(ErrorCode::invalidArgument, "TensorCopy '" + label + "': the source is empty");
-  TemporaryTensor t(commandBuffer, {source.shape(), source.dataType(), label + " output"});
+  TemporaryTensor t =
+      detail::temporaryLike(commandBuffer, source, "TensorCopy '" + label + "'", label);
   encode(commandBuffer, source, t);
   return t;
 }
@@ -177,10 +172,7 @@ const char* toString(TensorUnaryOperation operation) {
 
 TensorUnary::TensorUnary(const Context& context, TensorUnaryOperation operation)
     : TensorKernel(context, std::string("tensor ") + toString(operation)), operation_(operation) {
-  if (uint32_t(operation) > uint32_t(TensorUnaryOperation::ceil))
-    throw Error(
-        ErrorCode::invalidArgument,
-        "TensorUnary: operation " + std::to_string(uint32_t(operation)) + " does not exist");
+  detail::requireEnumerator(operation, TensorUnaryOperation::ceil, "TensorUnary", "operation");
 }
 
 TensorUnary::TensorUnary(const Context& context, const NeuronDescriptor& neuron)
@@ -204,9 +196,8 @@ void TensorUnary::encode(CommandBuffer& commandBuffer, const Tensor& source,
 }
 
 TemporaryTensor TensorUnary::encode(CommandBuffer& commandBuffer, const Tensor& source) {
-  if (!source.valid())
-    throw Error(ErrorCode::invalidArgument, "TensorUnary '" + label + "': the source is empty");
-  TemporaryTensor t(commandBuffer, {source.shape(), source.dataType(), label + " output"});
+  TemporaryTensor t =
+      detail::temporaryLike(commandBuffer, source, "TensorUnary '" + label + "'", label);
   encode(commandBuffer, source, t);
   return t;
 }

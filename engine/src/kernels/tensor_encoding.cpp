@@ -79,6 +79,22 @@ void requireShape(const Tensor& tensor, const std::vector<uint32_t>& shape, cons
                                                 shapeText(shape));
 }
 
+TemporaryTensor temporaryLike(CommandBuffer& commandBuffer, const Tensor& source,
+                              const std::string& what, const std::string& label) {
+  if (!source.valid()) throw Error(ErrorCode::invalidArgument, what + ": the source is empty");
+  return TemporaryTensor(commandBuffer, {source.shape(), source.dataType(), label + " output"});
+}
+
+void checkSourceAndDestination(const CommandBufferImpl& commandBuffer, const Tensor& source,
+                               const Tensor& destination, const std::vector<uint32_t>& shape,
+                               const std::string& what) {
+  checkUsable(commandBuffer, source, false, what + " source");
+  checkUsable(commandBuffer, destination, true, what + " destination");
+  requireDataType(destination, source.dataType(), "destination", what);
+  requireShape(destination, shape, "destination", what);
+  requireNotInPlace(source, destination, what);
+}
+
 ShaderVariant variantFor(TensorDataType type) {
   return type == TensorDataType::float16 ? ShaderVariant::f16 : ShaderVariant::f32;
 }
@@ -97,6 +113,40 @@ int32_t bindTensor(DispatchRecorder& d, CommandBufferImpl& cb, uint32_t binding,
   // The bound range starts `word` words before `start`.
   return int32_t((int64_t(word) * 4 + int64_t(tensor.storageOffset()) * esize - int64_t(start)) /
                  esize);
+}
+
+std::vector<bool> onlyAxis(uint32_t rank, uint32_t axis) {
+  std::vector<bool> r(rank, false);
+  r[axis] = true;
+  return r;
+}
+
+IndexSpace keptSpace(const Tensor& source, const Tensor& destination,
+                     const std::vector<bool>& reduced, bool keepDimensions) {
+  IndexSpace outer{{}, {{}, {}}};
+  uint32_t kept = 0;  // the destination axis of the next kept source axis
+  for (uint32_t i = 0; i < source.rank(); ++i) {
+    if (reduced[i]) continue;
+    outer.shape.push_back(source.shape()[i]);
+    outer.strides[0].push_back(source.strides()[i]);
+    outer.strides[1].push_back(destination.strides()[keepDimensions ? i : kept++]);
+  }
+  outer.simplify();
+  return outer;
+}
+
+shader::TensorParams bindOperands(
+    DispatchRecorder& recorder, CommandBufferImpl& commandBuffer,
+    std::initializer_list<std::reference_wrapper<const Tensor>> sources,
+    const Tensor& destination) {
+  shader::TensorParams p{};
+  uint32_t k = 0;
+  for (const Tensor& source : sources) {
+    p.args[k].offset = bindTensor(recorder, commandBuffer, k + 1, source, false);
+    ++k;
+  }
+  p.args[k].offset = bindTensor(recorder, commandBuffer, k + 1, destination, true);
+  return p;
 }
 
 void markWritten(const Tensor& tensor) {
@@ -150,28 +200,30 @@ std::vector<int64_t> broadcastStrides(const Tensor& tensor, const std::vector<ui
 }
 
 namespace {
-void writeStrides(shader::IVec4 (&dst)[2], const std::vector<int64_t>& strides) {
-  for (size_t j = 0; j < strides.size(); ++j) dst[j / 4][int(j % 4)] = int32_t(strides[j]);
+// A shape or strides as the shader's two vectors of four 32-bit ints.
+template <typename T>
+void writeInts(shader::IVec4 (&dst)[2], const std::vector<T>& values) {
+  for (size_t j = 0; j < values.size(); ++j) dst[j / 4][int(j % 4)] = int32_t(values[j]);
 }
-void writeShape(shader::IVec4 (&dst)[2], const std::vector<uint32_t>& shape) {
-  for (size_t j = 0; j < shape.size(); ++j) dst[j / 4][int(j % 4)] = int32_t(shape[j]);
+}  // namespace
+
+namespace {
+// One of the two index spaces: its rank, count and shape, and each operand's strides over it.
+void setSpace(shader::TensorParams& p, const IndexSpace& space, int32_t& rank, int32_t& count,
+              shader::IVec4 (&shape)[2], shader::IVec4 (shader::TensorArg::*strides)[2]) {
+  rank = int32_t(space.shape.size());
+  count = int32_t(space.count());
+  writeInts(shape, space.shape);
+  for (size_t k = 0; k < space.strides.size(); ++k) writeInts(p.args[k].*strides, space.strides[k]);
 }
 }  // namespace
 
 void setOuter(shader::TensorParams& p, const IndexSpace& space) {
-  p.rank = int32_t(space.shape.size());
-  p.count = int32_t(space.count());
-  writeShape(p.shape, space.shape);
-  for (size_t k = 0; k < space.strides.size(); ++k)
-    writeStrides(p.args[k].strides, space.strides[k]);
+  setSpace(p, space, p.rank, p.count, p.shape, &shader::TensorArg::strides);
 }
 
 void setInner(shader::TensorParams& p, const IndexSpace& space) {
-  p.innerRank = int32_t(space.shape.size());
-  p.innerCount = int32_t(space.count());
-  writeShape(p.innerShape, space.shape);
-  for (size_t k = 0; k < space.strides.size(); ++k)
-    writeStrides(p.args[k].innerStrides, space.strides[k]);
+  setSpace(p, space, p.innerRank, p.innerCount, p.innerShape, &shader::TensorArg::innerStrides);
 }
 
 }  // namespace vkcnn::detail

@@ -3,6 +3,8 @@
 // the shader) and flat dispatches.
 #pragma once
 
+#include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -30,6 +32,15 @@ void requireDataType(const Tensor& tensor, TensorDataType type, const char* role
 void requireNotInPlace(const Tensor& source, const Tensor& destination, const std::string& what);
 void requireShape(const Tensor& tensor, const std::vector<uint32_t>& shape, const char* role,
                   const std::string& what);
+// The checks of a kernel from one source to a destination of its type and of `shape`: both
+// usable now, the type, the shape, no shared elements (in that order).
+// The temporary a kernel `what` ("TensorCopy 'label'") writes when its output is like its source
+// (shape and type), labelled "<label> output"; invalidArgument for an empty source.
+TemporaryTensor temporaryLike(CommandBuffer& commandBuffer, const Tensor& source,
+                              const std::string& what, const std::string& label);
+void checkSourceAndDestination(const CommandBufferImpl& commandBuffer, const Tensor& source,
+                               const Tensor& destination, const std::vector<uint32_t>& shape,
+                               const std::string& what);
 
 ShaderVariant variantFor(TensorDataType type);
 
@@ -37,6 +48,11 @@ ShaderVariant variantFor(TensorDataType type);
 // is inside the bound range (args[k].offset). A temporary destination gets its pool memory here.
 int32_t bindTensor(DispatchRecorder& recorder, CommandBufferImpl& commandBuffer, uint32_t binding,
                    const Tensor& tensor, bool write);
+// The parameters of a dispatch with `sources` bound at 1, 2, .. and `destination` after them (in
+// that order): each operand's offset in args, the rest zero.
+shader::TensorParams bindOperands(
+    DispatchRecorder& recorder, CommandBufferImpl& commandBuffer,
+    std::initializer_list<std::reference_wrapper<const Tensor>> sources, const Tensor& destination);
 // After the dispatch: the destination holds data now.
 void markWritten(const Tensor& tensor);
 
@@ -53,6 +69,13 @@ struct IndexSpace {
   // loops over as few axes as possible (a contiguous copy becomes rank 1).
   void simplify();
 };
+
+// The mask of a reduction (softmax, resize pass) over one axis.
+std::vector<bool> onlyAxis(uint32_t rank, uint32_t axis);
+// The axes `reduced` leaves as an outer space: source strides, then the destination axis each
+// lands on (the same axis when keepDimensions, else the next one).
+IndexSpace keptSpace(const Tensor& source, const Tensor& destination,
+                     const std::vector<bool>& reduced, bool keepDimensions);
 
 // Strides of `tensor` seen from an index space of `shape` it broadcasts to (numpy alignment).
 std::vector<int64_t> broadcastStrides(const Tensor& tensor, const std::vector<uint32_t>& shape);

@@ -23,11 +23,8 @@ void encodeProduct(CommandBuffer& commandBuffer, const std::string& what, const 
   const uint32_t tilesM = (pr.m + 63) / 64, tilesN = (pr.n + 63) / 64;  // tensor_matmul.comp
   detail::DispatchRecorder d(cb, detail::ShaderId::tensor_matmul, detail::variantFor(a.dataType()),
                              what);
-  detail::shader::TensorParams p{};
-  p.args[0].offset = detail::bindTensor(d, cb, 1, a, false);
-  p.args[1].offset = detail::bindTensor(d, cb, 2, b, false);
-  p.args[2].offset = detail::bindTensor(d, cb, 3, c.valid() ? c : a, false);
-  p.args[3].offset = detail::bindTensor(d, cb, 4, destination, true);
+  detail::shader::TensorParams p =
+      detail::bindOperands(d, cb, {a, b, c.valid() ? c : a}, destination);
   detail::setOuter(p, batch);
   auto strides = [&](int arg, int64_t x, int64_t y) {
     p.args[arg].innerStrides[0][0] = int32_t(x);

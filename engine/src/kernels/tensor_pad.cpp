@@ -14,9 +14,7 @@ TensorPad::TensorPad(const Context& context, TensorPaddingMode mode, std::vector
       pads_(std::move(pads)),
       value_(value),
       axes_(std::move(axes)) {
-  if (uint32_t(mode) > uint32_t(TensorPaddingMode::wrap))
-    throw Error(ErrorCode::invalidArgument,
-                "TensorPad: padding mode " + std::to_string(uint32_t(mode)) + " does not exist");
+  detail::requireEnumerator(mode, TensorPaddingMode::wrap, "TensorPad", "padding mode");
   if (pads_.size() % 2 || (!axes_.empty() && pads_.size() != 2 * axes_.size()))
     throw Error(ErrorCode::invalidArgument, "TensorPad: " + std::to_string(pads_.size()) +
                                                 " pads; there must be two per padded axis (" +
@@ -73,16 +71,10 @@ void TensorPad::encode(CommandBuffer& commandBuffer, const Tensor& source,
   cb.requireEncoding(what);
   std::vector<uint32_t> shape;
   const std::vector<int64_t> begin = before(source, shape);
-  detail::checkUsable(cb, source, false, what + " source");
-  detail::checkUsable(cb, destination, true, what + " destination");
-  detail::requireDataType(destination, source.dataType(), "destination", what);
-  detail::requireShape(destination, shape, "destination", what);
-  detail::requireNotInPlace(source, destination, what);
+  detail::checkSourceAndDestination(cb, source, destination, shape, what);
   detail::DispatchRecorder d(cb, detail::ShaderId::tensor_pad,
                              detail::variantFor(source.dataType()), what);
-  detail::shader::TensorParams p{};
-  p.args[0].offset = detail::bindTensor(d, cb, 1, source, false);
-  p.args[1].offset = detail::bindTensor(d, cb, 2, destination, true);
+  detail::shader::TensorParams p = detail::bindOperands(d, cb, {source}, destination);
   // No simplify: the shader maps each axis' coordinate on its own.
   detail::IndexSpace space{shape, {source.strides(), destination.strides(), begin}};
   detail::setOuter(p, space);

@@ -30,6 +30,35 @@ void dispatchReducing(detail::DispatchRecorder& d, detail::shader::TensorParams&
   detail::dispatchFlat(d, serial ? (outer + 127) / 128 : outer);
 }
 
+// The shape a reduction leaves: the kept axes, each reduced one as 1 when kept, never rank 0.
+std::vector<uint32_t> keptShape(const Tensor& source, const std::vector<bool>& reduced,
+                                bool keepDimensions) {
+  std::vector<uint32_t> shape;
+  for (uint32_t i = 0; i < source.rank(); ++i)
+    if (!reduced[i])
+      shape.push_back(source.shape()[i]);
+    else if (keepDimensions)
+      shape.push_back(1);
+  if (shape.empty()) shape.push_back(1);
+  return shape;
+}
+
+// Records a one-source reducing shader (source at binding 1, destination at 2) over outer x inner.
+void encodeReducing(detail::CommandBufferImpl& cb, detail::ShaderId shader, const std::string& what,
+                    const Tensor& source, const Tensor& destination,
+                    const detail::IndexSpace& outer, const detail::IndexSpace& inner, int32_t op,
+                    int32_t i0 = 0) {
+  detail::DispatchRecorder d(cb, shader, detail::variantFor(source.dataType()), what);
+  detail::shader::TensorParams p = detail::bindOperands(d, cb, {source}, destination);
+  detail::setOuter(p, outer);
+  detail::setInner(p, inner);
+  p.op = op;
+  p.i0 = i0;
+  dispatchReducing(d, p, outer.count(), inner.count());
+  detail::markWritten(destination);
+  detail::consumeRead(source);
+}
+
 }  // namespace
 
 // ---- TensorReduction --------------------------------------------------------------------------
@@ -66,10 +95,8 @@ TensorReduction::TensorReduction(const Context& context, TensorReductionOperatio
       operation_(operation),
       axes_(std::move(axes)),
       keepDimensions_(keepDimensions) {
-  if (uint32_t(operation) > uint32_t(TensorReductionOperation::logSum))
-    throw Error(
-        ErrorCode::invalidArgument,
-        "TensorReduction: operation " + std::to_string(uint32_t(operation)) + " does not exist");
+  detail::requireEnumerator(operation, TensorReductionOperation::logSum, "TensorReduction",
+                            "operation");
 }
 
 std::vector<bool> TensorReduction::reduced(uint32_t rank, const std::string& what) const {
@@ -87,15 +114,7 @@ std::vector<bool> TensorReduction::reduced(uint32_t rank, const std::string& wha
 std::vector<uint32_t> TensorReduction::destinationShape(const Tensor& source) const {
   const std::string what = "TensorReduction '" + label + "'";
   if (!source.valid()) throw Error(ErrorCode::invalidArgument, what + ": the source is empty");
-  const std::vector<bool> r = reduced(source.rank(), what);
-  std::vector<uint32_t> shape;
-  for (uint32_t i = 0; i < source.rank(); ++i)
-    if (!r[i])
-      shape.push_back(source.shape()[i]);
-    else if (keepDimensions_)
-      shape.push_back(1);
-  if (shape.empty()) shape.push_back(1);
-  return shape;
+  return keptShape(source, reduced(source.rank(), what), keepDimensions_);
 }
 
 void TensorReduction::encode(CommandBuffer& commandBuffer, const Tensor& source,
@@ -105,27 +124,16 @@ void TensorReduction::encode(CommandBuffer& commandBuffer, const Tensor& source,
   checkSources(cb, what, source, destination);
   detail::requireShape(destination, destinationShape(source), "destination", what);
   const std::vector<bool> r = reduced(source.rank(), what);
-  detail::IndexSpace outer{{}, {{}, {}}}, inner{{}, {{}}};
-  uint32_t kept = 0;  // the destination axis of the next kept source axis
+  detail::IndexSpace inner{{}, {{}}};
   for (uint32_t i = 0; i < source.rank(); ++i) {
-    detail::IndexSpace& space = r[i] ? inner : outer;
-    space.shape.push_back(source.shape()[i]);
-    space.strides[0].push_back(source.strides()[i]);
-    if (!r[i]) space.strides[1].push_back(destination.strides()[keepDimensions_ ? i : kept++]);
+    if (!r[i]) continue;
+    inner.shape.push_back(source.shape()[i]);
+    inner.strides[0].push_back(source.strides()[i]);
   }
-  outer.simplify();
   inner.simplify();
-  detail::DispatchRecorder d(cb, detail::ShaderId::tensor_reduce,
-                             detail::variantFor(source.dataType()), what);
-  detail::shader::TensorParams p{};
-  p.args[0].offset = detail::bindTensor(d, cb, 1, source, false);
-  p.args[1].offset = detail::bindTensor(d, cb, 2, destination, true);
-  detail::setOuter(p, outer);
-  detail::setInner(p, inner);
-  p.op = int32_t(operation_);
-  dispatchReducing(d, p, outer.count(), inner.count());
-  detail::markWritten(destination);
-  detail::consumeRead(source);
+  encodeReducing(cb, detail::ShaderId::tensor_reduce, what, source, destination,
+                 detail::keptSpace(source, destination, r, keepDimensions_), inner,
+                 int32_t(operation_));
 }
 
 TemporaryTensor TensorReduction::encode(CommandBuffer& commandBuffer, const Tensor& source) {
@@ -148,15 +156,9 @@ TensorArgReduction::TensorArgReduction(const Context& context, bool maximum, int
 std::vector<uint32_t> TensorArgReduction::destinationShape(const Tensor& source) const {
   const std::string what = "TensorArgReduction '" + label + "'";
   if (!source.valid()) throw Error(ErrorCode::invalidArgument, what + ": the source is empty");
-  const uint32_t axis = detail::resolveAxis(axis_, source.rank(), what);
-  std::vector<uint32_t> shape;
-  for (uint32_t i = 0; i < source.rank(); ++i)
-    if (i != axis)
-      shape.push_back(source.shape()[i]);
-    else if (keepDimensions_)
-      shape.push_back(1);
-  if (shape.empty()) shape.push_back(1);
-  return shape;
+  return keptShape(source,
+                   detail::onlyAxis(source.rank(), detail::resolveAxis(axis_, source.rank(), what)),
+                   keepDimensions_);
 }
 
 void TensorArgReduction::encode(CommandBuffer& commandBuffer, const Tensor& source,
@@ -166,28 +168,11 @@ void TensorArgReduction::encode(CommandBuffer& commandBuffer, const Tensor& sour
   checkSources(cb, what, source, destination);
   detail::requireShape(destination, destinationShape(source), "destination", what);
   const uint32_t axis = detail::resolveAxis(axis_, source.rank(), what);
-  detail::IndexSpace outer{{}, {{}, {}}};
-  uint32_t kept = 0;
-  for (uint32_t i = 0; i < source.rank(); ++i) {
-    if (i == axis) continue;
-    outer.shape.push_back(source.shape()[i]);
-    outer.strides[0].push_back(source.strides()[i]);
-    outer.strides[1].push_back(destination.strides()[keepDimensions_ ? i : kept++]);
-  }
-  outer.simplify();
   detail::IndexSpace inner{{source.shape()[axis]}, {{source.strides()[axis]}}};
-  detail::DispatchRecorder d(cb, detail::ShaderId::tensor_arg_reduce,
-                             detail::variantFor(source.dataType()), what);
-  detail::shader::TensorParams p{};
-  p.args[0].offset = detail::bindTensor(d, cb, 1, source, false);
-  p.args[1].offset = detail::bindTensor(d, cb, 2, destination, true);
-  detail::setOuter(p, outer);
-  detail::setInner(p, inner);
-  p.op = maximum_ ? 0 : 1;
-  p.i0 = selectLastIndex_ ? 1 : 0;
-  dispatchReducing(d, p, outer.count(), inner.count());
-  detail::markWritten(destination);
-  detail::consumeRead(source);
+  encodeReducing(cb, detail::ShaderId::tensor_arg_reduce, what, source, destination,
+                 detail::keptSpace(source, destination, detail::onlyAxis(source.rank(), axis),
+                                   keepDimensions_),
+                 inner, maximum_ ? 0 : 1, selectLastIndex_ ? 1 : 0);
 }
 
 TemporaryTensor TensorArgReduction::encode(CommandBuffer& commandBuffer, const Tensor& source) {
@@ -211,33 +196,17 @@ void TensorSoftmax::encode(CommandBuffer& commandBuffer, const Tensor& source,
   checkSources(cb, what, source, destination);
   detail::requireShape(destination, source.shape(), "destination", what);
   const uint32_t axis = detail::resolveAxis(axis_, source.rank(), what);
-  detail::IndexSpace outer{{}, {{}, {}}};
   detail::IndexSpace inner{{source.shape()[axis]},
                            {{source.strides()[axis]}, {destination.strides()[axis]}}};
-  for (uint32_t i = 0; i < source.rank(); ++i) {
-    if (i == axis) continue;
-    outer.shape.push_back(source.shape()[i]);
-    outer.strides[0].push_back(source.strides()[i]);
-    outer.strides[1].push_back(destination.strides()[i]);
-  }
-  outer.simplify();
-  detail::DispatchRecorder d(cb, detail::ShaderId::tensor_softmax,
-                             detail::variantFor(source.dataType()), what);
-  detail::shader::TensorParams p{};
-  p.args[0].offset = detail::bindTensor(d, cb, 1, source, false);
-  p.args[1].offset = detail::bindTensor(d, cb, 2, destination, true);
-  detail::setOuter(p, outer);
-  detail::setInner(p, inner);
-  p.op = logarithm_ ? 1 : 0;
-  dispatchReducing(d, p, outer.count(), inner.count());
-  detail::markWritten(destination);
-  detail::consumeRead(source);
+  encodeReducing(
+      cb, detail::ShaderId::tensor_softmax, what, source, destination,
+      detail::keptSpace(source, destination, detail::onlyAxis(source.rank(), axis), true), inner,
+      logarithm_ ? 1 : 0);
 }
 
 TemporaryTensor TensorSoftmax::encode(CommandBuffer& commandBuffer, const Tensor& source) {
-  if (!source.valid())
-    throw Error(ErrorCode::invalidArgument, "TensorSoftmax '" + label + "': the source is empty");
-  TemporaryTensor t(commandBuffer, {source.shape(), source.dataType(), label + " output"});
+  TemporaryTensor t =
+      detail::temporaryLike(commandBuffer, source, "TensorSoftmax '" + label + "'", label);
   encode(commandBuffer, source, t);
   return t;
 }
@@ -294,11 +263,8 @@ void TensorLayerNormalization::encode(CommandBuffer& commandBuffer, const Tensor
   inner.simplify();
   detail::DispatchRecorder d(cb, detail::ShaderId::tensor_layer_norm,
                              detail::variantFor(source.dataType()), what);
-  detail::shader::TensorParams p{};
-  p.args[0].offset = detail::bindTensor(d, cb, 1, source, false);
-  p.args[1].offset = detail::bindTensor(d, cb, 2, scale, false);
-  p.args[2].offset = detail::bindTensor(d, cb, 3, biasOrScale, false);
-  p.args[3].offset = detail::bindTensor(d, cb, 4, destination, true);
+  detail::shader::TensorParams p =
+      detail::bindOperands(d, cb, {source, scale, biasOrScale}, destination);
   detail::setOuter(p, outer);
   detail::setInner(p, inner);
   p.a = epsilon_;
@@ -312,10 +278,8 @@ void TensorLayerNormalization::encode(CommandBuffer& commandBuffer, const Tensor
 
 TemporaryTensor TensorLayerNormalization::encode(CommandBuffer& commandBuffer, const Tensor& source,
                                                  const Tensor& scale, const Tensor& bias) {
-  if (!source.valid())
-    throw Error(ErrorCode::invalidArgument,
-                "TensorLayerNormalization '" + label + "': the source is empty");
-  TemporaryTensor t(commandBuffer, {source.shape(), source.dataType(), label + " output"});
+  TemporaryTensor t = detail::temporaryLike(commandBuffer, source,
+                                            "TensorLayerNormalization '" + label + "'", label);
   encode(commandBuffer, source, scale, bias, t);
   return t;
 }

@@ -12,16 +12,11 @@ namespace vkcnn {
 TensorResize::TensorResize(const Context& context, const TensorResizeDescriptor& descriptor)
     : TensorKernel(context, "tensor resize"), descriptor_(descriptor) {
   const std::string what = "TensorResize";
-  if (uint32_t(descriptor.interpolation) > uint32_t(TensorInterpolation::cubic))
-    throw Error(ErrorCode::invalidArgument, what + ": interpolation " +
-                                                std::to_string(uint32_t(descriptor.interpolation)) +
-                                                " does not exist");
-  if (uint32_t(descriptor.coordinateTransformation) >
-      uint32_t(TensorCoordinateTransformation::tfHalfPixelForNN))
-    throw Error(ErrorCode::invalidArgument,
-                what + ": coordinate transformation " +
-                    std::to_string(uint32_t(descriptor.coordinateTransformation)) +
-                    " does not exist");
+  detail::requireEnumerator(descriptor.interpolation, TensorInterpolation::cubic, what,
+                            "interpolation");
+  detail::requireEnumerator(descriptor.coordinateTransformation,
+                            TensorCoordinateTransformation::tfHalfPixelForNN, what,
+                            "coordinate transformation");
   if (descriptor.nearestMode > 3)
     throw Error(
         ErrorCode::invalidArgument,
@@ -156,11 +151,7 @@ void TensorResize::encode(CommandBuffer& commandBuffer, const Tensor& source,
   detail::CommandBufferImpl& cb = *commandBuffer.impl();
   cb.requireEncoding(what);
   const std::vector<AxisPlan> axes = plan(descriptor_, source, what);
-  detail::checkUsable(cb, source, false, what + " source");
-  detail::checkUsable(cb, destination, true, what + " destination");
-  detail::requireDataType(destination, source.dataType(), "destination", what);
-  detail::requireShape(destination, destinationShape(source), "destination", what);
-  detail::requireNotInPlace(source, destination, what);
+  detail::checkSourceAndDestination(cb, source, destination, destinationShape(source), what);
   std::vector<uint32_t> passes;
   for (uint32_t i = 0; i < axes.size(); ++i)
     if (resizes(descriptor_, axes[i])) passes.push_back(i);
@@ -180,19 +171,12 @@ void TensorResize::encode(CommandBuffer& commandBuffer, const Tensor& source,
         last ? destination
              : TemporaryTensor(commandBuffer,
                                {shape, source.dataType(), label + " pass " + std::to_string(k)});
-    detail::IndexSpace outer{{}, {{}, {}}};
-    for (uint32_t i = 0; i < shape.size(); ++i) {
-      if (i == axis) continue;
-      outer.shape.push_back(shape[i]);
-      outer.strides[0].push_back(current.strides()[i]);
-      outer.strides[1].push_back(out.strides()[i]);
-    }
-    outer.simplify();
+    // The other axes, unchanged by this pass: current's shape there is the output's.
+    const detail::IndexSpace outer =
+        detail::keptSpace(current, out, detail::onlyAxis(current.rank(), axis), true);
     detail::DispatchRecorder d(cb, detail::ShaderId::tensor_resize,
                                detail::variantFor(source.dataType()), what);
-    detail::shader::TensorParams p{};
-    p.args[0].offset = detail::bindTensor(d, cb, 1, current, false);
-    p.args[1].offset = detail::bindTensor(d, cb, 2, out, true);
+    detail::shader::TensorParams p = detail::bindOperands(d, cb, {current}, out);
     detail::setOuter(p, outer);
     p.op = int32_t(descriptor_.interpolation);
     p.i0 = int32_t(a.in);

@@ -261,10 +261,7 @@ void TensorGather::encode(CommandBuffer& commandBuffer, const Tensor& data, cons
   space.simplify();
   detail::DispatchRecorder d(cb, detail::ShaderId::tensor_gather,
                              detail::variantFor(data.dataType()), what);
-  detail::shader::TensorParams p{};
-  p.args[0].offset = detail::bindTensor(d, cb, 1, data, false);
-  p.args[1].offset = detail::bindTensor(d, cb, 2, indices, false);
-  p.args[2].offset = detail::bindTensor(d, cb, 3, destination, true);
+  detail::shader::TensorParams p = detail::bindOperands(d, cb, {data, indices}, destination);
   detail::setOuter(p, space);
   p.i0 = int32_t(data.strides()[axis]);
   p.i1 = int32_t(data.shape()[axis]);

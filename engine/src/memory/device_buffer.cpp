@@ -112,26 +112,30 @@ StagingBuffer::~StagingBuffer() {
   context_.allocator().free(allocation_);
 }
 
-void StagingBuffer::flush() {
+namespace {
+
+// Applies `sync` (flush or invalidate) to the whole mapping when its memory is not host-coherent.
+void syncMapped(ContextImpl& context, const Allocation& allocation,
+                PFN_vkFlushMappedMemoryRanges VolkDeviceTable::*sync, const char* call) {
   VkMappedMemoryRange range{VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE};
-  range.memory = allocation_.memory;
+  range.memory = allocation.memory;
   range.offset = 0;
   range.size = VK_WHOLE_SIZE;
-  if (!(context_.memoryProperties().memoryTypes[allocation_.memoryType].propertyFlags &
+  if (!(context.memoryProperties().memoryTypes[allocation.memoryType].propertyFlags &
         VK_MEMORY_PROPERTY_HOST_COHERENT_BIT))
-    context_.check(context_.vk().vkFlushMappedMemoryRanges(context_.device(), 1, &range),
-                   "vkFlushMappedMemoryRanges");
+    context.check((context.vk().*sync)(context.device(), 1, &range), call);
+}
+
+}  // namespace
+
+void StagingBuffer::flush() {
+  syncMapped(context_, allocation_, &VolkDeviceTable::vkFlushMappedMemoryRanges,
+             "vkFlushMappedMemoryRanges");
 }
 
 void StagingBuffer::invalidate() {
-  VkMappedMemoryRange range{VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE};
-  range.memory = allocation_.memory;
-  range.offset = 0;
-  range.size = VK_WHOLE_SIZE;
-  if (!(context_.memoryProperties().memoryTypes[allocation_.memoryType].propertyFlags &
-        VK_MEMORY_PROPERTY_HOST_COHERENT_BIT))
-    context_.check(context_.vk().vkInvalidateMappedMemoryRanges(context_.device(), 1, &range),
-                   "vkInvalidateMappedMemoryRanges");
+  syncMapped(context_, allocation_, &VolkDeviceTable::vkInvalidateMappedMemoryRanges,
+             "vkInvalidateMappedMemoryRanges");
 }
 
 StagingPool::Lease StagingPool::acquire(VkDeviceSize size, const char* what) {

@@ -407,6 +407,20 @@ std::vector<uint64_t> storageIndices(const std::vector<uint32_t>& shape,
   return out;
 }
 
+// Copies byteCount bytes of s's buffer from byteStart to the start of staging, for the host.
+void downloadSpan(detail::ContextImpl& ctx, const TensorStorage& s, VkDeviceSize byteStart,
+                  VkDeviceSize byteCount, detail::StagingBuffer& staging) {
+  ctx.submitAndWait(
+      [&](VkCommandBuffer cb) {
+        detail::transferPrologue(ctx, cb);
+        VkBufferCopy region{byteStart, 0, byteCount};
+        ctx.vk().vkCmdCopyBuffer(cb, s.buffer, staging.buffer(), 1, &region);
+        detail::transferEpilogue(ctx, cb);
+      },
+      "tensor download");
+  staging.invalidate();
+}
+
 void checkHostAccess(const TensorStorage& s, const char* what) {
   if (s.temporary)
     throw Error(ErrorCode::misuse, std::string(what) + " " + s.describe() +
@@ -438,15 +452,7 @@ void Tensor::writeFloats(std::span<const float> data) {
   detail::ContextImpl& ctx = *s.context;
   if (span != index.size()) {
     detail::StagingPool::Lease staging = ctx.staging().acquire(byteCount, s.label.c_str());
-    ctx.submitAndWait(
-        [&](VkCommandBuffer cb) {
-          detail::transferPrologue(ctx, cb);
-          VkBufferCopy region{byteStart, 0, byteCount};
-          ctx.vk().vkCmdCopyBuffer(cb, s.buffer, staging->buffer(), 1, &region);
-          detail::transferEpilogue(ctx, cb);
-        },
-        "tensor download");
-    staging->invalidate();
+    downloadSpan(ctx, s, byteStart, byteCount, *staging);
     std::memcpy(bytes.data(), staging->data(), byteCount);
   }
   for (size_t i = 0; i < index.size(); ++i) {
@@ -481,15 +487,7 @@ std::vector<float> Tensor::readFloats() const {
   const VkDeviceSize byteStart = first * esize, byteCount = span * esize;
   detail::ContextImpl& ctx = *s.context;
   detail::StagingPool::Lease staging = ctx.staging().acquire(byteCount, s.label.c_str());
-  ctx.submitAndWait(
-      [&](VkCommandBuffer cb) {
-        detail::transferPrologue(ctx, cb);
-        VkBufferCopy region{byteStart, 0, byteCount};
-        ctx.vk().vkCmdCopyBuffer(cb, s.buffer, staging->buffer(), 1, &region);
-        detail::transferEpilogue(ctx, cb);
-      },
-      "tensor download");
-  staging->invalidate();
+  downloadSpan(ctx, s, byteStart, byteCount, *staging);
   const uint8_t* bytes = static_cast<const uint8_t*>(staging->data());
   std::vector<float> out(index.size());
   for (size_t i = 0; i < index.size(); ++i) {

@@ -714,17 +714,20 @@ using detail::PhaseTimer;
 namespace detail::onnx_import {
 namespace {
 
+// The model in `bytes`, its external data read into `data`; timed as the parse phase.
+onnx::ModelProto parseTimed(const Context& context, std::span<const uint8_t> bytes,
+                            const OnnxImportOptions& options, InitializerData& data) {
+  PhaseTimer timer(detail::loadClock(context), LoadPhase::parse);
+  return parseModel(bytes, options.externalDataDirectory, data);
+}
+
 // Inputs of different batch sizes, outputs that do not split into the batch, inputs of rank 5
 // to 8: again with every image input one image holding its value (the Tensor kernels take the
 // axes the image layout cannot).
 OnnxImport importFlatBatch(const Context& context, std::span<const uint8_t> bytes,
                            const OnnxImportOptions& options) {
-  onnx::ModelProto model;
   InitializerData data;
-  {
-    PhaseTimer timer(detail::loadClock(context), LoadPhase::parse);
-    model = parseModel(bytes, options.externalDataDirectory, data);
-  }
+  onnx::ModelProto model = parseTimed(context, bytes, options, data);
   Importer importer(context, model, data, options, bytes.size(), true);
   return importer.run();
 }
@@ -791,12 +794,8 @@ OnnxImport importPrepared(const Context& context, PreparedModel& prepared,
 OnnxImport importOnnxModelFromMemory(const Context& context, std::span<const uint8_t> bytes,
                                      const OnnxImportOptions& options) {
   {
-    onnx::ModelProto model;
     InitializerData data;
-    {
-      PhaseTimer timer(detail::loadClock(context), LoadPhase::parse);
-      model = parseModel(bytes, options.externalDataDirectory, data);
-    }
+    onnx::ModelProto model = detail::onnx_import::parseTimed(context, bytes, options, data);
     Importer importer(context, model, data, options, bytes.size());
     try {
       return importer.run();

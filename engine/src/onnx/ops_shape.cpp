@@ -29,15 +29,18 @@ const HostTensor& operand(Importer& im, int k) {
 
 // ---- shared parameter readers (attribute or input by opset) ----
 
+// A list that is the attribute `name` before opset `since` (invalidModel `missing` without it)
+// and the constant input 1 from then on.
+std::vector<int64_t> intsByOpset(Importer& im, int64_t since, const char* name,
+                                 const char* missing) {
+  if (im.opset() >= since) return toInt64s(im.constantInput(1, name));
+  auto a = im.attrInts(name);
+  if (!a) invalidModel(missing);
+  return *a;
+}
+
 std::vector<int64_t> reshapeTarget(Importer& im, const std::vector<int64_t>& in) {
-  std::vector<int64_t> shape;
-  if (im.opset() < 5) {
-    auto s = im.attrInts("shape");
-    if (!s) invalidModel("Reshape without a shape attribute");
-    shape = *s;
-  } else {
-    shape = toInt64s(im.constantInput(1, "shape"));
-  }
+  std::vector<int64_t> shape = intsByOpset(im, 5, "shape", "Reshape without a shape attribute");
   const bool allowZero = im.attrInt("allowzero", 0) != 0;
   int64_t known = 1, inferred = -1;
   const int64_t total = checkedElementCount(in, "Reshape input");
@@ -105,14 +108,7 @@ std::vector<int64_t> squeezeTarget(Importer& im, const std::vector<int64_t>& in)
 }
 
 std::vector<int64_t> unsqueezeTarget(Importer& im, const std::vector<int64_t>& in) {
-  std::vector<int64_t> axes;
-  if (im.opset() < 13) {
-    auto a = im.attrInts("axes");
-    if (!a) invalidModel("Unsqueeze without axes");
-    axes = *a;
-  } else {
-    axes = toInt64s(im.constantInput(1, "axes"));
-  }
+  const std::vector<int64_t> axes = intsByOpset(im, 13, "axes", "Unsqueeze without axes");
   const int64_t rank = int64_t(in.size() + axes.size());
   std::vector<bool> inserted(size_t(rank), false);
   for (int64_t a : axes) {
@@ -124,6 +120,21 @@ std::vector<int64_t> unsqueezeTarget(Importer& im, const std::vector<int64_t>& i
   size_t next = 0;
   for (int64_t k = 0; k < rank; ++k) out.push_back(inserted[size_t(k)] ? 1 : in[next++]);
   return out;
+}
+
+// The view ops (Reshape, Flatten, Squeeze, Unsqueeze), each by the dims `Target` gives: a constant
+// folds to its reshape, a value becomes a view of the new dims.
+using ViewTarget = std::vector<int64_t> (*)(Importer&, const std::vector<int64_t>&);
+
+template <ViewTarget Target>
+void foldView(Importer& im) {
+  const HostTensor& x = operand(im, 0);
+  im.setConstant(0, reshaped(x, Target(im, x.dims)));
+}
+
+template <ViewTarget Target>
+void importView(Importer& im) {
+  reshapeLike(im, Target(im, im.valueInput(0).dims));
 }
 
 std::optional<std::vector<int64_t>> splitSizes(Importer& im, int64_t dim, int outputs) {
@@ -576,30 +587,10 @@ std::span<const OpEntry> shapeOps() {
        [](Importer& im) { im.setConstant(0, tiled(operand(im, 0), toInt64s(operand(im, 1)))); },
        nullptr},
       // Views: the image stays, the dims change.
-      {"Reshape", 1, kLast,
-       [](Importer& im) {
-         const HostTensor& x = operand(im, 0);
-         im.setConstant(0, reshaped(x, reshapeTarget(im, x.dims)));
-       },
-       [](Importer& im) { reshapeLike(im, reshapeTarget(im, im.valueInput(0).dims)); }},
-      {"Flatten", 1, kLast,
-       [](Importer& im) {
-         const HostTensor& x = operand(im, 0);
-         im.setConstant(0, reshaped(x, flattenTarget(im, x.dims)));
-       },
-       [](Importer& im) { reshapeLike(im, flattenTarget(im, im.valueInput(0).dims)); }},
-      {"Squeeze", 1, kLast,
-       [](Importer& im) {
-         const HostTensor& x = operand(im, 0);
-         im.setConstant(0, reshaped(x, squeezeTarget(im, x.dims)));
-       },
-       [](Importer& im) { reshapeLike(im, squeezeTarget(im, im.valueInput(0).dims)); }},
-      {"Unsqueeze", 1, kLast,
-       [](Importer& im) {
-         const HostTensor& x = operand(im, 0);
-         im.setConstant(0, reshaped(x, unsqueezeTarget(im, x.dims)));
-       },
-       [](Importer& im) { reshapeLike(im, unsqueezeTarget(im, im.valueInput(0).dims)); }},
+      {"Reshape", 1, kLast, foldView<reshapeTarget>, importView<reshapeTarget>},
+      {"Flatten", 1, kLast, foldView<flattenTarget>, importView<flattenTarget>},
+      {"Squeeze", 1, kLast, foldView<squeezeTarget>, importView<squeezeTarget>},
+      {"Unsqueeze", 1, kLast, foldView<unsqueezeTarget>, importView<unsqueezeTarget>},
       {"Expand", 8, kLast,
        [](Importer& im) { im.setConstant(0, expanded(operand(im, 0), toInt64s(operand(im, 1)))); },
        expand},

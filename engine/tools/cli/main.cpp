@@ -4,9 +4,12 @@
 // something while the command ran otherwise fine.
 #include <vkcnn/version.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <new>
+#include <utility>
 
 #include "cli.h"
 
@@ -60,24 +63,17 @@ int main(int argc, char** argv) {
   args.erase(args.begin());
   int status = 0;
   try {
-    if (command == "info")
-      status = info(args);
-    else if (command == "run")
-      status = run(args);
-    else if (command == "bench")
-      status = bench(args);
-    else if (command == "profile")
-      status = profile(args);
-    else if (command == "tune")
-      status = tune(args);
-    else if (command == "inspect")
-      status = inspect(args);
-    else if (command == "ops")
-      status = ops(args);
-    else {
+    using Command = int (*)(const std::vector<std::string>&);
+    static const std::pair<const char*, Command> commands[] = {
+        {"info", info}, {"run", run},         {"bench", bench}, {"profile", profile},
+        {"tune", tune}, {"inspect", inspect}, {"ops", ops}};
+    const auto* found = std::find_if(std::begin(commands), std::end(commands),
+                                     [&](const auto& c) { return command == c.first; });
+    if (found == std::end(commands)) {
       std::fprintf(stderr, "vkcnn: unknown command '%s' (try vkcnn --help)\n", command.c_str());
       return 2;
     }
+    status = found->second(args);
   } catch (const UsageError& e) {
     std::fprintf(stderr, "vkcnn %s: %s (try vkcnn %s --help)\n", command.c_str(), e.what(),
                  command.c_str());

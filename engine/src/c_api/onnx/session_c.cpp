@@ -98,6 +98,20 @@ vkcnn_status encode(const char* f, vkcnn_session session, vkcnn_command_buffer c
   });
 }
 
+// vkcnn_session_{input,output}_info: the info of `role` `index` of the session's `values`.
+vkcnn_status valueInfo(vkcnn_session session, uint32_t index, vkcnn_tensor_info* info,
+                       const char* f, const char* role,
+                       std::vector<vkcnn_tensor_info> vkcnn_session_s::*values) {
+  return guarded([&] {
+    const vkcnn_session_s& s = need(session, f, "session");
+    const std::vector<vkcnn_tensor_info>& v = s.*values;
+    if (index >= v.size())
+      badArgument(
+          f, std::string(role) + " " + std::to_string(index) + " of " + std::to_string(v.size()));
+    need(info, f, "info") = v[index];
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -157,24 +171,14 @@ uint32_t vkcnn_session_output_count(vkcnn_session session) {
 
 vkcnn_status vkcnn_session_input_info(vkcnn_session session, uint32_t index,
                                       vkcnn_tensor_info* info) {
-  return guarded([&] {
-    const char* f = "vkcnn_session_input_info";
-    const vkcnn_session_s& s = need(session, f, "session");
-    if (index >= s.inputs.size())
-      badArgument(f, "input " + std::to_string(index) + " of " + std::to_string(s.inputs.size()));
-    need(info, f, "info") = s.inputs[index];
-  });
+  return valueInfo(session, index, info, "vkcnn_session_input_info", "input",
+                   &vkcnn_session_s::inputs);
 }
 
 vkcnn_status vkcnn_session_output_info(vkcnn_session session, uint32_t index,
                                        vkcnn_tensor_info* info) {
-  return guarded([&] {
-    const char* f = "vkcnn_session_output_info";
-    const vkcnn_session_s& s = need(session, f, "session");
-    if (index >= s.outputs.size())
-      badArgument(f, "output " + std::to_string(index) + " of " + std::to_string(s.outputs.size()));
-    need(info, f, "info") = s.outputs[index];
-  });
+  return valueInfo(session, index, info, "vkcnn_session_output_info", "output",
+                   &vkcnn_session_s::outputs);
 }
 
 vkcnn_status vkcnn_session_load_statistics(vkcnn_session session,
