@@ -43,7 +43,8 @@ typedef enum vkcnn_status {
   VKCNN_ERROR_VULKAN = -7,           /* any other failing Vulkan call */
   VKCNN_ERROR_IO = -8,               /* a file could not be read or written */
   VKCNN_ERROR_INVALID_MODEL = -9,    /* a malformed model or weight file */
-  VKCNN_ERROR_INTERNAL = -100        /* anything else (a bug: please report the message) */
+  VKCNN_ERROR_INTERNAL = -100,       /* anything else (a bug: please report the message) */
+  VKCNN_STATUS_MAX_ENUM = 0x7FFFFFFF /* int-sized: any int passed is checked */
 } vkcnn_status;
 
 /* "success", "invalid argument", ... (static strings). */
@@ -55,11 +56,12 @@ VKCNN_API const char* vkcnn_last_error(void);
 
 /* VkPhysicalDeviceType (DeviceType in context.h). */
 typedef enum vkcnn_device_type {
-  VKCNN_DEVICE_TYPE_OTHER = 0,          /* none of these */
-  VKCNN_DEVICE_TYPE_INTEGRATED_GPU = 1, /* a GPU sharing the host's memory */
-  VKCNN_DEVICE_TYPE_DISCRETE_GPU = 2,   /* a GPU of its own memory */
-  VKCNN_DEVICE_TYPE_VIRTUAL_GPU = 3,    /* a GPU of a virtual machine */
-  VKCNN_DEVICE_TYPE_CPU = 4             /* Vulkan on the CPU (lavapipe) */
+  VKCNN_DEVICE_TYPE_OTHER = 0,            /* none of these */
+  VKCNN_DEVICE_TYPE_INTEGRATED_GPU = 1,   /* a GPU sharing the host's memory */
+  VKCNN_DEVICE_TYPE_DISCRETE_GPU = 2,     /* a GPU of its own memory */
+  VKCNN_DEVICE_TYPE_VIRTUAL_GPU = 3,      /* a GPU of a virtual machine */
+  VKCNN_DEVICE_TYPE_CPU = 4,              /* Vulkan on the CPU (lavapipe) */
+  VKCNN_DEVICE_TYPE_MAX_ENUM = 0x7FFFFFFF /* int-sized: any int passed is checked */
 } vkcnn_device_type;
 
 /* A device the Vulkan loader reports. */
@@ -81,10 +83,11 @@ typedef struct vkcnn_context_s* vkcnn_context;
 
 /* How much a log message matters (LogSeverity in context.h). */
 typedef enum vkcnn_log_severity {
-  VKCNN_LOG_VERBOSE = 0, /* detail for debugging */
-  VKCNN_LOG_INFO = 1,    /* what happened, nothing wrong */
-  VKCNN_LOG_WARNING = 2, /* likely a problem */
-  VKCNN_LOG_ERROR = 3    /* a failure (validation: a broken rule) */
+  VKCNN_LOG_VERBOSE = 0,                   /* detail for debugging */
+  VKCNN_LOG_INFO = 1,                      /* what happened, nothing wrong */
+  VKCNN_LOG_WARNING = 2,                   /* likely a problem */
+  VKCNN_LOG_ERROR = 3,                     /* a failure (validation: a broken rule) */
+  VKCNN_LOG_SEVERITY_MAX_ENUM = 0x7FFFFFFF /* int-sized: any int passed is checked */
 } vkcnn_log_severity;
 
 /* Receives validation messages and vkcnn's diagnostics (calls are serialised; it must not call
@@ -206,15 +209,17 @@ typedef struct vkcnn_image_s* vkcnn_image;
 
 /* How an image stores its channels (ChannelFormat in image.h). */
 typedef enum vkcnn_channel_format {
-  VKCNN_CHANNEL_FORMAT_FLOAT16 = 0, /* 2 bytes, 11 bits of precision: the default */
-  VKCNN_CHANNEL_FORMAT_FLOAT32 = 1, /* 4 bytes */
-  VKCNN_CHANNEL_FORMAT_UNORM8 = 2   /* 1 byte, 0..1: input pictures */
+  VKCNN_CHANNEL_FORMAT_FLOAT16 = 0,          /* 2 bytes, 11 bits of precision: the default */
+  VKCNN_CHANNEL_FORMAT_FLOAT32 = 1,          /* 4 bytes */
+  VKCNN_CHANNEL_FORMAT_UNORM8 = 2,           /* 1 byte, 0..1: input pictures */
+  VKCNN_CHANNEL_FORMAT_MAX_ENUM = 0x7FFFFFFF /* int-sized: any int passed is checked */
 } vkcnn_channel_format;
 
 /* The order of host data (DataLayout in image.h). */
 typedef enum vkcnn_data_layout {
-  VKCNN_DATA_LAYOUT_CHW = 0, /* FeatureChannelsxHeightxWidth: channel planes */
-  VKCNN_DATA_LAYOUT_HWC = 1  /* HeightxWidthxFeatureChannels: interleaved */
+  VKCNN_DATA_LAYOUT_CHW = 0,              /* FeatureChannelsxHeightxWidth: channel planes */
+  VKCNN_DATA_LAYOUT_HWC = 1,              /* HeightxWidthxFeatureChannels: interleaved */
+  VKCNN_DATA_LAYOUT_MAX_ENUM = 0x7FFFFFFF /* int-sized: any int passed is checked */
 } vkcnn_data_layout;
 
 /* An image's shape and format. */
@@ -303,8 +308,9 @@ typedef struct vkcnn_input_shape {
 /* What convolutions accumulate in (AccumulatorPrecision in convolution.h): FLOAT16 is faster on
  * the matrix units and less accurate; paths without a float16 accumulator ignore it. */
 typedef enum vkcnn_accumulator_precision {
-  VKCNN_ACCUMULATOR_PRECISION_FLOAT32 = 0, /* the default */
-  VKCNN_ACCUMULATOR_PRECISION_FLOAT16 = 1  /* faster on the matrix units, less accurate */
+  VKCNN_ACCUMULATOR_PRECISION_FLOAT32 = 0,          /* the default */
+  VKCNN_ACCUMULATOR_PRECISION_FLOAT16 = 1,          /* faster on the matrix units, less accurate */
+  VKCNN_ACCUMULATOR_PRECISION_MAX_ENUM = 0x7FFFFFFF /* int-sized: any int passed is checked */
 } vkcnn_accumulator_precision;
 
 /* How a session loads its model (SessionOptions in session.h). */

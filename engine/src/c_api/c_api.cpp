@@ -42,6 +42,8 @@ DataLayout layoutOf(vkcnn_data_layout layout, const char* function) {
       return DataLayout::FeatureChannelsxHeightxWidth;
     case VKCNN_DATA_LAYOUT_HWC:
       return DataLayout::HeightxWidthxFeatureChannels;
+    default:  // a caller's int out of the enum
+      break;
   }
   badArgument(function, "data layout " + std::to_string(int(layout)) + " is not one of vkcnn's");
 }

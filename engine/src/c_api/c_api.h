@@ -72,6 +72,8 @@ inline ChannelFormat channelFormatOf(vkcnn_channel_format format, const char* fu
       return ChannelFormat::float32;
     case VKCNN_CHANNEL_FORMAT_UNORM8:
       return ChannelFormat::unorm8;
+    default:  // a caller's int out of the enum
+      break;
   }
   badArgument(function, "channel format " + std::to_string(int(format)) + " is not one of vkcnn's");
 }
