@@ -77,11 +77,11 @@ void SessionPoolState::serve(PoolDevice& device) {
     try {
       Outputs outputs = device.session->run(request->inputs);
       const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-      request->result.set_value(std::move(outputs));
-      lock.lock();
+      lock.lock();  // the statistics first: a caller woken by the result may read them
       device.info.pieces++;
       device.info.busyMs += ms;
       device.info.imagesPerSecond = device.info.pieces * pieceBatch * 1e3 / device.info.busyMs;
+      request->result.set_value(std::move(outputs));
     } catch (const Error& e) {
       if (e.code() != ErrorCode::deviceLost) {  // this request's own fault: the caller's error
         request->result.set_exception(std::current_exception());
