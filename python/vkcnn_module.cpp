@@ -3,7 +3,8 @@
 // gives the onnxruntime-style API. This module takes arguments already checked:
 //   devices(); Device; Error (a RuntimeError with .code);
 //   _Session(model: str path | bytes, precision, shapes, batch, device, validation, optimize,
-//            winograd, external_data_dir, accumulate) with .inputs/.outputs ([(name, shape)]) and
+//            winograd, external_data_dir, accumulate, device_profile) with .inputs/.outputs
+//            ([(name, shape)]) and
 //   .run({name: C-contiguous float32 array}) -> {name: float32 array}.
 // Every vkcnn::Error becomes a vkcnn.Error carrying the library's message and its code name
 // (.code). The GIL is released while a model loads or runs.
@@ -52,7 +53,7 @@ class PySession {
             const std::map<std::string, std::vector<int64_t>>& shapes, uint32_t batch,
             const std::string& device, std::optional<bool> validation, bool optimize,
             std::optional<bool> winograd, const std::string& externalDataDirectory,
-            const std::string& accumulate) {
+            const std::string& accumulate, const std::string& deviceProfile) {
     vkcnn::SessionOptions options;
     options.precision =
         precision == "fp32" ? vkcnn::ChannelFormat::float32 : vkcnn::ChannelFormat::float16;
@@ -61,6 +62,9 @@ class PySession {
     options.context.device = device;
     options.context.validation = validation;
     options.context.winograd = winograd;
+    if (!deviceProfile.empty())  // "native" or "mobile", checked by the package
+      options.context.deviceProfile =
+          deviceProfile == "mobile" ? vkcnn::DeviceProfile::mobile : vkcnn::DeviceProfile::native;
     options.optimize = optimize;
     options.accumulatorPrecision = accumulate == "fp16" ? vkcnn::AccumulatorPrecision::float16
                                                         : vkcnn::AccumulatorPrecision::float32;
@@ -225,10 +229,10 @@ PYBIND11_MODULE(_vkcnn, m) {
       .def(py::init<const py::object&, const std::string&,
                     const std::map<std::string, std::vector<int64_t>>&, uint32_t,
                     const std::string&, std::optional<bool>, bool, std::optional<bool>,
-                    const std::string&, const std::string&>(),
+                    const std::string&, const std::string&, const std::string&>(),
            py::arg("model"), py::arg("precision"), py::arg("shapes"), py::arg("batch"),
            py::arg("device"), py::arg("validation"), py::arg("optimize"), py::arg("winograd"),
-           py::arg("external_data_dir"), py::arg("accumulate"))
+           py::arg("external_data_dir"), py::arg("accumulate"), py::arg("device_profile"))
       .def_property_readonly("inputs", &PySession::inputs)
       .def_property_readonly("outputs", &PySession::outputs)
       .def_property_readonly("batch", &PySession::batch)

@@ -4,6 +4,7 @@
 #include "kernels/kernel_encoding.h"
 #include "memory/image_storage.h"
 #include "vulkan/context_impl.h"
+#include "vulkan/device_profile.h"
 #include "vulkan/pipelines.h"
 #include "memory/temporary_rules.h"
 
@@ -297,12 +298,13 @@ uint32_t DispatchRecorder::bindStorageBuffer(uint32_t binding, VkBuffer buffer, 
       std::max<VkDeviceSize>(properties.limits.minStorageBufferOffsetAlignment, 4);
   const VkDeviceSize start = offset / alignment * alignment;
   const VkDeviceSize range = offset + size - start;
-  if (range > properties.limits.maxStorageBufferRange)
+  const DeviceCapabilities& caps = context.capabilities();
+  if (range > caps.maxStorageBufferRange)
     throw Error(ErrorCode::limitExceeded,
                 what_ + ": binds " + std::to_string(range) +
                     " bytes of a storage buffer; this device allows at most " +
-                    std::to_string(properties.limits.maxStorageBufferRange) +
-                    " (maxStorageBufferRange)");
+                    std::to_string(caps.maxStorageBufferRange) + " (maxStorageBufferRange)" +
+                    profileNote(caps));
   writes_.push_back({binding, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, bufferInfos_.size()});
   bufferInfos_.push_back({buffer, start, range});
   // The whole bound range: synchronization validation sees the descriptor's range as accessed.
