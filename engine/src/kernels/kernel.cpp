@@ -265,8 +265,17 @@ void DispatchRecorder::resolvePipeline() {
   const bool bits = variant_ == ShaderVariant::f16 && !destinations_.empty() &&
                     std::all_of(destinations_.begin(), destinations_.end(),
                                 [](const Destination& d) { return d.storage->float16Bits(); });
-  pipeline_ = &commandBuffer_.context->pipelines().get(
-      shader_, bits ? ShaderVariant::f16bits : variant_, specialization_);
+  try {
+    pipeline_ = &commandBuffer_.context->pipelines().get(
+        shader_, bits ? ShaderVariant::f16bits : variant_, specialization_);
+  } catch (const Error& e) {
+    // A shader beyond the device's limits (PipelineRegistry::checkLimits): say which kernel, a
+    // Graph's node by its name, needed it.
+    if (e.code() != ErrorCode::unsupported) throw;
+    std::string message = e.what();
+    if (message.rfind("vkcnn: ", 0) == 0) message.erase(0, 7);
+    throw Error(e.code(), what_ + ": " + message);
+  }
   module_ = pipeline_->module;
   for (const Destination& d : destinations_) {
     const VkFormat viewFormat = bits ? VK_FORMAT_R32G32_UINT : d.storage->format;

@@ -90,7 +90,13 @@ ImageStorage::ImageStorage(std::shared_ptr<ContextImpl> ctx, const ImageDescript
                 what + " needs " + std::to_string(layerCount) + " array layers (" +
                     std::to_string(slicesPerImage()) + " per image); this device allows at most " +
                     std::to_string(caps.maxImageArrayLayers) + " (maxImageArrayLayers)" +
-                    profileNote(caps) + ": split the batch into an ImageBatch (Image::makeBatch)");
+                    profileNote(caps) +
+                    (slicesPerImage() > caps.maxImageArrayLayers
+                         ? ": one image of " + std::to_string(featureChannels) +
+                               " channels does not fit (at most " +
+                               std::to_string(uint64_t(caps.maxImageArrayLayers) * 4) +
+                               " channels an image)"
+                         : std::string(": split the batch into an ImageBatch (Image::makeBatch)")));
   usage = kImageUsage;
 }
 

@@ -168,7 +168,7 @@ uint64_t checkedElementCount(const detail::ContextImpl& context, const TensorDes
     throw Error(ErrorCode::limitExceeded,
                 what + ": " + std::to_string(bytes) + " bytes exceed this device's " +
                     "maxStorageBufferRange of " + std::to_string(caps.maxStorageBufferRange) +
-                    profileNote(caps));
+                    detail::profileNote(caps));
   return count;
 }
 
