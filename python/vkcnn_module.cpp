@@ -90,6 +90,9 @@ class PySession {
     return session_->precision() == vkcnn::ChannelFormat::float32 ? "fp32" : "fp16";
   }
   std::string device() const { return session_->context().capabilities().deviceName; }
+  std::string deviceProfile() const {
+    return vkcnn::toString(session_->context().capabilities().profile);
+  }
   py::dict loadStatistics() const {
     const vkcnn::SessionLoadStatistics& l = session_->loadStatistics();
     py::dict d;
@@ -238,6 +241,7 @@ PYBIND11_MODULE(_vkcnn, m) {
       .def_property_readonly("batch", &PySession::batch)
       .def_property_readonly("precision", &PySession::precision)
       .def_property_readonly("device", &PySession::device)
+      .def_property_readonly("device_profile", &PySession::deviceProfile)
       .def_property_readonly("load_statistics", &PySession::loadStatistics)
       .def("run", &PySession::run, py::arg("inputs"));
 }

@@ -282,6 +282,11 @@ class Session:
         return self._session.device
 
     @property
+    def device_profile(self):
+        """'mobile' where the limits are clamped to a mobile-class device's, else 'native'."""
+        return self._session.device_profile
+
+    @property
     def load_statistics(self):
         """Where the load's time went: milliseconds per phase (parse_ms, check_ms, import_ms,
         optimize_ms, pack_ms, upload_ms, load_ms, ...; first_run_ms once run() was called)."""

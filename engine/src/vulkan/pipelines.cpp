@@ -1,6 +1,5 @@
 #include "vulkan/pipelines.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
