@@ -13,6 +13,9 @@ namespace vkcnn::detail::shader {
 #define VKCNN_SE_MAX_CHANNELS 4096
 #define VKCNN_SE_MAX_REDUCED 1024
 #define VKCNN_SE_LANES 256
+// ... those of squeeze_excitation_small.comp, which fits 16 KiB (12 KiB).
+#define VKCNN_SE_SMALL_CHANNELS 2048
+#define VKCNN_SE_SMALL_REDUCED 512
 
 // The weights buffer holds fc1 [reduced][channels], its bias [reduced], fc2 transposed
 // [reduced][channels] and its bias [channels], in that order.

@@ -3,7 +3,8 @@
 // gives the onnxruntime-style API. This module takes arguments already checked:
 //   devices(); Device; Error (a RuntimeError with .code);
 //   _Session(model: str path | bytes, precision, shapes, batch, device, validation, optimize,
-//            winograd, external_data_dir, accumulate) with .inputs/.outputs ([(name, shape)]) and
+//            winograd, external_data_dir, accumulate, device_profile) with .inputs/.outputs
+//            ([(name, shape)]) and
 //   .run({name: C-contiguous float32 array}) -> {name: float32 array};
 //   _SessionPool(model: str path, precision, shapes, piece_batch, devices, validation, optimize,
 //            winograd, accumulate, queue_depth) with the same .inputs/.outputs (one piece's) and
@@ -53,8 +54,12 @@ using FloatArray = py::array_t<float, py::array::c_style>;
 vkcnn::SessionOptions sessionOptions(const std::string& precision,
                                      const std::map<std::string, std::vector<int64_t>>& shapes,
                                      std::optional<bool> validation, bool optimize,
-                                     std::optional<bool> winograd, const std::string& accumulate) {
+                                     std::optional<bool> winograd, const std::string& accumulate,
+                                     const std::string& deviceProfile) {
   vkcnn::SessionOptions options;
+  if (!deviceProfile.empty())  // "native" or "mobile", checked by the package
+    options.context.deviceProfile =
+        deviceProfile == "mobile" ? vkcnn::DeviceProfile::mobile : vkcnn::DeviceProfile::native;
   options.precision =
       precision == "fp32" ? vkcnn::ChannelFormat::float32 : vkcnn::ChannelFormat::float16;
   options.inputShapes = shapes;
@@ -100,9 +105,9 @@ class PySession {
             const std::map<std::string, std::vector<int64_t>>& shapes, uint32_t batch,
             const std::string& device, std::optional<bool> validation, bool optimize,
             std::optional<bool> winograd, const std::string& externalDataDirectory,
-            const std::string& accumulate) {
-    vkcnn::SessionOptions options =
-        sessionOptions(precision, shapes, validation, optimize, winograd, accumulate);
+            const std::string& accumulate, const std::string& deviceProfile) {
+    vkcnn::SessionOptions options = sessionOptions(precision, shapes, validation, optimize,
+                                                   winograd, accumulate, deviceProfile);
     options.batch = batch;
     options.context.device = device;
     options.externalDataDirectory = externalDataDirectory;
@@ -127,6 +132,9 @@ class PySession {
     return session_->precision() == vkcnn::ChannelFormat::float32 ? "fp32" : "fp16";
   }
   std::string device() const { return session_->context().capabilities().deviceName; }
+  std::string deviceProfile() const {
+    return vkcnn::toString(session_->context().capabilities().profile);
+  }
   py::dict loadStatistics() const {
     const vkcnn::SessionLoadStatistics& l = session_->loadStatistics();
     py::dict d;
@@ -205,7 +213,8 @@ class PySessionPool {
                 bool optimize, std::optional<bool> winograd, const std::string& accumulate,
                 uint32_t queueDepth) {
     vkcnn::SessionPoolOptions options;
-    options.session = sessionOptions(precision, shapes, validation, optimize, winograd, accumulate);
+    options.session =
+        sessionOptions(precision, shapes, validation, optimize, winograd, accumulate, "");
     options.devices = devices;
     options.pieceBatch = pieceBatch;
     options.queueDepth = queueDepth;
@@ -295,15 +304,16 @@ PYBIND11_MODULE(_vkcnn, m) {
       .def(py::init<const py::object&, const std::string&,
                     const std::map<std::string, std::vector<int64_t>>&, uint32_t,
                     const std::string&, std::optional<bool>, bool, std::optional<bool>,
-                    const std::string&, const std::string&>(),
+                    const std::string&, const std::string&, const std::string&>(),
            py::arg("model"), py::arg("precision"), py::arg("shapes"), py::arg("batch"),
            py::arg("device"), py::arg("validation"), py::arg("optimize"), py::arg("winograd"),
-           py::arg("external_data_dir"), py::arg("accumulate"))
+           py::arg("external_data_dir"), py::arg("accumulate"), py::arg("device_profile"))
       .def_property_readonly("inputs", &PySession::inputs)
       .def_property_readonly("outputs", &PySession::outputs)
       .def_property_readonly("batch", &PySession::batch)
       .def_property_readonly("precision", &PySession::precision)
       .def_property_readonly("device", &PySession::device)
+      .def_property_readonly("device_profile", &PySession::deviceProfile)
       .def_property_readonly("load_statistics", &PySession::loadStatistics)
       .def("run", &PySession::run, py::arg("inputs"));
 

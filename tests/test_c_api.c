@@ -322,6 +322,29 @@ int main(int argc, char** argv) {
     options.winograd = -1;
     options.wait_spin_us = -1;
   }
+  {
+    /* The mobile device profile (device_profile): the limits come back clamped; a value that is
+       no vkcnn_device_profile is refused, naming the field. */
+    CHECK(options.device_profile == -1);
+    options.device_profile = VKCNN_DEVICE_PROFILE_MOBILE;
+    vkcnn_context mobile = NULL;
+    REQUIRE_OK(vkcnn_context_create(&options, &mobile));
+    vkcnn_device_capabilities clamped;
+    REQUIRE_OK(vkcnn_context_capabilities(mobile, &clamped));
+    CHECK(clamped.device_profile == VKCNN_DEVICE_PROFILE_MOBILE);
+    CHECK(clamped.max_image_array_layers <= 256 && clamped.max_image_dimension_2d <= 4096);
+    CHECK(clamped.max_compute_shared_memory_size <= 16384);
+    CHECK(clamped.max_compute_work_group_invocations <= 256);
+    CHECK(clamped.max_per_stage_descriptor_storage_images <= 4);
+    CHECK(clamped.max_storage_buffer_range <= 128u << 20);
+    CHECK(clamped.subgroup_size == 16 && !clamped.shader_float16 && !clamped.matrix_units);
+    vkcnn_context_destroy(mobile);
+    options.device_profile = 5;
+    vkcnn_context refused = NULL;
+    CHECK(vkcnn_context_create(&options, &refused) == VKCNN_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(vkcnn_last_error(), "device_profile 5") != NULL);
+    options.device_profile = -1;
+  }
   options.log = onLog; /* validation: VKCNN_VALIDATION, as ctest sets it */
   vkcnn_context context = NULL;
   REQUIRE_OK(vkcnn_context_create(&options, &context));

@@ -292,6 +292,28 @@ TEST_CASE("cli: a device out of range is a clear error, from --device or VKCNN_D
   CHECK(r.has("matches no device"));
 }
 
+TEST_CASE("cli: --device-profile mobile clamps the limits; a bad profile is named") {
+  Result r = cli("info --device-profile mobile --json -", "VKCNN_VALIDATION=0");
+  CHECK_MESSAGE(r.status == 0, r.output);
+  CHECK(r.has("\"device_profile\": \"mobile\""));
+  CHECK(jsonNumber(r.output, "max_image_array_layers") == 256);
+  CHECK(jsonNumber(r.output, "shared_memory_bytes") <= 16384);
+  r = cli("info --json -", "VKCNN_VALIDATION=0 VKCNN_DEVICE_PROFILE=mobile");
+  CHECK_MESSAGE(r.status == 0, r.output);
+  CHECK(r.has("\"device_profile\": \"mobile\""));
+  // The Fashion-MNIST classifier fits a mobile device.
+  writeNpy(file("fashion_mobile.npy"), {1, 1, 28, 28}, randomFloats(784, 2, 0, 1));
+  r = cli("run " + kFashion + " --input " + file("fashion_mobile.npy") +
+          " --device-profile mobile");
+  CHECK_MESSAGE(r.status == 0, r.output);
+  r = cli("run " + kFashion + " --input " + file("fashion_mobile.npy") + " --device-profile phone");
+  CHECK_MESSAGE(r.status == 2, r.output);
+  CHECK(r.has("--device-profile 'phone' is not a device profile (native or mobile)"));
+  r = cli("info", "VKCNN_DEVICE_PROFILE=phone");
+  CHECK_MESSAGE(r.status != 0, r.output);
+  CHECK(r.has("VKCNN_DEVICE_PROFILE 'phone'"));
+}
+
 TEST_CASE("cli: the command line is checked before any work") {
   const std::string in = file("fashion1.npy");
   writeNpy(in, {1, 1, 28, 28}, randomFloats(784, 1, 0, 1));

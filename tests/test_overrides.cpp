@@ -35,7 +35,7 @@ TEST_CASE("overrides: every variable is declared once, with its meaning and defa
     CHECK(std::string(v.defaultValue).size() > 1);
     CHECK(names.insert(v.name).second);
   }
-  CHECK(names.size() == 25);
+  CHECK(names.size() == 26);
 }
 
 TEST_CASE("overrides: an empty environment gives the defaults") {
@@ -62,6 +62,7 @@ TEST_CASE("overrides: an empty environment gives the defaults") {
   CHECK(o.fuseSourceActivation);
   CHECK(o.fuseSqueezeExcitation);
   CHECK_FALSE(o.squeezeExcitationMaxWeights);
+  CHECK(o.deviceProfile.empty());
   CHECK(o.loadThreads == 0);
   CHECK(o.stripRawData);
   CHECK_FALSE(o.cliInjectValidationMessage);
@@ -77,6 +78,7 @@ TEST_CASE("overrides: each variable reads as it is documented") {
                             {"VKCNN_TUNE", "yes"},
                             {"VKCNN_NO_WINOGRAD", "1"},
                             {"VKCNN_MAX_SHARED_MEMORY", "16384"},
+                            {"VKCNN_DEVICE_PROFILE", "mobile"},
                             {"VKCNN_FLOAT16_BIT_STORES", "0"},
                             {"VKCNN_PIPELINE_CACHE", "off"},
                             {"VKCNN_PIPELINE_CACHE_DIR", "/tmp/x"},
@@ -103,6 +105,7 @@ TEST_CASE("overrides: each variable reads as it is documented") {
   CHECK(o.tune);
   CHECK(o.noWinograd);
   CHECK(o.maxSharedMemory == 16384);
+  CHECK(o.deviceProfile == "mobile");
   CHECK_FALSE(o.float16BitStores);
   CHECK_FALSE(o.pipelineCache);
   CHECK(o.pipelineCacheDirectory == "/tmp/x");
@@ -120,7 +123,7 @@ TEST_CASE("overrides: each variable reads as it is documented") {
   CHECK(o.loadThreads == 3);
   CHECK_FALSE(o.stripRawData);
   CHECK(o.cliInjectValidationMessage);
-  CHECK(o.set.size() == 25);
+  CHECK(o.set.size() == 26);
   CHECK(o.set.front() == "VKCNN_DEVICE=H200");
 }
 

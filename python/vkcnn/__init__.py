@@ -97,6 +97,15 @@ def _accumulate(accumulate):
     return accumulate
 
 
+def _device_profile(profile):
+    if profile is None:
+        return ""
+    if not isinstance(profile, str) or profile not in ("native", "mobile"):
+        raise _error(f"device_profile= must be 'native', 'mobile' or None, not "
+                     f"{_describe(profile)}")
+    return profile
+
+
 def _is_int(value):
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
@@ -307,13 +316,17 @@ class Session(_Model):
       accumulate: 'fp32' (default) or 'fp16': what the convolutions on the matrix units sum
           in; 'fp16' is faster and less accurate (ConvolutionDescriptor::accumulatorPrecision).
           Paths without a float16 accumulator, and precision='fp32', ignore it.
+      device_profile: 'mobile' runs within a mobile-class device's limits (256 array layers,
+          4096 pixels a side, 16 KiB of shared memory, no float16 arithmetic, no cooperative
+          matrices, ...), to check that a model fits one; 'native' the device's own; None:
+          VKCNN_DEVICE_PROFILE, else native.
 
     Every failure is a vkcnn.Error naming the parameter or input that was wrong.
     """
 
     def __init__(self, model, precision="fp16", shapes=None, batch=0, device=None,
                  validation=None, optimize=True, winograd=None, external_data_dir=None,
-                 accumulate="fp32"):
+                 accumulate="fp32", device_profile=None):
         if external_data_dir is not None and not isinstance(external_data_dir,
                                                             (str, os.PathLike)):
             raise _error("external_data_dir= must be a directory's path (str or os.PathLike), "
@@ -322,7 +335,7 @@ class Session(_Model):
                      _device(device), _flag("validation", validation),
                      _flag("optimize", optimize, optional=False), _flag("winograd", winograd),
                      os.fsdecode(os.fspath(external_data_dir)) if external_data_dir else "",
-                     _accumulate(accumulate))
+                     _accumulate(accumulate), _device_profile(device_profile))
         try:
             self._session = _Session(*arguments)
         except Error as e:
@@ -334,6 +347,11 @@ class Session(_Model):
     def device(self):
         """The name of the Vulkan device the session runs on."""
         return self._session.device
+
+    @property
+    def device_profile(self):
+        """'mobile' where the limits are clamped to a mobile-class device's, else 'native'."""
+        return self._session.device_profile
 
     @property
     def load_statistics(self):

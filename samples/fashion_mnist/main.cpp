@@ -423,8 +423,10 @@ int run(const Options& options) {
   // The network on the GPU, in chunks that fit the device's array-layer limit.
   vkcnn::Context context;
   const auto format = options.fp32 ? vkcnn::ChannelFormat::float32 : vkcnn::ChannelFormat::float16;
-  std::printf("device: %s; %s intermediates\n", context.capabilities().deviceName.c_str(),
-              vkcnn::toString(format));
+  // VKCNN_DEVICE_PROFILE=mobile (the suite's sample_fashion_mnist_mobile) says so here.
+  const bool native = context.capabilities().profile == vkcnn::DeviceProfile::native;
+  std::printf("device: %s%s; %s intermediates\n", context.capabilities().deviceName.c_str(),
+              native ? "" : " (device profile mobile)", vkcnn::toString(format));
   GpuNetwork network(context, model, format);
   // The widest image (fc1: 64 channels, 16 layers per image) bounds the images per chunk.
   const uint32_t chunk = vkcnn::Image::maxNumberOfImages(context, 64);

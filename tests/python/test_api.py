@@ -268,7 +268,7 @@ class Pool(Checks):
 
 class Documentation(unittest.TestCase):
     PARAMETERS = ["model", "precision", "shapes", "batch", "device", "validation", "optimize",
-                  "winograd", "external_data_dir", "accumulate"]
+                  "winograd", "external_data_dir", "accumulate", "device_profile"]
 
     def test_help_lists_every_parameter(self):
         text = pydoc.render_doc(vkcnn.Session, renderer=pydoc.plaintext)

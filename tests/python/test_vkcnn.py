@@ -70,6 +70,18 @@ class Module(unittest.TestCase):
             vkcnn.Session(MODEL, precision="fp32", winograd="off")
         self.assertIn("winograd=", str(caught.exception))
 
+    def test_device_profile_option(self):
+        # ContextOptions::deviceProfile reaches the Session's Context: the mobile profile runs the
+        # head within its limits, a batch of 300 (a layer each) in chunks of its 256 array layers.
+        x = np.random.default_rng(5).uniform(-2, 2, size=(300, 4, 3, 3)).astype(np.float32)
+        for profile, expected in (("mobile", "mobile"), ("native", "native"), (None, "native")):
+            s = vkcnn.Session(MODEL, precision="fp32", batch=300, device_profile=profile)
+            self.assertEqual(s.device_profile, expected)
+            np.testing.assert_allclose(s.run(x)["y"], reference(x), rtol=0, atol=1e-5)
+        with self.assertRaises(vkcnn.Error) as caught:
+            vkcnn.Session(MODEL, device_profile="phone")
+        self.assertIn("device_profile=", str(caught.exception))
+
     def test_accumulate_option(self):
         # float16 accumulators are asked of the matrix-unit convolutions only; this model's
         # classifier (a fully connected layer) and float32 storage have none, so the results are

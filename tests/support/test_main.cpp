@@ -1,10 +1,14 @@
 // doctest main for every vkcnn test binary: validation is forced on, and the process fails if any
-// validation message was seen, even one that arrived outside a test case.
+// validation message was seen, even one that arrived outside a test case. With
+// --vkcnn-expect-profile=mobile (the mobile_* ctest entries, which set VKCNN_DEVICE_PROFILE) it
+// also fails unless the shared Context really ran under the mobile device profile.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <vector>
 
 #include "test_support.h"
 
@@ -26,11 +30,37 @@ const bool pinnedVulkanModules = [] {
 }  // namespace
 #endif
 
+namespace {
+
+// Whether the shared Context is clamped to the mobile profile (DeviceProfile::mobile's limits).
+bool mobileProfileInForce() {
+  const vkcnn::DeviceCapabilities& c = vkcnn::test::context().capabilities();
+  const bool clamped = c.profile == vkcnn::DeviceProfile::mobile && c.maxImageArrayLayers <= 256 &&
+                       c.maxComputeSharedMemorySize <= 16384 && !c.shaderFloat16 &&
+                       !c.matrixUnits && c.maxPerStageDescriptorStorageImages <= 4;
+  if (!clamped)
+    std::fprintf(stderr, "FAILED: --vkcnn-expect-profile=mobile, but the Context's profile is %s\n",
+                 vkcnn::toString(c.profile));
+  return clamped;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   setenv("VKCNN_VALIDATION", vkcnn::test::kValidation ? "1" : "0", 1);
-  doctest::Context runner(argc, argv);
+  // Our own option, taken out before doctest reads the rest.
+  bool expectMobile = false;
+  std::vector<char*> arguments;
+  for (int i = 0; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--vkcnn-expect-profile=mobile") == 0)
+      expectMobile = true;
+    else
+      arguments.push_back(argv[i]);
+  }
+  doctest::Context runner(int(arguments.size()), arguments.data());
   int result = runner.run();
   if (runner.shouldExit()) return result;
+  if (expectMobile && !mobileProfileInForce()) result = 1;
   vkcnn::test::releaseContext();
   const uint64_t messages = vkcnn::test::validationMessages();
   if (messages) {

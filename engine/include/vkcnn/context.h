@@ -63,6 +63,21 @@ enum class DeviceType {
   cpu,            // a Vulkan implementation on the CPU (lavapipe, SwiftShader)
 };
 
+// What a Context believes its device offers (ContextOptions::deviceProfile).
+enum class DeviceProfile {
+  native,  // the device's own limits and features
+  // A mobile-class device (Mali, Adreno, PowerVR class): at most 256 array layers and 4096 pixels
+  // a side an image, 16 KiB of shared memory and 256 invocations a workgroup, 4 storage images a
+  // shader stage, 128 MiB a storage buffer, 16-bit storage without float16 arithmetic, no
+  // cooperative matrices, subgroups of 16. What the engine reads of the device is clamped to
+  // these (DeviceCapabilities shows the clamped view) and shaderFloat16 is not enabled, so that a
+  // desktop GPU or lavapipe checks, under validation, that a model and every kernel it chooses
+  // fit such a device. Never run on a real phone (docs/building-and-platforms.md).
+  mobile,
+};
+// "native" or "mobile".
+VKCNN_API const char* toString(DeviceProfile profile);
+
 // Where an application hands out device memory itself (an engine with its own memory manager or
 // budget). vkcnn calls `allocate` instead of vkAllocateMemory and `free` instead of vkFreeMemory,
 // from any thread, never concurrently (calls are serialised by the Context). `allocate` gets the
@@ -117,6 +132,11 @@ struct ContextOptions {
   // false makes none and runs those layers on the GEMM tiles. Unset: true unless the
   // VKCNN_NO_WINOGRAD environment variable is 1.
   std::optional<bool> winograd;
+  // What the engine believes the device offers: DeviceProfile::mobile clamps the device's limits
+  // and features to a mobile-class device's (see DeviceProfile). Unset: the VKCNN_DEVICE_PROFILE
+  // environment variable (native or mobile; anything else is an invalidArgument error), else
+  // native.
+  std::optional<DeviceProfile> deviceProfile;
 
   // Device memory. Images and buffers under half a block share VkDeviceMemory blocks; the first
   // block of a memory type is 1/64 of the block size (at least 256 KiB), and each new one doubles
@@ -183,6 +203,9 @@ struct DeviceCapabilities {
   uint32_t maxPerStageDescriptorStorageImages = 0;
   uint32_t maxComputeSharedMemorySize = 0;
   uint32_t maxComputeWorkGroupInvocations = 0;
+  uint64_t maxStorageBufferRange = 0;  // bytes a storage buffer binding may span
+  // The profile the limits above are clamped to (ContextOptions::deviceProfile).
+  DeviceProfile profile = DeviceProfile::native;
   bool cooperativeMatrix = false;  // VK_KHR_cooperative_matrix or VK_NV_cooperative_matrix exposed
   // vkcnn's convolutions use the matrix units: VK_NV_cooperative_matrix enabled, with 16x16x16
   // float16 x float16 + float32 subgroup matrices, float16 arithmetic, 16-bit storage, the

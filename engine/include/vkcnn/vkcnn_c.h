@@ -64,6 +64,13 @@ typedef enum vkcnn_device_type {
   VKCNN_DEVICE_TYPE_MAX_ENUM = 0x7FFFFFFF /* int-sized: any int passed is checked */
 } vkcnn_device_type;
 
+/* What a context believes its device offers (DeviceProfile in context.h). */
+typedef enum vkcnn_device_profile {
+  VKCNN_DEVICE_PROFILE_NATIVE = 0,           /* the device's own limits and features */
+  VKCNN_DEVICE_PROFILE_MOBILE = 1,           /* clamped to a mobile-class device's */
+  VKCNN_DEVICE_PROFILE_MAX_ENUM = 0x7FFFFFFF /* int-sized: any int passed is checked */
+} vkcnn_device_profile;
+
 /* A device the Vulkan loader reports. */
 typedef struct vkcnn_device_info {
   uint32_t index;         /* what vkcnn_context_options.device takes as a number */
@@ -119,6 +126,8 @@ typedef struct vkcnn_context_options {
   /* How long a wait for the GPU polls the fence before it blocks, in microseconds; -1 (default):
      VKCNN_WAIT_SPIN_US, else 2000 on GPUs and 0 on CPU devices (ContextOptions). */
   int64_t wait_spin_us;
+  /* A vkcnn_device_profile; -1 (default): VKCNN_DEVICE_PROFILE, else native (ContextOptions). */
+  int device_profile;
 } vkcnn_context_options;
 
 /* Every field to its default (the -1s and zeros above). */
@@ -160,6 +169,12 @@ typedef struct vkcnn_device_capabilities {
    * the validation layer on, the device adopted from the application. */
   int shader_float16, storage_16bit, matrix_units, validation_enabled, adopted;
   uint32_t max_image_array_layers, max_image_dimension_2d; /* the device's image limits */
+  vkcnn_device_profile device_profile; /* the profile the limits are clamped to */
+  /* Limits as the profile clamps them: shared memory bytes and invocations a workgroup, storage
+   * images a stage, subgroup size; bytes a storage buffer binding may span. */
+  uint32_t max_compute_shared_memory_size, max_compute_work_group_invocations;
+  uint32_t max_per_stage_descriptor_storage_images, subgroup_size;
+  uint64_t max_storage_buffer_range;
 } vkcnn_device_capabilities;
 
 /* Fills *capabilities. */

@@ -132,6 +132,21 @@ ContextOptions contextOptions(const vkcnn_context_options* options) {
   if (options->validation >= 0) o.validation = options->validation != 0;
   if (options->matrix_units >= 0) o.matrixUnits = options->matrix_units != 0;
   if (options->winograd >= 0) o.winograd = options->winograd != 0;
+  if (options->device_profile >= 0) {
+    if (options->device_profile != VKCNN_DEVICE_PROFILE_NATIVE &&
+        options->device_profile != VKCNN_DEVICE_PROFILE_MOBILE)
+      badArgument("vkcnn_context_options",
+                  "device_profile " + std::to_string(options->device_profile) +
+                      " is not a vkcnn_device_profile (0 native, 1 mobile)");
+    o.deviceProfile = options->device_profile == VKCNN_DEVICE_PROFILE_MOBILE
+                          ? DeviceProfile::mobile
+                          : DeviceProfile::native;
+  } else if (options->device_profile != -1) {
+    badArgument("vkcnn_context_options", "device_profile " +
+                                             std::to_string(options->device_profile) +
+                                             " is not a vkcnn_device_profile (0 native, 1 mobile) "
+                                             "or -1 (the default)");
+  }
   if (options->fence_timeout_ms >= 0) {
     if (options->fence_timeout_ms > int64_t(UINT32_MAX))
       badArgument("vkcnn_context_options", "fence_timeout_ms " +
@@ -221,6 +236,7 @@ void vkcnn_context_options_init(vkcnn_context_options* options) {
   options->fence_timeout_ms = -1;
   options->winograd = -1;
   options->wait_spin_us = -1;
+  options->device_profile = -1;
 }
 
 vkcnn_status vkcnn_context_create(const vkcnn_context_options* options, vkcnn_context* context) {
@@ -276,6 +292,13 @@ vkcnn_status vkcnn_context_capabilities(vkcnn_context context,
     out.adopted = c.adopted;
     out.max_image_array_layers = c.maxImageArrayLayers;
     out.max_image_dimension_2d = c.maxImageDimension2D;
+    out.device_profile = c.profile == DeviceProfile::mobile ? VKCNN_DEVICE_PROFILE_MOBILE
+                                                            : VKCNN_DEVICE_PROFILE_NATIVE;
+    out.max_compute_shared_memory_size = c.maxComputeSharedMemorySize;
+    out.max_compute_work_group_invocations = c.maxComputeWorkGroupInvocations;
+    out.max_per_stage_descriptor_storage_images = c.maxPerStageDescriptorStorageImages;
+    out.subgroup_size = c.subgroupSize;
+    out.max_storage_buffer_range = c.maxStorageBufferRange;
   });
 }
 

@@ -252,9 +252,7 @@ uint64_t gemmTiles(ShaderId kernel, uint64_t rows, uint64_t slices) {
 // least is 16 KiB; these tiles take 16-32 KiB, as reflected from their SPIR-V) the first smaller
 // one that fits, else the direct shader (ShaderId::convolution, no shared memory).
 ShaderId portableTileWithin(const DeviceFacts& facts, ShaderId shader, ShaderVariant variant) {
-  auto fits = [&](ShaderId s) {
-    return shaderModule(s, variant).sharedMemorySize <= facts.sharedMemoryBytes;
-  };
+  auto fits = [&](ShaderId s) { return fitsDevice(facts, shaderModule(s, variant)); };
   if (fits(shader)) return shader;
   for (ShaderId s : {ShaderId::convolution_gemm_128x16w8, ShaderId::convolution_gemm_large,
                      ShaderId::convolution_gemm_small})

@@ -291,6 +291,10 @@ bool encodeTiledPieces(std::span<KernelEncoding> pieces, const ConvolutionState&
       chooseConvolution(whole, facts, context.overrides().choice, "", pipelinesRunIn(first));
   const bool float16Accumulators = c.shader == ShaderId::convolution_tiled_fp16acc;
   if (!c.tile || (c.shader != ShaderId::convolution_tiled && !float16Accumulators)) return false;
+  // Its arrays of images take more storage images than a mobile-class device's 4.
+  const ShaderId piecesShader = float16Accumulators ? ShaderId::convolution_tiled_pieces_fp16acc
+                                                    : ShaderId::convolution_tiled_pieces;
+  if (!fitsDevice(facts, shaderModule(piecesShader, ShaderVariant::f16))) return false;
 
   const int32_t originX = shaderCoordinate(first.offsetX - leftEdge, "window origin x", first);
   const int32_t originY = shaderCoordinate(first.offsetY - topEdge, "window origin y", first);
@@ -311,11 +315,8 @@ bool encodeTiledPieces(std::span<KernelEncoding> pieces, const ConvolutionState&
   configuration = std::string(d.groups > 1 ? "grouped " : "") + t.name + ", " +
                   std::to_string(pieces.size()) + " pieces";
   if (float16Accumulators) configuration += ", float16 accumulators";
-  DispatchRecorder r(first.commandBuffer,
-                     float16Accumulators ? ShaderId::convolution_tiled_pieces_fp16acc
-                                         : ShaderId::convolution_tiled_pieces,
-                     ShaderVariant::f16, first.what() + " (" + configuration + ")",
-                     c.specialization);
+  DispatchRecorder r(first.commandBuffer, piecesShader, ShaderVariant::f16,
+                     first.what() + " (" + configuration + ")", c.specialization);
   shader::ConvolutionPush push{};
   push.neuron = neuronParams(d.neuron);
   // Every element is bound: past the last piece, the last piece again (never read).

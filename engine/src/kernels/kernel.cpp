@@ -4,6 +4,7 @@
 #include "kernels/kernel_encoding.h"
 #include "memory/image_storage.h"
 #include "vulkan/context_impl.h"
+#include "vulkan/device_profile.h"
 #include "vulkan/pipelines.h"
 #include "memory/temporary_rules.h"
 
@@ -264,8 +265,17 @@ void DispatchRecorder::resolvePipeline() {
   const bool bits = variant_ == ShaderVariant::f16 && !destinations_.empty() &&
                     std::all_of(destinations_.begin(), destinations_.end(),
                                 [](const Destination& d) { return d.storage->float16Bits(); });
-  pipeline_ = &commandBuffer_.context->pipelines().get(
-      shader_, bits ? ShaderVariant::f16bits : variant_, specialization_);
+  try {
+    pipeline_ = &commandBuffer_.context->pipelines().get(
+        shader_, bits ? ShaderVariant::f16bits : variant_, specialization_);
+  } catch (const Error& e) {
+    // A shader beyond the device's limits (PipelineRegistry::checkLimits): say which kernel, a
+    // Graph's node by its name, needed it.
+    if (e.code() != ErrorCode::unsupported) throw;
+    std::string message = e.what();
+    if (message.rfind("vkcnn: ", 0) == 0) message.erase(0, 7);
+    throw Error(e.code(), what_ + ": " + message);
+  }
   module_ = pipeline_->module;
   for (const Destination& d : destinations_) {
     const VkFormat viewFormat = bits ? VK_FORMAT_R32G32_UINT : d.storage->format;
@@ -297,12 +307,13 @@ uint32_t DispatchRecorder::bindStorageBuffer(uint32_t binding, VkBuffer buffer, 
       std::max<VkDeviceSize>(properties.limits.minStorageBufferOffsetAlignment, 4);
   const VkDeviceSize start = offset / alignment * alignment;
   const VkDeviceSize range = offset + size - start;
-  if (range > properties.limits.maxStorageBufferRange)
+  const DeviceCapabilities& caps = context.capabilities();
+  if (range > caps.maxStorageBufferRange)
     throw Error(ErrorCode::limitExceeded,
                 what_ + ": binds " + std::to_string(range) +
                     " bytes of a storage buffer; this device allows at most " +
-                    std::to_string(properties.limits.maxStorageBufferRange) +
-                    " (maxStorageBufferRange)");
+                    std::to_string(caps.maxStorageBufferRange) + " (maxStorageBufferRange)" +
+                    profileNote(caps));
   writes_.push_back({binding, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, bufferInfos_.size()});
   bufferInfos_.push_back({buffer, start, range});
   // The whole bound range: synchronization validation sees the descriptor's range as accessed.

@@ -1,6 +1,7 @@
 // SqueezeExcitation: the host side of glsl/squeeze_excitation.comp (the MLP's weights in one
-// device buffer, the checks, and the split of the map into workgroups that bounds how often the
-// MLP is recomputed). See vkcnn/squeeze_excitation.h for the contract.
+// device buffer, the checks, the shader that fits the device, and the split of the map into
+// workgroups that bounds how often the MLP is recomputed). See vkcnn/squeeze_excitation.h for the
+// contract.
 #include "vkcnn/squeeze_excitation.h"
 
 #include <algorithm>
@@ -12,6 +13,8 @@
 #include "squeeze_excitation_interface.h"
 #include "vkcnn/error.h"
 #include "vulkan/context_impl.h"
+#include "vulkan/device_facts.h"
+#include "vulkan/pipelines.h"
 
 namespace vkcnn {
 
@@ -43,6 +46,19 @@ void checkCount(size_t count, size_t expected, const char* name, const std::stri
 constexpr uint64_t kRecomputeBudget = uint64_t(1) << 21;
 // Texels a workgroup should scale (4 per lane) before the map is split further.
 constexpr uint64_t kTexelsPerWorkgroup = 4 * VKCNN_SE_LANES;
+
+// The shader for C channels reduced to R: the one of 4096 channels, or where the device's shared
+// memory cannot hold it (Vulkan's least, 16 KiB: a mobile-class device) and the block is small
+// enough, the one of 2048. A block that fits neither goes to the first, which the pipeline
+// registry refuses naming the limit.
+detail::ShaderId shaderFor(const detail::DeviceFacts& facts, detail::ShaderVariant variant,
+                           uint32_t C, uint32_t R) {
+  using detail::ShaderId;
+  if (detail::fitsDevice(facts, detail::shaderModule(ShaderId::squeeze_excitation, variant)) ||
+      C > VKCNN_SE_SMALL_CHANNELS || R > VKCNN_SE_SMALL_REDUCED)
+    return ShaderId::squeeze_excitation;
+  return ShaderId::squeeze_excitation_small;
+}
 
 }  // namespace
 
@@ -99,8 +115,11 @@ void SqueezeExcitation::validate(const detail::BinaryKernelEncoding& e) const {
 }
 
 void SqueezeExcitation::encodeKernel(detail::BinaryKernelEncoding& e) {
-  detail::DispatchRecorder d(e.commandBuffer, detail::ShaderId::squeeze_excitation,
-                             detail::variantFor(e.destination), e.what());
+  const uint32_t C = descriptor_.featureChannels, R = descriptor_.reducedChannels;
+  const detail::ShaderVariant variant = detail::variantFor(e.destination);
+  detail::DispatchRecorder d(e.commandBuffer,
+                             shaderFor(e.commandBuffer.context->facts(), variant, C, R), variant,
+                             e.what());
   detail::shader::SqueezeExcitationPush push{};
   push.source = d.bindSource(0, e.source, e.sourceFirstImage, e.imageCount, e.sourceChannelOffset,
                              e.sourceChannels);
@@ -112,7 +131,6 @@ void SqueezeExcitation::encodeKernel(detail::BinaryKernelEncoding& e) {
   const uint32_t layers =
       detail::touchedSlices(uint32_t(push.destination.channelShift), e.destinationChannels);
   push.geometry = e.geometry(layers);
-  const uint32_t C = descriptor_.featureChannels, R = descriptor_.reducedChannels;
   push.channels = int32_t(C);
   push.reduced = int32_t(R);
   push.innerType = int32_t(descriptor_.inner.type);

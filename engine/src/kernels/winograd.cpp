@@ -217,8 +217,7 @@ bool winogradFits(const ConvolutionDescriptor& d, uint32_t width, uint32_t heigh
   const bool shared =
       scheme == WinogradScheme::matrixUnits
           ? facts.matrixTiles()
-          : shaderModule(ShaderId::winograd_gemm, ShaderVariant::f32).sharedMemorySize <=
-                facts.sharedMemoryBytes;
+          : fitsDevice(facts, shaderModule(ShaderId::winograd_gemm, ShaderVariant::f32));
   return destinationAtLayer && imageBytes <= kWinogradRoundBytes && shared;
 }
 

@@ -8,6 +8,7 @@
 #include "memory/image_storage.h"
 #include "vulkan/command_buffer_impl.h"
 #include "vulkan/context_impl.h"
+#include "vulkan/device_profile.h"
 
 namespace vkcnn {
 namespace detail {
@@ -82,15 +83,20 @@ ImageStorage::ImageStorage(std::shared_ptr<ContextImpl> ctx, const ImageDescript
     throw Error(ErrorCode::limitExceeded,
                 what + ": " + std::to_string(std::max(width, height)) +
                     " pixels exceed this device's maxImageDimension2D of " +
-                    std::to_string(caps.maxImageDimension2D));
+                    std::to_string(caps.maxImageDimension2D) + profileNote(caps));
   const uint64_t layerCount = uint64_t(slicesPerImage()) * numberOfImages;
   if (layerCount > caps.maxImageArrayLayers)
-    throw Error(
-        ErrorCode::limitExceeded,
-        what + " needs " + std::to_string(layerCount) + " array layers (" +
-            std::to_string(slicesPerImage()) + " per image); this device allows at most " +
-            std::to_string(caps.maxImageArrayLayers) +
-            " (maxImageArrayLayers): split the batch into an ImageBatch (Image::makeBatch)");
+    throw Error(ErrorCode::limitExceeded,
+                what + " needs " + std::to_string(layerCount) + " array layers (" +
+                    std::to_string(slicesPerImage()) + " per image); this device allows at most " +
+                    std::to_string(caps.maxImageArrayLayers) + " (maxImageArrayLayers)" +
+                    profileNote(caps) +
+                    (slicesPerImage() > caps.maxImageArrayLayers
+                         ? ": one image of " + std::to_string(featureChannels) +
+                               " channels does not fit (at most " +
+                               std::to_string(uint64_t(caps.maxImageArrayLayers) * 4) +
+                               " channels an image)"
+                         : std::string(": split the batch into an ImageBatch (Image::makeBatch)")));
   usage = kImageUsage;
 }
 
@@ -585,7 +591,8 @@ ImageBatch Image::makeBatch(const Context& context, const ImageDescriptor& descr
     throw Error(ErrorCode::limitExceeded,
                 std::to_string(descriptor.featureChannels) +
                     " feature channels need more array layers than this device allows (" +
-                    std::to_string(context.capabilities().maxImageArrayLayers) + ")");
+                    std::to_string(context.capabilities().maxImageArrayLayers) +
+                    ", maxImageArrayLayers)" + detail::profileNote(context.capabilities()));
   ImageBatch batch;
   for (uint32_t done = 0; done < descriptor.numberOfImages; done += perImage) {
     ImageDescriptor d = descriptor;

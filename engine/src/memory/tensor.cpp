@@ -13,6 +13,7 @@
 #include "memory/tensor_storage.h"
 #include "vulkan/command_buffer_impl.h"
 #include "vulkan/context_impl.h"
+#include "vulkan/device_profile.h"
 
 namespace vkcnn {
 namespace detail {
@@ -161,14 +162,13 @@ uint64_t checkedElementCount(const detail::ContextImpl& context, const TensorDes
                   what + ": shape " + detail::shapeString(d.shape) +
                       " has more than 2^31 - 1 elements, more than the shaders address");
   }
-  VkPhysicalDeviceProperties properties;
-  context.vki().vkGetPhysicalDeviceProperties(context.physicalDevice(), &properties);
+  const DeviceCapabilities& caps = context.capabilities();
   const uint64_t bytes = count * bytesPerElement(d.dataType);
-  if (bytes > properties.limits.maxStorageBufferRange)
+  if (bytes > caps.maxStorageBufferRange)
     throw Error(ErrorCode::limitExceeded,
                 what + ": " + std::to_string(bytes) + " bytes exceed this device's " +
-                    "maxStorageBufferRange of " +
-                    std::to_string(properties.limits.maxStorageBufferRange));
+                    "maxStorageBufferRange of " + std::to_string(caps.maxStorageBufferRange) +
+                    detail::profileNote(caps));
   return count;
 }
 

@@ -13,6 +13,7 @@
 #include "platform/platform.h"
 #include "vulkan/context_impl.h"
 #include "vulkan/context_start.h"
+#include "vulkan/device_profile.h"
 
 namespace vkcnn {
 namespace detail {
@@ -275,7 +276,17 @@ void ContextImpl::readOptions(const ContextOptions& options) {
   if (options.log) logCallback_ = options.log;
   fenceTimeoutNs_ = fenceTimeoutMs(options, overrides_) * 1000000ull;
   waitSpinMicroseconds_ = waitSpinOption(options, overrides_);
-  wantMatrixUnits_ = options.matrixUnits.value_or(!overrides_.noMatrixUnits);
+  profile_ = resolveDeviceProfile(options, overrides_);
+  wantMatrixUnits_ = options.matrixUnits.value_or(!overrides_.noMatrixUnits) &&
+                     deviceLimits(profile_).cooperativeMatrix;
+  // The fused squeeze-excitation kernel's workgroup holds a block's 4096 channels (24 KiB): past
+  // a profile's shared memory, the Graph leaves those blocks as their pooling, convolutions and
+  // multiply. Known before the device (Graph::plan() reads it while the device starts).
+  const uint32_t profileShared = deviceLimits(profile_).maxComputeSharedMemorySize;
+  if (profileShared &&
+      shaderModule(ShaderId::squeeze_excitation, ShaderVariant::f32).sharedMemorySize >
+          profileShared)
+    overrides_.fuseSqueezeExcitation = false;
   tuneConvolutions = options.tuneConvolutions.value_or(overrides_.tune);
   winograd = options.winograd.value_or(!overrides_.noWinograd);
   if (options.memoryBlockSize &&
@@ -526,7 +537,9 @@ void ContextImpl::createDevice(const ContextOptions& options) {
   vki_.vkGetPhysicalDeviceFeatures2(physicalDevice_, &supported);
 
   VkPhysicalDeviceVulkan12Features enable12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-  enable12.shaderFloat16 = supported12.shaderFloat16;
+  // Not enabled where the profile has none, so that validation catches a shader that uses it.
+  enable12.shaderFloat16 =
+      supported12.shaderFloat16 && deviceLimits(profile_).float16Arithmetic ? VK_TRUE : VK_FALSE;
   enable12.storageBuffer8BitAccess = supported12.storageBuffer8BitAccess;
   // A batch's pieces in one dispatch (convolution_tiled_pieces) index image arrays per row.
   enable12.shaderSampledImageArrayNonUniformIndexing =

@@ -193,6 +193,8 @@ class ContextImpl : public std::enable_shared_from_this<ContextImpl> {
   bool ownsDevice_ = false;
   bool debugUtils_ = false;
   bool wantMatrixUnits_ = true;
+  // ContextOptions::deviceProfile, resolved (device_profile.h): queryCapabilities clamps to it.
+  DeviceProfile profile_ = DeviceProfile::native;
   std::optional<uint64_t> memoryBlockSize_;
   uint64_t memoryBudget_ = 0;
   DeviceMemoryCallbacks memoryCallbacks_;

@@ -7,6 +7,8 @@
 
 #include "convolution_tiles.h"
 #include "vulkan/context_impl.h"
+#include "vulkan/device_profile.h"
+#include "vulkan/shader_module_info.h"
 
 namespace vkcnn::detail {
 
@@ -23,6 +25,12 @@ const char* toString(MatrixExtension extension) {
 
 bool DeviceFacts::hasMatrixShape(const CooperativeMatrixShape& shape) const {
   return std::find(matrixShapes.begin(), matrixShapes.end(), shape) != matrixShapes.end();
+}
+
+bool fitsDevice(const DeviceFacts& facts, const ShaderModuleInfo& module) {
+  return module.sharedMemorySize <= facts.sharedMemoryBytes &&
+         module.invocations() <= facts.maxComputeWorkGroupInvocations &&
+         module.storageImages() <= facts.maxStorageImages;
 }
 
 CooperativeMatrixShape convolutionMatrixShape(MatrixExtension extension) {
@@ -117,6 +125,7 @@ void ContextImpl::queryCapabilities(bool adopted, bool matrixUnits,
     c.maxComputeSharedMemorySize =
         std::min(c.maxComputeSharedMemorySize, overrides_.maxSharedMemory);
   c.maxComputeWorkGroupInvocations = limits.maxComputeWorkGroupInvocations;
+  c.maxStorageBufferRange = limits.maxStorageBufferRange;
   c.timestampPeriodNs = limits.timestampPeriod;
   c.shaderFloat16 = f12 && f12->shaderFloat16;
   c.storage16Bit = f11 && f11->storageBuffer16BitAccess;
@@ -126,7 +135,10 @@ void ContextImpl::queryCapabilities(bool adopted, bool matrixUnits,
   c.multiprocessorCount = smBuiltins ? sm.shaderSMCount : 0;
   c.cooperativeMatrix = hasExtension(extensions, "VK_KHR_cooperative_matrix") ||
                         hasExtension(extensions, "VK_NV_cooperative_matrix");
-  c.matrixUnits = matrixUnits && c.shaderFloat16 && c.storage16Bit &&
+  // The one place the profile clamps what the device offers; everything below and every kernel
+  // reads the clamped view.
+  clampCapabilities(c, profile_);
+  c.matrixUnits = matrixUnits && c.cooperativeMatrix && c.shaderFloat16 && c.storage16Bit &&
                   c.maxComputeSharedMemorySize >= VKCNN_MATRIX_SHARED_MEMORY;
   c.pushDescriptors = hasExtension(extensions, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
   // Where packHalf2x16 was measured to round to nearest even (the case "float16 stores round to
@@ -145,12 +157,16 @@ void ContextImpl::queryCapabilities(bool adopted, bool matrixUnits,
 
   DeviceFacts& f = facts_;  // matrixShapes: queryMatrixShapes
   f.deviceName = c.deviceName;
+  f.profile = c.profile;
   f.vendorId = c.vendorId;
   f.cpu = c.deviceType == DeviceType::cpu;
   f.subgroupSize = c.subgroupSize;
   f.multiprocessorsReported = c.multiprocessorCount;
-  f.cooperativeMatrixNV = hasExtension(extensions, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
-  f.cooperativeMatrixKHR = hasExtension(extensions, "VK_KHR_cooperative_matrix");
+  f.cooperativeMatrixNV =
+      c.cooperativeMatrix && hasExtension(extensions, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  f.cooperativeMatrixKHR =
+      c.cooperativeMatrix && hasExtension(extensions, "VK_KHR_cooperative_matrix");
+  if (!c.cooperativeMatrix) f.matrixShapes.clear();
   f.matrixUnits = c.matrixUnits ? MatrixExtension::nv : MatrixExtension::none;
   f.sharedMemoryBytes = c.maxComputeSharedMemorySize;
   f.float16Arithmetic = c.shaderFloat16;
@@ -159,6 +175,8 @@ void ContextImpl::queryCapabilities(bool adopted, bool matrixUnits,
   f.maxImageArrayLayers = c.maxImageArrayLayers;
   f.maxImageDimension2D = c.maxImageDimension2D;
   f.maxComputeWorkGroupInvocations = c.maxComputeWorkGroupInvocations;
+  f.maxStorageImages = c.maxPerStageDescriptorStorageImages;
+  f.maxStorageBufferRange = c.maxStorageBufferRange;
 }
 
 const DeviceFacts& deviceFacts(const Context& context) {
@@ -167,6 +185,7 @@ const DeviceFacts& deviceFacts(const Context& context) {
 
 std::vector<std::pair<std::string, std::string>> describe(const DeviceFacts& f) {
   std::vector<std::pair<std::string, std::string>> lines;
+  lines.emplace_back("device profile", toString(f.profile));
   lines.emplace_back("subgroup size", std::to_string(f.subgroupSize));
   lines.emplace_back("multiprocessors",
                      f.multiprocessorsReported
@@ -191,6 +210,8 @@ std::vector<std::pair<std::string, std::string>> describe(const DeviceFacts& f) 
   lines.emplace_back("maxImageArrayLayers", std::to_string(f.maxImageArrayLayers));
   lines.emplace_back("maxImageDimension2D", std::to_string(f.maxImageDimension2D));
   lines.emplace_back("workgroup invocations", std::to_string(f.maxComputeWorkGroupInvocations));
+  lines.emplace_back("storage images a stage", std::to_string(f.maxStorageImages));
+  lines.emplace_back("storage buffer range", std::to_string(f.maxStorageBufferRange) + " bytes");
   return lines;
 }
 

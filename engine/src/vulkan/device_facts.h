@@ -12,13 +12,12 @@
 #include <utility>
 #include <vector>
 
+#include "vkcnn/context.h"
 #include "vkcnn/export.h"
 
-namespace vkcnn {
-class Context;
-}
-
 namespace vkcnn::detail {
+
+struct ShaderModuleInfo;
 
 // The cooperative-matrix extension a matrix shape comes from, or the matrix units run on.
 enum class MatrixExtension { none, nv, khr };
@@ -46,6 +45,8 @@ struct DeviceFacts {
   static constexpr uint32_t kAssumedMultiprocessors = 132;
 
   std::string deviceName;
+  // The profile every limit below is clamped to (vulkan/device_profile.h).
+  DeviceProfile profile = DeviceProfile::native;
   uint32_t vendorId = 0;
   bool cpu = false;  // a CPU device (lavapipe)
   uint32_t subgroupSize = 0;
@@ -66,7 +67,10 @@ struct DeviceFacts {
   bool imageArrayNonUniformIndexing = false;
   uint32_t maxImageArrayLayers = 0;
   uint32_t maxImageDimension2D = 0;
-  uint32_t maxComputeWorkGroupInvocations = 0;
+  // Desktop values unless set (synthetic facts in tests); a Context fills them.
+  uint32_t maxComputeWorkGroupInvocations = 1024;
+  uint32_t maxStorageImages = 1u << 20;  // maxPerStageDescriptorStorageImages
+  uint64_t maxStorageBufferRange = 1ull << 32;
 
   // The multiprocessors the choice sizes its waves by: the reported count, else the fallback.
   uint32_t multiprocessors() const {
@@ -80,6 +84,11 @@ struct DeviceFacts {
   // Whether `shape` is among matrixShapes.
   VKCNN_API bool hasMatrixShape(const CooperativeMatrixShape& shape) const;
 };
+
+// Whether `module` (its default specialization) fits the device: its shared memory, workgroup
+// invocations and storage images within the limits. The choices ask it before they offer a
+// shader; the pipeline registry refuses one that does not fit (PipelineRegistry::checkLimits).
+VKCNN_API bool fitsDevice(const DeviceFacts& facts, const ShaderModuleInfo& module);
 
 // The shape the matrix-unit kernels use: 16x16x16, float16 operands, float32 accumulators, of a
 // subgroup.

@@ -69,6 +69,11 @@ const Variable kVariables[] = {
       "N: at most N bytes of shared memory a workgroup, as a smaller device has (test hook)",
       "the device's", false},
      [](Overrides& o, const char* v) { o.maxSharedMemory = positive(v); }},
+    {{"VKCNN_DEVICE_PROFILE",
+      "native or mobile: mobile clamps the device's limits and features to a mobile-class "
+      "device's (ContextOptions::deviceProfile)",
+      "native", false},
+     [](Overrides& o, const char* v) { o.deviceProfile = v; }},
     {{"VKCNN_FLOAT16_BIT_STORES", "0: float16 images written as floats, not as their bits",
       "bits where the driver rounds to nearest even", false},
      [](Overrides& o, const char* v) { o.float16BitStores = !zero(v); }},

@@ -57,6 +57,7 @@ struct Overrides {
   bool tune = false;                             // VKCNN_TUNE
   bool noWinograd = false;                       // VKCNN_NO_WINOGRAD
   uint32_t maxSharedMemory = 0;                  // VKCNN_MAX_SHARED_MEMORY (0: the device's)
+  std::string deviceProfile;                     // VKCNN_DEVICE_PROFILE (empty: native)
   bool float16BitStores = true;                  // VKCNN_FLOAT16_BIT_STORES
   bool pipelineCache = true;                     // VKCNN_PIPELINE_CACHE
   std::string pipelineCacheDirectory;            // VKCNN_PIPELINE_CACHE_DIR

@@ -10,6 +10,7 @@
 
 #include "platform/platform.h"
 #include "vulkan/context_impl.h"
+#include "vulkan/device_profile.h"
 #include "vulkan/cache_file.h"
 
 namespace vkcnn::detail {
@@ -178,6 +179,26 @@ const Pipeline& PipelineRegistry::get(ShaderId id, ShaderVariant variant,
   return *slot;
 }
 
+void PipelineRegistry::checkLimits(const ShaderModuleInfo& module, bool specialized) const {
+  const DeviceCapabilities& caps = context_.capabilities();
+  auto refuse = [&](const std::string& needs, uint32_t limit, const char* name) {
+    throw Error(ErrorCode::unsupported, std::string("shader ") + module.name + " needs " + needs +
+                                            ", more than the device's " + std::to_string(limit) +
+                                            " (" + name + ")" + profileNote(caps));
+  };
+  // Reflection knows the workgroup memory and size of the default specialization only; the
+  // kernels that specialize sizes choose within the limits themselves (convolution_choice.cpp).
+  if (!specialized && module.sharedMemorySize > caps.maxComputeSharedMemorySize)
+    refuse(std::to_string(module.sharedMemorySize) + " bytes of shared memory",
+           caps.maxComputeSharedMemorySize, "maxComputeSharedMemorySize");
+  if (!specialized && module.invocations() > caps.maxComputeWorkGroupInvocations)
+    refuse(std::to_string(module.invocations()) + " invocations a workgroup",
+           caps.maxComputeWorkGroupInvocations, "maxComputeWorkGroupInvocations");
+  if (module.storageImages() > caps.maxPerStageDescriptorStorageImages)
+    refuse(std::to_string(module.storageImages()) + " storage images",
+           caps.maxPerStageDescriptorStorageImages, "maxPerStageDescriptorStorageImages");
+}
+
 Pipeline PipelineRegistry::create(ShaderId id, ShaderVariant variant,
                                   std::span<const int32_t> specialization) {
   PhaseTimer timer(context_.loadClock(), LoadPhase::pipelines);
@@ -185,15 +206,7 @@ Pipeline PipelineRegistry::create(ShaderId id, ShaderVariant variant,
   const auto& vk = context_.vk();
   VkDevice device = context_.device();
   const ShaderModuleInfo& module = shaderModule(id, variant);
-  // Reflection knows the workgroup memory of the default specialization only; the kernels that
-  // specialize sizes choose within the limit themselves (convolution.cpp).
-  const uint32_t sharedLimit = context_.capabilities().maxComputeSharedMemorySize;
-  if (specialization.empty() && module.sharedMemorySize > sharedLimit)
-    throw Error(ErrorCode::unsupported, std::string("shader ") + module.name + " needs " +
-                                            std::to_string(module.sharedMemorySize) +
-                                            " bytes of shared memory, more than the device's " +
-                                            std::to_string(sharedLimit) +
-                                            " (maxComputeSharedMemorySize)");
+  checkLimits(module, !specialization.empty());
   Pipeline p;
   p.module = &module;
   // A failing step must not leave the objects of the earlier ones behind.

@@ -54,6 +54,10 @@ class PipelineRegistry {
 
  private:
   Pipeline create(ShaderId id, ShaderVariant variant, std::span<const int32_t> specialization);
+  // Throws where `module` needs more than the Context's limits (as its device profile clamps
+  // them): shared memory, workgroup invocations (both of the default specialization), storage
+  // images.
+  void checkLimits(const ShaderModuleInfo& module, bool specialized) const;
   void destroy(Pipeline& p);
 
   std::vector<uint8_t> loadCacheFile() const;

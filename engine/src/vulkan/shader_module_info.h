@@ -54,6 +54,17 @@ struct ShaderModuleInfo {
   uint32_t localSize[3];
   // Bytes of workgroup (shared) memory with the specialization constants at their defaults.
   uint32_t sharedMemorySize;
+
+  // What its workgroup takes of the device's limits (maxComputeWorkGroupInvocations,
+  // maxPerStageDescriptorStorageImages).
+  uint32_t invocations() const { return localSize[0] * localSize[1] * localSize[2]; }
+  uint32_t storageImages() const {
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < bindingCount; ++i)
+      if (bindings[i].type == BindingType::storageImage)
+        n += bindings[i].arraySize ? bindings[i].arraySize : 1;
+    return n;
+  }
 };
 
 }  // namespace vkcnn::detail

@@ -105,14 +105,18 @@ std::string Arguments::model() const {
 }
 
 std::vector<Option> modelOptions() {
-  return {{"--device", OptionKind::value}, {"--fp16", OptionKind::flag},
-          {"--fp32", OptionKind::flag},    {"--accumulate", OptionKind::value},
-          {"--batch", OptionKind::value},  {"--shape", OptionKind::repeated}};
+  return {{"--device", OptionKind::value},        {"--fp16", OptionKind::flag},
+          {"--fp32", OptionKind::flag},           {"--accumulate", OptionKind::value},
+          {"--batch", OptionKind::value},         {"--shape", OptionKind::repeated},
+          {"--device-profile", OptionKind::value}};
 }
 
 const char* const kModelOptionsHelp =
     "  --device D          device index or name substring (default: VKCNN_DEVICE, else the\n"
     "                      first discrete GPU, then integrated, then CPU; see vkcnn info)\n"
+    "  --device-profile P  native or mobile: run within a mobile-class device's limits (256\n"
+    "                      array layers, 16 KiB shared memory, no float16 arithmetic, ...;\n"
+    "                      default: VKCNN_DEVICE_PROFILE, else native)\n"
     "  --fp16 | --fp32     storage of intermediate images (default fp16)\n"
     "  --accumulate A      fp32 (default) or fp16: what the matrix units' convolutions sum in\n"
     "                      (fp16 is faster and less accurate; fp32 storage ignores it)\n"
@@ -155,6 +159,14 @@ ContextOptions contextOptions(const Arguments& args) {
     }
     options.device = wanted;
   }
+  const std::string profile = args.get("--device-profile");
+  if (profile == "mobile")
+    options.deviceProfile = DeviceProfile::mobile;
+  else if (profile == "native")
+    options.deviceProfile = DeviceProfile::native;
+  else if (!profile.empty())
+    throw UsageError("--device-profile '" + profile +
+                     "' is not a device profile (native or mobile)");
   options.log = [](LogSeverity severity, std::string_view message) {
     if (severity < LogSeverity::warning) return;
     if (message.rfind("validation: ", 0) == 0) ++validationMessageCounter;

@@ -12,15 +12,20 @@
 namespace vkcnn::cli {
 
 int info(const std::vector<std::string>& rest) {
-  Arguments args("info", rest, {{"--device", OptionKind::value}, {"--json", OptionKind::value}});
+  Arguments args("info", rest,
+                 {{"--device", OptionKind::value},
+                  {"--device-profile", OptionKind::value},
+                  {"--json", OptionKind::value}});
   if (args.has("--help")) {
     std::printf(
-        "usage: vkcnn info [--device D] [--json FILE]\n\n"
+        "usage: vkcnn info [--device D] [--device-profile P] [--json FILE]\n\n"
         "Lists the Vulkan devices and what vkcnn sees of the chosen one: features, limits,\n"
         "whether the validation layer is on (VKCNN_VALIDATION=1), the pipeline cache, the facts\n"
         "the convolution's choice reads, and the VKCNN_* environment variables in force.\n\n"
         "  --device D          device index or name substring (default: VKCNN_DEVICE, else the\n"
         "                      first discrete GPU, then integrated, then CPU)\n"
+        "  --device-profile P  native or mobile: the limits as a mobile-class device's\n"
+        "                      (default: VKCNN_DEVICE_PROFILE, else native)\n"
         "  --json FILE         the same as JSON (- for standard output)\n");
     return 0;
   }
@@ -54,13 +59,17 @@ int info(const std::vector<std::string>& rest) {
     std::printf("  push descriptors         %s\n", c.pushDescriptors ? "yes" : "no");
     std::printf("  image arrays, per-row    %s\n", c.imageArrayNonUniformIndexing ? "yes" : "no");
     std::printf("  float16 bit stores       %s\n", c.float16BitStores ? "yes" : "no");
-    std::printf("limits:\n");
+    std::printf("limits: %s\n", c.profile == DeviceProfile::native
+                                    ? "the device's"
+                                    : "clamped to the mobile device profile");
     std::printf("  subgroup size            %u\n", c.subgroupSize);
     std::printf("  maxImageArrayLayers      %u\n", c.maxImageArrayLayers);
     std::printf("  maxImageDimension2D      %u\n", c.maxImageDimension2D);
     std::printf("  storage images / stage   %u\n", c.maxPerStageDescriptorStorageImages);
     std::printf("  shared memory            %u bytes\n", c.maxComputeSharedMemorySize);
     std::printf("  workgroup invocations    %u\n", c.maxComputeWorkGroupInvocations);
+    std::printf("  storage buffer range     %llu bytes\n",
+                static_cast<unsigned long long>(c.maxStorageBufferRange));
     std::printf("  timestamp period         %.3f ns\n", double(c.timestampPeriodNs));
     std::printf(
         "memory: shared blocks of %.1f MiB (sized to the device), %s;\n"
@@ -116,6 +125,8 @@ int info(const std::vector<std::string>& rest) {
         .add("max_storage_images_per_stage", c.maxPerStageDescriptorStorageImages)
         .add("shared_memory_bytes", c.maxComputeSharedMemorySize)
         .add("max_workgroup_invocations", c.maxComputeWorkGroupInvocations)
+        .add("max_storage_buffer_range", c.maxStorageBufferRange)
+        .add("device_profile", toString(c.profile))
         .add("timestamp_period_ns", double(c.timestampPeriodNs))
         .add("device_bytes_allocated", memory.deviceBytesAllocated)
         .add("memory_objects", memory.memoryObjects)
