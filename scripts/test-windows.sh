@@ -25,6 +25,7 @@ if [ "${1:-}" = "--under-x" ]; then
   # would offer to download them), no debug chatter.
   shift
   export WINEPREFIX=$build/wine WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
+  mkdir -p "$WINEPREFIX"  # wineserver starts only in an existing prefix folder
   "$wineserver" -p >/dev/null 2>&1
   trap '"$wineserver" -k >/dev/null 2>&1 || true' EXIT
   "$wine" wineboot --init >/dev/null 2>&1

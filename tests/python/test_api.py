@@ -291,9 +291,11 @@ class Documentation(unittest.TestCase):
         stubbed = [a.arg for a in init.args.args][1:]
         self.assertEqual(stubbed, list(inspect.signature(vkcnn.Session).parameters))
         self.assertEqual(stubbed, self.PARAMETERS)
-        methods = {f.name for f in classes["Session"].body if isinstance(f, ast.FunctionDef)}
-        public = {n for n in dir(vkcnn.Session) if not n.startswith("_")}
-        self.assertEqual(public, methods - {"__init__"})
+        for name in ("Session", "SessionPool"):  # each with its stubbed base classes' members
+            stubbed = [classes[name]] + [classes[b.id] for b in classes[name].bases]
+            methods = {f.name for c in stubbed for f in c.body if isinstance(f, ast.FunctionDef)}
+            public = {n for n in dir(getattr(vkcnn, name)) if not n.startswith("_")}
+            self.assertEqual(public, methods - {"__init__"}, name)
         ast.parse((package / "_vkcnn.pyi").read_text())
 
 
