@@ -413,6 +413,7 @@ VKCNN_API vkcnn_status vkcnn_session_encode_buffers(
  * the pool and its piece runs on another. */
 typedef struct vkcnn_session_pool_s* vkcnn_session_pool;
 
+/* How a session pool loads its model (SessionPoolOptions in session_pool.h). */
 typedef struct vkcnn_session_pool_options {
   /* Every device's session (its batch is ignored; its context_options are each device's base). */
   vkcnn_session_options session;
