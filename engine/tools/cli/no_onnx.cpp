@@ -1,6 +1,7 @@
 // The model commands of a vkcnn built without ONNX import (VKCNN_WITH_ONNX=OFF; the Windows build
 // is one, since Debian has no Windows build of protobuf or onnx). run, bench, profile, tune,
-// inspect and ops say that ONNX import is not in this build, naming the model they were given.
+// inspect, ops and compile say that ONNX import is not in this build, naming the model they were
+// given.
 // Built instead of run.cpp, bench.cpp, profile.cpp, tune.cpp and inspect.cpp
 // (engine/CMakeLists.txt).
 #include "cli.h"
@@ -41,6 +42,9 @@ int inspect(const std::vector<std::string>& args) {
   withoutOnnx(args);
 }
 int ops(const std::vector<std::string>& args) {
+  withoutOnnx(args);
+}
+int compile(const std::vector<std::string>& args) {
   withoutOnnx(args);
 }
 
