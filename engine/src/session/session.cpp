@@ -20,6 +20,8 @@
 #include <sstream>
 #include <thread>
 
+#include "archive/archive.h"
+#include "graph/serialize.h"
 #include "onnx/importer.h"
 #include "platform/platform.h"
 #include "vkcnn/error.h"
@@ -150,18 +152,30 @@ struct EarlyLoad {
   double preparedMs = 0;  // the parse and the initializers' decoding (importer's work) before it
 };
 
-// `started`: when the load began (before the file was read).
+// A .vkcnn file (told by its magic, whatever its name): its Graph and inputs and outputs, as
+// compiled. Options it was compiled with cannot change; a batch that differs is refused below.
+OnnxImport loadCompiled(const Context& context, std::span<const uint8_t> bytes,
+                        const std::string& name) {
+  const archive::Archive file = archive::Archive::fromBytes(bytes, name);
+  return detail::readModel(context, file);
+}
+
+// `started`: when the load began (before the file was read). `name`: the file's, for messages.
 std::unique_ptr<detail::SessionState> load(const Context& context, std::span<const uint8_t> bytes,
                                            const SessionOptions& options, Clock::time_point started,
-                                           EarlyLoad* early = nullptr) {
+                                           EarlyLoad* early = nullptr,
+                                           const std::string& name = "model in memory") {
   const double readMs = early ? early->readMs : millisecondsSince(started);
   detail::LoadClock& clock = detail::loadClock(context);
   const detail::LoadClockSnapshot before = clock.snapshot();
   const auto importStart = Clock::now();
   const OnnxImportOptions o = importOptions(options);
   std::optional<OnnxImport> import;
+  const bool compiled = detail::isCompiledModel(bytes);
   importing([&] {
-    if (early && early->prepared)
+    if (compiled)
+      import.emplace(loadCompiled(context, bytes, name));
+    else if (early && early->prepared)
       import.emplace(detail::onnx_import::importPrepared(context, *early->prepared, bytes, o));
     else
       import.emplace(importOnnxModelFromMemory(context, bytes, o));
@@ -173,7 +187,7 @@ std::unique_ptr<detail::SessionState> load(const Context& context, std::span<con
   const double importTotalMs = millisecondsSince(importStart);
   const detail::LoadClockSnapshot imported = clock.snapshot().since(before);
   auto s = std::make_unique<detail::SessionState>(context, std::move(*import));
-  s->precision = options.precision;
+  s->precision = compiled ? detail::graphOptions(s->import.graph).channelFormat : options.precision;
   s->label = options.label.empty() ? s->import.info.graphName : options.label;
   const auto& info = s->import.info;
   s->batch = info.inputs.empty() ? 1 : info.inputs[0].numberOfImages;
@@ -323,10 +337,12 @@ std::unique_ptr<detail::SessionState> loadOwnContext(const std::string& path,
   try {
     file.emplace(path);
     early.readMs = millisecondsSince(started);
-    importing([&] {
-      early.prepared = detail::onnx_import::prepareOnnxModel(file->bytes(), importOptions(options));
-    });
-    return load(context, file->bytes(), options, started, &early);
+    if (!detail::isCompiledModel(file->bytes()))
+      importing([&] {
+        early.prepared =
+            detail::onnx_import::prepareOnnxModel(file->bytes(), importOptions(options));
+      });
+    return load(context, file->bytes(), options, started, &early, "model '" + path + "'");
   } catch (...) {
     contextErrorFirst();
     throw;
@@ -343,7 +359,8 @@ Session::Session(const Context& context, const std::string& path, const SessionO
     : Session(guarded(path, [&] {
         const auto started = Clock::now();
         const ModelFile file(path);
-        return load(context, file.bytes(), withModelDirectory(path, options), started);
+        return load(context, file.bytes(), withModelDirectory(path, options), started, nullptr,
+                    "model '" + path + "'");
       })) {}
 
 Session Session::fromMemory(std::span<const uint8_t> bytes, const SessionOptions& options) {

@@ -12,7 +12,9 @@
 #include <numeric>
 #include <sstream>
 
+#include "archive/archive.h"
 #include "cli.h"
+#include "graph/serialize.h"
 #include "npy.h"
 #include "picture.h"
 #include "platform/platform.h"
@@ -268,6 +270,26 @@ AccumulatorPrecision accumulatorPrecisionOf(const Arguments& args) {
 
 }  // namespace
 
+bool isCompiledFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::array<char, sizeof(archive::kMagic)> magic{};
+  in.read(magic.data(), magic.size());
+  return in &&
+         detail::isCompiledModel({reinterpret_cast<const uint8_t*>(magic.data()), magic.size()});
+}
+
+// A .vkcnn file's inputs and outputs, its shapes all known; --fp16 or --fp32 must be what it was
+// compiled for (the precision is part of the compiled model).
+OnnxModelInfo compiledInfo(const std::string& path, const Arguments& args) {
+  const archive::Archive file = archive::Archive::open(path);
+  const std::string precision = file.provenance().precision;
+  for (const char* option : {"--fp16", "--fp32"})
+    if (args.has(option) && precision != std::string(option).substr(2))
+      throw UsageError(std::string(option) + ": " + path + " was compiled for " + precision +
+                       " (compile it again with " + option + ")");
+  return detail::readModelInfo(file);
+}
+
 ModelSetup prepareModel(const Arguments& args, bool takesInputFiles) {
   ModelSetup s;
   s.path = args.model();
@@ -275,7 +297,7 @@ ModelSetup prepareModel(const Arguments& args, bool takesInputFiles) {
     throw UsageError("--fp16 and --fp32 exclude each other");
   s.options.precision = args.has("--fp32") ? ChannelFormat::float32 : ChannelFormat::float16;
   s.options.accumulatorPrecision = accumulatorPrecisionOf(args);
-  s.declared = inspectOnnx(s.path);
+  s.declared = isCompiledFile(s.path) ? compiledInfo(s.path, args) : inspectOnnx(s.path);
   const OnnxModelInfo& m = s.declared;
 
   for (const std::string& spec : args.all("--shape")) {
