@@ -5,11 +5,14 @@
 // Image where a Tensor belongs, a missing section, and every byte of a real section replaced,
 // each fail with vkcnn::Error (never a crash), the targeted ones naming what was wrong.
 #include <cstring>
+#include <fstream>
+#include <map>
 
 #include "archive/archive.h"
 #include "graph/serialize.h"
 #include "test_support.h"
 #include "vkcnn/neuron.h"
+#include "vkcnn/session.h"
 #include "vkcnn/tensor_ops.h"
 
 using namespace vkcnn;
@@ -71,15 +74,27 @@ Graph buildGraph(ChannelFormat format) {
   return g;
 }
 
-std::vector<uint8_t> writeFile(Graph& g) {
+std::vector<uint8_t> writeFile(Graph& g, const OnnxModelInfo* model = nullptr) {
   archive::Provenance p;
   p.sourceName = "built";
   p.sourceFormat = "graph";
   p.compiler = "test";
   p.precision = "fp32";
   archive::Writer writer(p);
-  detail::writeGraph(g, writer);
+  detail::writeGraph(g, writer, model);
   return writer.build();
+}
+
+OnnxTensorInfo info(const std::string& name, uint32_t c, uint32_t h, uint32_t w) {
+  OnnxTensorInfo t;
+  t.name = name;
+  t.dims = {N, c, h, w};
+  t.elementType = "float32";
+  t.numberOfImages = N;
+  t.featureChannels = c;
+  t.height = h;
+  t.width = w;
+  return t;
 }
 
 std::vector<std::vector<double>> runGraph(Graph& g, const test::Tensor& in) {
@@ -154,6 +169,37 @@ TEST_CASE("graph serialize: written and read back, a Graph runs bit-identically"
     // A planned graph is written no more (its storage is planned for this process).
     CHECK_THROWS_AS(writeFile(built), Error);
   }
+}
+
+// This test program links libvkcnn alone (no libvkcnn_onnx): a Session loads a .vkcnn with it.
+TEST_CASE("graph serialize: a Session runs a .vkcnn with libvkcnn alone") {
+  Graph built = buildGraph(ChannelFormat::float32);
+  OnnxModelInfo model;
+  model.inputs = {info("x", 4, 6, 6)};
+  model.outputs = {info("y", 2, 1, 1), info("pooled", 16, 3, 3)};
+  const std::vector<uint8_t> file = writeFile(built, &model);
+  const test::Tensor in = randomTensor(N, 4, 6, 6, 12);
+  const auto want = runGraph(built, in);
+  Session session = Session::fromMemory(context(), file);
+  CHECK((session.precision() == ChannelFormat::float32));
+  REQUIRE(session.outputs().size() == 2);
+  std::map<std::string, HostTensor> inputs;
+  inputs["x"] = HostTensor{{}, std::vector<float>(in.data.begin(), in.data.end())};
+  const auto got = session.run(inputs);
+  for (size_t k = 0; k < want.size(); ++k) {
+    const std::vector<float>& g = got.at(model.outputs[k].name).data;
+    REQUIRE(g.size() == want[k].size());
+    size_t equal = 0;
+    for (size_t i = 0; i < g.size(); ++i) equal += double(g[i]) == want[k][i];
+    CHECK(equal == g.size());
+  }
+  // No import code came into the process for it.
+  std::ifstream maps("/proc/self/maps");
+  const std::string mapped{std::istreambuf_iterator<char>(maps), {}};
+  CHECK(mapped.find("libvkcnn_onnx") == std::string::npos);
+  // An ONNX model goes to libvkcnn_onnx, opened beside libvkcnn: bytes that are no model fail.
+  const std::vector<uint8_t> notVkcnn = {8, 1, 18, 0};
+  CHECK_THROWS_AS(Session::fromMemory(context(), notVkcnn), Error);
 }
 
 TEST_CASE("graph serialize: a caller's kernel cannot be written, and the message names it") {

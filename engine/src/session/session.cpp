@@ -6,6 +6,10 @@
 // comes from the Images it is encoded on), so a batch too large for one Image is encoded chunk by
 // chunk from the same Graph: the model is imported at the whole batch (so every shape check and
 // tensor info is the batch's) and never again.
+//
+// Session is in libvkcnn: a .vkcnn model (told by its magic) is read with the core library alone
+// (graph/serialize.h); an ONNX model is imported by libvkcnn_onnx, opened here when one is given
+// (session/onnx_entry.h), so that an application that ships compiled models ships no import code.
 #include "vkcnn/session.h"
 
 #include <algorithm>
@@ -22,8 +26,8 @@
 
 #include "archive/archive.h"
 #include "graph/serialize.h"
-#include "onnx/importer.h"
 #include "platform/platform.h"
+#include "session/onnx_entry.h"
 #include "vkcnn/error.h"
 #include "vulkan/context_start.h"
 #include "load_clock.h"
@@ -31,7 +35,42 @@
 namespace vkcnn {
 namespace detail {
 
+// libvkcnn_onnx, opened for an ONNX model (session/onnx_entry.h) and kept open while a Session
+// made from it lives: the library's code built its Graph.
+class OnnxLibrary {
+ public:
+  OnnxLibrary() {
+    const std::string name = VKCNN_ONNX_LIBRARY;
+    if (name.empty())
+      throw Error(ErrorCode::unsupported,
+                  "ONNX import is not in this build of vkcnn (configured with "
+                  "VKCNN_WITH_ONNX=OFF): compile the model with `vkcnn compile MODEL.onnx -o "
+                  "MODEL.vkcnn` where vkcnn has ONNX, and load the .vkcnn");
+    handle_ = platform::openLibrary(name.c_str());
+    const auto entry = reinterpret_cast<OnnxEntryFunction>(
+        handle_ ? platform::findFunction(handle_, kOnnxEntryName) : nullptr);
+    entry_ = entry ? entry() : nullptr;
+    if (!entry_ || entry_->version != kOnnxEntryVersion) {
+      platform::closeLibrary(handle_);
+      throw Error(ErrorCode::unsupported,
+                  "ONNX import needs " + name + " beside libvkcnn" +
+                      (entry ? " of the same version" : "") +
+                      ": install it, or compile the model with `vkcnn compile MODEL.onnx -o "
+                      "MODEL.vkcnn` and load the .vkcnn, which needs libvkcnn alone");
+    }
+  }
+  ~OnnxLibrary() { platform::closeLibrary(handle_); }
+  OnnxLibrary(const OnnxLibrary&) = delete;
+  OnnxLibrary& operator=(const OnnxLibrary&) = delete;
+  const OnnxEntry& entry() const { return *entry_; }
+
+ private:
+  void* handle_ = nullptr;
+  const OnnxEntry* entry_ = nullptr;
+};
+
 struct SessionState {
+  std::shared_ptr<OnnxLibrary> onnx;  // first: released after the Graph it made
   Context context;
   ChannelFormat precision = ChannelFormat::float16;
   OnnxImport import;
@@ -147,7 +186,13 @@ auto importing(F&& f) -> decltype(f()) {
 
 // What a load did before it had its Context (a Session making its own: see loadOwnContext).
 struct EarlyLoad {
-  detail::onnx_import::PreparedModelPtr prepared;  // released once imported
+  std::shared_ptr<detail::OnnxLibrary> onnx;
+  // Released once imported (by the library that made it).
+  struct Release {
+    const detail::OnnxEntry* entry;
+    void operator()(detail::onnx_import::PreparedModel* p) const { entry->release(p); }
+  };
+  std::unique_ptr<detail::onnx_import::PreparedModel, Release> prepared{nullptr, {nullptr}};
   double readMs = 0;
   double preparedMs = 0;  // the parse and the initializers' decoding (importer's work) before it
 };
@@ -172,21 +217,26 @@ std::unique_ptr<detail::SessionState> load(const Context& context, std::span<con
   const OnnxImportOptions o = importOptions(options);
   std::optional<OnnxImport> import;
   const bool compiled = detail::isCompiledModel(bytes);
+  std::shared_ptr<detail::OnnxLibrary> onnx = compiled ? nullptr
+                                              : early && early->onnx
+                                                  ? early->onnx
+                                                  : std::make_shared<detail::OnnxLibrary>();
   importing([&] {
     if (compiled)
       import.emplace(loadCompiled(context, bytes, name));
     else if (early && early->prepared)
-      import.emplace(detail::onnx_import::importPrepared(context, *early->prepared, bytes, o));
+      import.emplace(onnx->entry().importPrepared(context, *early->prepared, bytes, o));
     else
-      import.emplace(importOnnxModelFromMemory(context, bytes, o));
+      import.emplace(onnx->entry().import(context, bytes, o));
   });
   if (early && early->prepared) {
-    early->preparedMs = detail::onnx_import::preparedMs(*early->prepared);
+    early->preparedMs = onnx->entry().preparedMs(*early->prepared);
     early->prepared.reset();  // the parsed model is not needed while kernels are built
   }
   const double importTotalMs = millisecondsSince(importStart);
   const detail::LoadClockSnapshot imported = clock.snapshot().since(before);
   auto s = std::make_unique<detail::SessionState>(context, std::move(*import));
+  s->onnx = std::move(onnx);
   s->precision = compiled ? detail::graphOptions(s->import.graph).channelFormat : options.precision;
   s->label = options.label.empty() ? s->import.info.graphName : options.label;
   const auto& info = s->import.info;
@@ -337,11 +387,13 @@ std::unique_ptr<detail::SessionState> loadOwnContext(const std::string& path,
   try {
     file.emplace(path);
     early.readMs = millisecondsSince(started);
-    if (!detail::isCompiledModel(file->bytes()))
+    if (!detail::isCompiledModel(file->bytes())) {
+      early.onnx = std::make_shared<detail::OnnxLibrary>();
+      const detail::OnnxEntry& entry = early.onnx->entry();
       importing([&] {
-        early.prepared =
-            detail::onnx_import::prepareOnnxModel(file->bytes(), importOptions(options));
+        early.prepared = {entry.prepare(file->bytes(), importOptions(options)), {&entry}};
       });
+    }
     return load(context, file->bytes(), options, started, &early, "model '" + path + "'");
   } catch (...) {
     contextErrorFirst();
