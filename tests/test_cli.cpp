@@ -961,6 +961,11 @@ TEST_CASE("cli: compile writes a .vkcnn without a device; run and bench take it 
   }
   r = cli("bench " + compiled + " --iterations 2 --warmup 0");
   CHECK_MESSAGE(r.status == 0, r.output);
+  r = cli("inspect " + compiled);  // no GPU: the provenance, inputs, the kernels as planned
+  CHECK_MESSAGE(r.status == 0, r.output);
+  CHECK(r.has("compiled model, format 1.0"));
+  CHECK(r.has("from fashion_mnist.onnx (onnx, "));
+  CHECK(r.has("kernels ("));
   // What it was compiled for is fixed; the messages name the option.
   r = cli("run " + compiled + " --fp16 --input " + in);
   CHECK(r.status == 2);

@@ -79,6 +79,8 @@ struct ModelSetup {
 ModelSetup prepareModel(const Arguments& args, bool takesInputFiles);
 // Whether the file is a compiled model (.vkcnn, told by its magic, whatever its name).
 bool isCompiledFile(const std::string& path);
+// inspect of a compiled model (inspect_compiled.cpp).
+int inspectCompiled(const std::string& path, const Arguments& args);
 Session loadSession(const Context& context, const ModelSetup& setup);
 // The tensor of `info` from a picture (resized and centre-cropped as torchvision does), a .npy or
 // a raw float32 file.
