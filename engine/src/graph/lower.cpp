@@ -197,10 +197,12 @@ void GraphState::lowerConvolutions() {
     ConvolutionDescriptor descriptor = c->descriptor;
     descriptor.destinationFormat = options.channelFormat;  // no float16 copies in float32
     descriptor.accumulatorPrecision = options.accumulatorPrecision;
+    const std::span<const float> weights =
+        c->mappedWeights.empty() ? std::span<const float>(c->weights) : c->mappedWeights;
     if (c->fullyConnected) {
-      n.unary = std::make_shared<FullyConnected>(context, descriptor, c->weights, c->bias);
+      n.unary = std::make_shared<FullyConnected>(context, descriptor, weights, c->bias);
     } else {
-      auto k = std::make_shared<Convolution>(context, descriptor, c->weights, c->bias);
+      auto k = std::make_shared<Convolution>(context, descriptor, weights, c->bias);
       k->padding = c->padding;
       n.unary = k;
     }

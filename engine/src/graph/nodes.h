@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <variant>
 #include <vector>
@@ -34,6 +35,12 @@ struct ConvolutionNode {
   Padding padding;
   bool fullyConnected = false;
   uint32_t foldedBatchNormalizations = 0, foldedAffines = 0;
+  // Read from a .vkcnn file with its weights mapped (graph/serialize.h's readGraph): the weights
+  // where the file's bytes are, which lower() reads in place of `weights` (then empty), so that
+  // loading copies nothing it can map. Valid until the Graph compiles: the reader's caller keeps
+  // the bytes until then (a Session does). The rewrites never see such a node (a file's graph is
+  // rewritten already).
+  std::span<const float> mappedWeights;
 };
 // Nodes that may take a neuron after them (optimize()).
 struct BatchNormalizationNode {

@@ -5,6 +5,7 @@
 // serialize_check.cpp's. Keys are the file's: never renumber one, only add.
 #include "graph/serialize.h"
 
+#include <bit>
 #include <cstring>
 
 #include "archive/bytes.h"
@@ -206,23 +207,49 @@ void WeightSink::floats(RecordWriter& record, FieldKey key, std::span<const floa
                                        {int64_t(values.size())}, std::move(bytes)));
 }
 
-std::vector<float> WeightSource::floats(const RecordReader& record, FieldKey key,
-                                        uint64_t maxCount) const {
-  if (!record.has(key)) return {};
+const archive::Weight* WeightSource::find(const RecordReader& record, FieldKey key,
+                                          uint64_t maxCount) const {
+  if (!record.has(key)) return nullptr;
   const std::vector<archive::Weight>& all = archive_.weights();
   const archive::Weight& w = all[record.tensor(key, uint32_t(all.size()))];
   if (w.type != archive::WeightType::f32 || w.layout != 0 || w.dims.size() != 1)
     record.fail(key, "weight '" + w.name + "' is not a dense f32 vector");
-  const uint64_t count = w.data.size() / 4;
-  if (count > maxCount)
-    record.fail(key, "weight '" + w.name + "' has " + std::to_string(count) +
+  if (w.data.size() / 4 > maxCount)
+    record.fail(key, "weight '" + w.name + "' has " + std::to_string(w.data.size() / 4) +
                          " values, more than the " + std::to_string(maxCount) + " it can have");
+  return &w;
+}
+
+std::vector<float> WeightSource::floats(const RecordReader& record, FieldKey key,
+                                        uint64_t maxCount) const {
+  const archive::Weight* w = find(record, key, maxCount);
+  if (!w) return {};
+  const size_t count = w->data.size() / 4;
+  if constexpr (std::endian::native == std::endian::little) {
+    // One copy, no zero-fill first (a new vector's pages are written once).
+    std::vector<float> out;
+    out.reserve(count);
+    const uint8_t* p = w->data.data();
+    for (size_t i = 0; i < count; ++i, p += 4) {
+      float v;
+      std::memcpy(&v, p, 4);
+      out.push_back(v);
+    }
+    return out;
+  }
   std::vector<float> out(count);
   for (size_t i = 0; i < count; ++i) {
-    const uint32_t bits = archive::loadU32(w.data.data() + 4 * i);
+    const uint32_t bits = archive::loadU32(w->data.data() + 4 * i);
     std::memcpy(&out[i], &bits, 4);
   }
   return out;
+}
+
+std::span<const float> WeightSource::mapped(const RecordReader& record, FieldKey key) const {
+  if (!map_ || std::endian::native != std::endian::little) return {};
+  const archive::Weight* w = find(record, key, UINT32_MAX);
+  if (!w || reinterpret_cast<uintptr_t>(w->data.data()) % alignof(float)) return {};
+  return {reinterpret_cast<const float*>(w->data.data()), w->data.size() / 4};
 }
 
 GraphOptions graphOptions(const Graph& graph) {
@@ -268,7 +295,7 @@ void writeGraph(Graph& graph, archive::Writer& writer, const OnnxModelInfo* mode
   writer.addSection(uint32_t(archive::SectionKind::graph), section.finish());
 }
 
-Graph readGraph(const Context& context, const archive::Archive& archive) {
+Graph readGraph(const Context& context, const archive::Archive& archive, bool mapWeights) {
   const std::optional<std::span<const uint8_t>> bytes =
       archive.section(archive::SectionKind::graph);
   if (!bytes) archive.fail("has no graph section (GRPH): it holds no model to run");
@@ -283,7 +310,7 @@ Graph readGraph(const Context& context, const archive::Archive& archive) {
     section.fail("more than 2^24 values or nodes");
   const uint32_t valueCount = uint32_t(values.size()), nodeCount = uint32_t(nodes.size());
   for (const RecordReader& v : values) s.tensors.push_back(decodeValue(v, valueCount, nodeCount));
-  const WeightSource weights(archive);
+  const WeightSource weights(archive, mapWeights);
   for (const RecordReader& n : nodes) s.nodes.push_back(decodeNode(n, valueCount, weights));
 
   auto readPorts = [&](FieldKey key, std::vector<uint32_t>& tensors,

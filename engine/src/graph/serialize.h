@@ -36,11 +36,15 @@ struct GraphState;
 VKCNN_API void writeGraph(Graph& graph, archive::Writer& writer,
                           const OnnxModelInfo* model = nullptr);
 // The Graph of `archive`'s graph section, on `context`. Error(invalidModel) for a file without
-// one or with anything wrong in it.
-VKCNN_API Graph readGraph(const Context& context, const archive::Archive& archive);
+// one or with anything wrong in it. `mapWeights`: the convolutions' weights are used where the
+// archive's bytes are (on a little-endian host, where they are aligned), not copied: the caller
+// keeps those bytes until the Graph has compiled. Otherwise every weight is copied.
+VKCNN_API Graph readGraph(const Context& context, const archive::Archive& archive,
+                          bool mapWeights = false);
 // The Graph and the model's inputs and outputs (a file written without `model` has none:
 // Error(invalidModel)). No device is needed until the Graph compiles.
-VKCNN_API OnnxImport readModel(const Context& context, const archive::Archive& archive);
+VKCNN_API OnnxImport readModel(const Context& context, const archive::Archive& archive,
+                               bool mapWeights = false);
 // The model's inputs and outputs alone (what `inspect` and the CLI's option checks read).
 VKCNN_API OnnxModelInfo readModelInfo(const archive::Archive& archive);
 
@@ -121,15 +125,20 @@ class WeightSink {
 };
 
 // Where a node's weights come from when read: the Archive's weights, checked (f32, dense, one
-// axis, at most `maxCount` elements) and copied out of the mapping.
+// axis, at most `maxCount` elements) and copied out of the mapping; or, where the reader maps
+// weights, the mapping itself (`mapped`: empty where it cannot be, then `floats` copies).
 class WeightSource {
  public:
-  explicit WeightSource(const archive::Archive& archive) : archive_(archive) {}
+  WeightSource(const archive::Archive& archive, bool map) : archive_(archive), map_(map) {}
   std::vector<float> floats(const archive::RecordReader& record, archive::FieldKey key,
                             uint64_t maxCount = UINT32_MAX) const;
+  std::span<const float> mapped(const archive::RecordReader& record, archive::FieldKey key) const;
 
  private:
+  const archive::Weight* find(const archive::RecordReader& record, archive::FieldKey key,
+                              uint64_t maxCount) const;
   const archive::Archive& archive_;
+  bool map_;
 };
 
 // An enumerator of type E up to `last`, or a failure naming the field.

@@ -170,7 +170,8 @@ ConvolutionNode decodeConvolution(const RecordReader& r, const WeightSource& w) 
   }
   d.accumulatorPrecision =
       enumerator(r, kAccumulator, AccumulatorPrecision::float16, AccumulatorPrecision::float32);
-  c.weights = w.floats(r, kWeights);
+  c.mappedWeights = w.mapped(r, kWeights);
+  if (c.mappedWeights.empty()) c.weights = w.floats(r, kWeights);
   c.bias = w.floats(r, kBias);
   c.padding = decodePadding(r.record(kConvPadding));
   c.fullyConnected = flag(r, kFullyConnected);

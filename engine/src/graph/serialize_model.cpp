@@ -107,9 +107,9 @@ OnnxModelInfo readModelInfo(const archive::Archive& archive) {
   return decodeModelInfo(section.record(kModelField));
 }
 
-OnnxImport readModel(const Context& context, const archive::Archive& archive) {
+OnnxImport readModel(const Context& context, const archive::Archive& archive, bool mapWeights) {
   OnnxModelInfo info = readModelInfo(archive);
-  Graph graph = readGraph(context, archive);
+  Graph graph = readGraph(context, archive, mapWeights);
   const GraphState& s = GraphAccess::state(graph);
   const RecordReader section(*archive.section(archive::SectionKind::graph),
                              archive.name() + ": graph");

@@ -202,7 +202,9 @@ struct EarlyLoad {
 OnnxImport loadCompiled(const Context& context, std::span<const uint8_t> bytes,
                         const std::string& name) {
   const archive::Archive file = archive::Archive::fromBytes(bytes, name);
-  return detail::readModel(context, file);
+  // The convolutions' weights are read where `bytes` are: load() compiles the Graph while they
+  // are there.
+  return detail::readModel(context, file, true);
 }
 
 // `started`: when the load began (before the file was read). `name`: the file's, for messages.
