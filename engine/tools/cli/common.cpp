@@ -196,9 +196,8 @@ std::string shapeText(const std::vector<int64_t>& dims) {
   return s + "]";
 }
 
-// Loading a model needs ONNX import (VKCNN_WITH_ONNX); without it no_onnx.cpp answers the model
-// commands and these are not built.
-#if VKCNN_WITH_ONNX
+// Loading a model: a compiled one (.vkcnn) with the core library alone; an ONNX one needs ONNX
+// import (VKCNN_WITH_ONNX), and a build without it says so, naming the model.
 namespace {
 
 std::string declaredText(const OnnxTensorInfo& info) {
@@ -297,7 +296,17 @@ ModelSetup prepareModel(const Arguments& args, bool takesInputFiles) {
     throw UsageError("--fp16 and --fp32 exclude each other");
   s.options.precision = args.has("--fp32") ? ChannelFormat::float32 : ChannelFormat::float16;
   s.options.accumulatorPrecision = accumulatorPrecisionOf(args);
+#if VKCNN_WITH_ONNX
   s.declared = isCompiledFile(s.path) ? compiledInfo(s.path, args) : inspectOnnx(s.path);
+#else
+  if (!isCompiledFile(s.path))
+    throw Error(ErrorCode::unsupported,
+                s.path +
+                    ": ONNX import is not in this build of vkcnn (it was configured with "
+                    "VKCNN_WITH_ONNX=OFF): compile the model where vkcnn has it (vkcnn "
+                    "compile MODEL.onnx -o MODEL.vkcnn) and give the .vkcnn");
+  s.declared = compiledInfo(s.path, args);
+#endif
   const OnnxModelInfo& m = s.declared;
 
   for (const std::string& spec : args.all("--shape")) {
@@ -400,7 +409,6 @@ Session loadSession(const Context& context, const ModelSetup& setup) {
   progress.finish();
   return session;
 }
-#endif  // VKCNN_WITH_ONNX
 
 std::vector<Option> pictureOptions() {
   return {{"--mean", OptionKind::value},
