@@ -225,6 +225,15 @@ TEST_CASE("graph serialize: hostile graph sections are refused with what was wro
   checkRefused(
       sectionFile({image(), image(0), image(1)}, {neuronNode({2}, 1), neuronNode({1}, 2)}, 2),
       "cycle");
+  // A chain deeper than planning recurses (16384 nodes).
+  {
+    std::vector<RecordWriter> values = {image()}, nodes;
+    for (uint32_t k = 0; k < 16400; ++k) {
+      values.push_back(image(k));
+      nodes.push_back(neuronNode({k}, k + 1));
+    }
+    checkRefused(sectionFile(values, nodes, 16400), "a chain of more than 16384 nodes");
+  }
   // A Tensor node on an Image.
   RecordWriter transpose, parameters;
   parameters.u32s({1, "perm"}, std::vector<uint32_t>{0});

@@ -2,8 +2,9 @@
 // record: every value a node reads has a live producer (or is a graph input), each node's output
 // is its own, each node kind has its number of inputs and the kinds of values (Image or Tensor) it
 // takes, the parameters that index values fit them (axes, permutations, channel offsets), and the
-// nodes form no cycle. What these checks leave (a destination's exact extents) is the kernels'
-// to check when they encode, as for any caller's images; nothing here trusts the file.
+// nodes form no cycle and no chain deeper than planning's recursion allows. What these checks leave
+// (a destination's exact extents) is the kernels' to check when they encode, as for any caller's
+// images; nothing here trusts the file.
 #include <algorithm>
 #include <numeric>
 
@@ -161,13 +162,22 @@ void checkAcyclic(const GraphState& s, const Fail& fail) {
       }
     if (!waiting[i]) ready.push_back(i);
   }
+  // The longest chain too: planning walks it recursively (GraphState::chainLength), so a file may
+  // not make it deeper than a thread's stack holds.
+  constexpr uint32_t kMaxChain = 16384;
+  std::vector<uint32_t> chain(count, 1);
   size_t done = 0;
   while (!ready.empty()) {
     const uint32_t i = ready.back();
     ready.pop_back();
     ++done;
-    for (uint32_t r : readers[i])
+    if (chain[i] > kMaxChain)
+      fail(i, "it ends a chain of more than " + std::to_string(kMaxChain) +
+                  " nodes, beyond what this vkcnn plans");
+    for (uint32_t r : readers[i]) {
+      chain[r] = std::max(chain[r], chain[i] + 1);
       if (!--waiting[r]) ready.push_back(r);
+    }
   }
   const size_t live = size_t(
       std::count_if(s.nodes.begin(), s.nodes.end(), [](const GraphNode& n) { return !n.removed; }));
