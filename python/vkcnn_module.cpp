@@ -4,7 +4,10 @@
 //   devices(); Device; Error (a RuntimeError with .code);
 //   _Session(model: str path | bytes, precision, shapes, batch, device, validation, optimize,
 //            winograd, external_data_dir, accumulate) with .inputs/.outputs ([(name, shape)]) and
-//   .run({name: C-contiguous float32 array}) -> {name: float32 array}.
+//   .run({name: C-contiguous float32 array}) -> {name: float32 array};
+//   _SessionPool(model: str path, precision, shapes, piece_batch, devices, validation, optimize,
+//            winograd, accumulate, queue_depth) with the same .inputs/.outputs (one piece's) and
+//   .run, and .devices ([{name, lost, pieces, images_per_second}]), .live_devices.
 // Every vkcnn::Error becomes a vkcnn.Error carrying the library's message and its code name
 // (.code). The GIL is released while a model loads or runs.
 #include <pybind11/numpy.h>
@@ -19,6 +22,7 @@
 #include <vector>
 
 #include "vkcnn/session.h"
+#include "vkcnn/session_pool.h"
 #include "vkcnn/vkcnn.h"
 
 namespace py = pybind11;
@@ -45,6 +49,50 @@ py::list describe(const std::vector<vkcnn::SessionTensorInfo>& tensors) {
 
 using FloatArray = py::array_t<float, py::array::c_style>;
 
+// The options a Session and a SessionPool share, as the package checked them.
+vkcnn::SessionOptions sessionOptions(const std::string& precision,
+                                     const std::map<std::string, std::vector<int64_t>>& shapes,
+                                     std::optional<bool> validation, bool optimize,
+                                     std::optional<bool> winograd, const std::string& accumulate) {
+  vkcnn::SessionOptions options;
+  options.precision =
+      precision == "fp32" ? vkcnn::ChannelFormat::float32 : vkcnn::ChannelFormat::float16;
+  options.inputShapes = shapes;
+  options.context.validation = validation;
+  options.context.winograd = winograd;
+  options.optimize = optimize;
+  options.accumulatorPrecision = accumulate == "fp16" ? vkcnn::AccumulatorPrecision::float16
+                                                      : vkcnn::AccumulatorPrecision::float32;
+  return options;
+}
+
+// Named arrays through `run` (Session::run or SessionPool::run on HostTensors), the GIL released
+// while it runs; every output of `outputs` as a new array, in that order.
+template <class Run>
+py::dict runNamed(const std::map<std::string, FloatArray>& arrays,
+                  const std::vector<vkcnn::SessionTensorInfo>& outputs, Run&& run) {
+  std::map<std::string, vkcnn::HostTensor> inputs;
+  for (const auto& [name, array] : arrays) {
+    vkcnn::HostTensor t;
+    t.shape.assign(array.shape(), array.shape() + array.ndim());
+    t.data.assign(array.data(), array.data() + array.size());
+    inputs.emplace(name, std::move(t));
+  }
+  std::map<std::string, vkcnn::HostTensor> results;
+  {
+    py::gil_scoped_release release;
+    results = run(inputs);
+  }
+  py::dict result;
+  for (const vkcnn::SessionTensorInfo& info : outputs) {
+    const vkcnn::HostTensor& t = results.at(info.name);
+    FloatArray array(std::vector<py::ssize_t>(t.shape.begin(), t.shape.end()));
+    std::copy(t.data.begin(), t.data.end(), array.mutable_data());
+    result[py::str(info.name)] = std::move(array);
+  }
+  return result;
+}
+
 class PySession {
  public:
   // `model`: a path (str) or the model's bytes; the package checked every argument's type.
@@ -53,17 +101,10 @@ class PySession {
             const std::string& device, std::optional<bool> validation, bool optimize,
             std::optional<bool> winograd, const std::string& externalDataDirectory,
             const std::string& accumulate) {
-    vkcnn::SessionOptions options;
-    options.precision =
-        precision == "fp32" ? vkcnn::ChannelFormat::float32 : vkcnn::ChannelFormat::float16;
-    options.inputShapes = shapes;
+    vkcnn::SessionOptions options =
+        sessionOptions(precision, shapes, validation, optimize, winograd, accumulate);
     options.batch = batch;
     options.context.device = device;
-    options.context.validation = validation;
-    options.context.winograd = winograd;
-    options.optimize = optimize;
-    options.accumulatorPrecision = accumulate == "fp16" ? vkcnn::AccumulatorPrecision::float16
-                                                        : vkcnn::AccumulatorPrecision::float32;
     options.externalDataDirectory = externalDataDirectory;
     if (py::isinstance<py::bytes>(model)) {
       char* data = nullptr;
@@ -149,29 +190,58 @@ class PySession {
   }
 
   py::dict runNamed(const std::map<std::string, FloatArray>& arrays) {
-    std::map<std::string, vkcnn::HostTensor> inputs;
-    for (const auto& [name, array] : arrays) {
-      vkcnn::HostTensor t;
-      t.shape.assign(array.shape(), array.shape() + array.ndim());
-      t.data.assign(array.data(), array.data() + array.size());
-      inputs.emplace(name, std::move(t));
-    }
-    std::map<std::string, vkcnn::HostTensor> outputs;
-    {
-      py::gil_scoped_release release;
-      outputs = session_->run(inputs);
-    }
-    py::dict result;
-    for (const vkcnn::SessionTensorInfo& info : session_->outputs()) {
-      const vkcnn::HostTensor& t = outputs.at(info.name);
-      FloatArray array(std::vector<py::ssize_t>(t.shape.begin(), t.shape.end()));
-      std::copy(t.data.begin(), t.data.end(), array.mutable_data());
-      result[py::str(info.name)] = std::move(array);
-    }
-    return result;
+    return ::runNamed(arrays, session_->outputs(),
+                      [&](const auto& inputs) { return session_->run(inputs); });
   }
 
   std::optional<vkcnn::Session> session_;
+};
+
+class PySessionPool {
+ public:
+  PySessionPool(const std::string& path, const std::string& precision,
+                const std::map<std::string, std::vector<int64_t>>& shapes, uint32_t pieceBatch,
+                const std::vector<std::string>& devices, std::optional<bool> validation,
+                bool optimize, std::optional<bool> winograd, const std::string& accumulate,
+                uint32_t queueDepth) {
+    vkcnn::SessionPoolOptions options;
+    options.session = sessionOptions(precision, shapes, validation, optimize, winograd, accumulate);
+    options.devices = devices;
+    options.pieceBatch = pieceBatch;
+    options.queueDepth = queueDepth;
+    precision_ = precision;
+    py::gil_scoped_release release;
+    pool_.emplace(path, options);
+  }
+
+  py::list inputs() const { return describe(pool_->inputs()); }
+  py::list outputs() const { return describe(pool_->outputs()); }
+  uint32_t pieceBatch() const { return pool_->pieceBatch(); }
+  std::string precision() const { return precision_; }
+  uint32_t liveDevices() const { return pool_->liveDevices(); }
+  py::list devices() const {
+    py::list l;
+    for (const vkcnn::SessionPoolDevice& d : pool_->devices()) {
+      py::dict e;
+      e["name"] = d.name;
+      e["requested"] = d.requested;
+      e["lost"] = d.lost;
+      e["lost_reason"] = d.lostReason;
+      e["pieces"] = d.pieces;
+      e["busy_ms"] = d.busyMs;
+      e["images_per_second"] = d.imagesPerSecond;
+      l.append(e);
+    }
+    return l;
+  }
+  py::dict run(const std::map<std::string, FloatArray>& arrays) {
+    return runNamed(arrays, pool_->outputs(),
+                    [&](const auto& inputs) { return pool_->run(inputs); });
+  }
+
+ private:
+  std::string precision_;
+  std::optional<vkcnn::SessionPool> pool_;
 };
 
 }  // namespace
@@ -236,4 +306,20 @@ PYBIND11_MODULE(_vkcnn, m) {
       .def_property_readonly("device", &PySession::device)
       .def_property_readonly("load_statistics", &PySession::loadStatistics)
       .def("run", &PySession::run, py::arg("inputs"));
+
+  py::class_<PySessionPool>(m, "_SessionPool")
+      .def(py::init<const std::string&, const std::string&,
+                    const std::map<std::string, std::vector<int64_t>>&, uint32_t,
+                    const std::vector<std::string>&, std::optional<bool>, bool, std::optional<bool>,
+                    const std::string&, uint32_t>(),
+           py::arg("model"), py::arg("precision"), py::arg("shapes"), py::arg("piece_batch"),
+           py::arg("devices"), py::arg("validation"), py::arg("optimize"), py::arg("winograd"),
+           py::arg("accumulate"), py::arg("queue_depth"))
+      .def_property_readonly("inputs", &PySessionPool::inputs)
+      .def_property_readonly("outputs", &PySessionPool::outputs)
+      .def_property_readonly("batch", &PySessionPool::pieceBatch)
+      .def_property_readonly("precision", &PySessionPool::precision)
+      .def_property_readonly("devices", &PySessionPool::devices)
+      .def_property_readonly("live_devices", &PySessionPool::liveDevices)
+      .def("run", &PySessionPool::run, py::arg("inputs"));
 }

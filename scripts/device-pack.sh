@@ -22,7 +22,7 @@ cp "$build"/tests/test_* "$root/.device-build/bin/"
 cp "$build"/engine/vkcnn "$root/.device-build/bin/"
 # The benchmark programs and their SPIR-V (scripts/bench-gpu.sh's load, shapes, gemm and wgscope
 # steps), where the build made them.
-for f in vkcnn-bench-context vkcnn-bench-conv vkcnn-bench-wgscope vkcnn-pipeline-stats \
+for f in vkcnn-bench-context vkcnn-bench-pool vkcnn-bench-conv vkcnn-bench-wgscope vkcnn-pipeline-stats \
   gemm_ceiling.spv gemm_ceiling_fp16acc.spv gemm_workgroup_direct.spv gemm_workgroup_staged.spv gemm_workgroup_tensor.spv; do
   cp "$build/bench/$f" "$root/.device-build/bin/" 2>/dev/null || true
 done

@@ -544,6 +544,37 @@ int main(int argc, char** argv) {
   CHECK(vkcnn_context_validation_message_count(own) == 0);
   vkcnn_context_destroy(own);
 
+  /* A session pool over this device twice, a piece of one image: the batch's BATCH pieces. */
+  {
+    vkcnn_session_pool_options poolOptions;
+    vkcnn_session_pool_options_init(&poolOptions);
+    CHECK(poolOptions.queue_depth == 2 && poolOptions.session.optimize == 1);
+    const char* twice[2] = {capabilities.device_name, capabilities.device_name};
+    poolOptions.session = sessionOptions;
+    poolOptions.session.accumulator_precision = VKCNN_ACCUMULATOR_PRECISION_FLOAT32;
+    poolOptions.devices = twice;
+    poolOptions.device_count = 2;
+    poolOptions.piece_batch = 1;
+    vkcnn_session_pool pool = NULL;
+    REQUIRE_OK(vkcnn_session_pool_create(model, &poolOptions, &pool));
+    CHECK(vkcnn_session_pool_piece_batch(pool) == 1 && vkcnn_session_pool_live_devices(pool) == 2);
+    CHECK(vkcnn_session_pool_input_count(pool) == 1 && vkcnn_session_pool_output_count(pool) == 1);
+    REQUIRE_OK(vkcnn_session_pool_input_info(pool, 0, &in));
+    CHECK(in.shape[0] == 1 && in.element_count == CHANNELS * PIXELS);
+    memset(y, 0xff, sizeof y); /* NaN */
+    REQUIRE_OK(vkcnn_session_pool_run(pool, inputs, 1, BATCH, outputs, 1));
+    printf("pool: largest difference %.1e\n", worstError(x, y));
+    CHECK(worstError(x, y) < 1e-4);
+    CHECK(vkcnn_session_pool_run(pool, inputs, 2, BATCH, outputs, 1) ==
+          VKCNN_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(vkcnn_last_error(), "input_count 2 is not the pool's 1") != NULL);
+    vkcnn_session_pool_destroy(pool);
+    CHECK(logMessages == 0);
+    poolOptions.devices = NULL;
+    CHECK(vkcnn_session_pool_create(model, &poolOptions, &pool) == VKCNN_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(vkcnn_last_error(), "devices is NULL with device_count 2") != NULL);
+  }
+
   /* From memory (the bytes need not outlive the call), on private buffers written by copy; the
    * VkImage behind a vkcnn image. */
   {

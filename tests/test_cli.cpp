@@ -398,6 +398,45 @@ TEST_CASE("cli: run with --opt=value, outputs, labels with softmax probabilities
   CHECK(r.has("\"label\": \"cat\""));
 }
 
+TEST_CASE("cli: outputs whose names make the same file name each get a file of their own") {
+  OnnxModelBuilder b(13);
+  b.input("x", {1, 3});
+  b.node("Relu", {"x"}, {"a/b"});
+  b.node("Sigmoid", {"x"}, {"a_b"});
+  b.output("a/b", 2);
+  b.output("a_b", 2);
+  const std::string model = save("colliding.onnx", b);
+  writeNpy(file("x3.npy"), {1, 3}, {-1, 0, 2});
+  Result r =
+      cli("run " + model + " --input " + file("x3.npy") + " --fp32 --output " + file("out.npy"));
+  CHECK_MESSAGE(r.status == 0, r.output);
+  CHECK(r.has("written to " + file("out_a_b.npy")));
+  CHECK(r.has("written to " + file("out_a_b_2.npy")));
+  const std::vector<float> relu = readNpyData(file("out_a_b.npy"));
+  const std::vector<float> sigmoid = readNpyData(file("out_a_b_2.npy"));
+  REQUIRE(relu.size() == 3);
+  REQUIRE(sigmoid.size() == 3);
+  CHECK(relu[0] == 0);
+  CHECK(sigmoid[0] == doctest::Approx(1 / (1 + std::exp(1.0))).epsilon(1e-6));
+}
+
+TEST_CASE("cli: an output that is all zero in float16 gets a warning that suggests --fp32") {
+  OnnxModelBuilder b(13);
+  b.input("x", {1, 3});
+  b.node("Relu", {"x"}, {"y"});
+  b.output("y", 2);
+  const std::string model = save("tiny.onnx", b);
+  writeNpy(file("tiny.npy"), {1, 3}, {1e-9f, 2e-9f, 3e-9f});  // below float16's smallest
+  Result r = cli("run " + model + " --input " + file("tiny.npy"));
+  CHECK_MESSAGE(r.status == 0, r.output);
+  CHECK(r.has("output 'y' is all zero in float16"));
+  CHECK(r.has("--fp32"));
+  r = cli("run " + model + " --input " + file("tiny.npy") + " --fp32");
+  CHECK_MESSAGE(r.status == 0, r.output);
+  CHECK_FALSE(r.has("all zero"));
+  CHECK(r.has("3e-09"));
+}
+
 TEST_CASE("cli: a model with several inputs takes --input NAME=FILE") {
   const std::string model = twoInputModel();
   const std::vector<float> a = randomFloats(8, 3), bValues = randomFloats(8, 4);

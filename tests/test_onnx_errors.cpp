@@ -129,6 +129,15 @@ TEST_CASE("onnx errors: unsupported operators name the node, the operator and th
   f.model.mutable_graph()->add_output()->CopyFrom(f.model.graph().input(0));
   f.model.mutable_graph()->mutable_output(0)->set_name("y");
   VKCNN_CHECK_ERROR(importBytes(f.bytes()), ErrorCode::unsupported, "input 'x' is int32");
+  // Every unsupported feature says "not supported", whatever its own words (issue 44).
+  OnnxModelBuilder g(13);
+  g.input("x", {1, 2, 4, 4});
+  auto& pool = g.node("MaxPool", {"x"}, {"y", "indices"}, "pool");
+  setAttribute(pool, "kernel_shape", std::vector<int64_t>{2, 2});
+  g.output("y", {1, 2, 2, 2});
+  g.output("indices", {1, 2, 2, 2}, onnx::TensorProto::INT64);
+  VKCNN_CHECK_ERROR(importBytes(g.bytes()), ErrorCode::unsupported,
+                    "the MaxPool Indices output: not supported");
 }
 
 TEST_CASE("onnx errors: Pow with an integer exponent past int64 imports (fuzz_onnx found UB)") {

@@ -2,9 +2,10 @@
 // fixed time (VKCNN_SOAK_SECONDS, default 20), every result checked, every log message a failure.
 // After a warm-up, device memory (Context::memoryStatistics) must stay exactly at its baseline
 // after every run, and host memory must stay flat: resident set size (/proc/self/statm) within
-// 8 MiB of the warmed-up baseline (malloc's arenas, libc and the driver's caches move a little; a
-// leak of 1 KiB per run would add well over 8 MiB in the thousands of runs this makes), or, under
-// AddressSanitizer, whose quarantine inflates RSS, the heap bytes in use within 1 MiB.
+// 8 MiB of the warmed-up baseline (the working set on Windows) (malloc's arenas, libc and the
+// driver's caches move a little; a leak of 1 KiB per run would add well over 8 MiB in the thousands
+// of runs this makes), or, under AddressSanitizer, whose quarantine inflates RSS, the heap bytes in
+// use within 1 MiB.
 //
 // Two phases: the first quarter with the validation layer (synchronization validation included)
 // checks results and device memory; the rest without it also checks host memory. The validation
@@ -12,7 +13,12 @@
 // buffer, pool and image (~20 KiB per run here, all of it inside the layer: see
 // tests/sanitizers/lsan.supp), so host memory is only meaningful without it. The same network runs
 // validated in test_faults and test_threads.
+#ifdef _WIN32
+#include <windows.h>
+#include <psapi.h>
+#else
 #include <unistd.h>
+#endif
 
 #include <atomic>
 #include <chrono>
@@ -35,13 +41,21 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The process's resident set: /proc/self/statm on Linux, the working set on Windows.
 uint64_t residentBytes() {
+#ifdef _WIN32
+  PROCESS_MEMORY_COUNTERS counters{};
+  return K32GetProcessMemoryInfo(GetCurrentProcess(), &counters, sizeof counters)
+             ? uint64_t(counters.WorkingSetSize)
+             : 0;
+#else
   std::FILE* f = std::fopen("/proc/self/statm", "r");
   if (!f) return 0;
   unsigned long long size = 0, resident = 0;
   const int read = std::fscanf(f, "%llu %llu", &size, &resident);
   std::fclose(f);
   return read == 2 ? resident * uint64_t(sysconf(_SC_PAGESIZE)) : 0;
+#endif
 }
 
 double soakSeconds() {

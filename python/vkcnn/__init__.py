@@ -19,9 +19,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ._vkcnn import Device, Error, __version__, devices
-from ._vkcnn import _Session
+from ._vkcnn import _Session, _SessionPool
 
-__all__ = ["Device", "Error", "NodeArg", "Session", "devices", "__version__"]
+__all__ = ["Device", "Error", "NodeArg", "Session", "SessionPool", "devices", "__version__"]
 
 # The dtypes run() converts to float32 (documented in docs/python.md); any other is refused, so
 # that integer pixels (0..255) are not silently taken as floats.
@@ -37,6 +37,7 @@ _RENAMES = [
     (re.compile(r"SessionOptions::externalDataDirectory"), "external_data_dir="),
     (re.compile(r"ContextOptions::(\w+)"), lambda m: _snake(m.group(1)) + "="),
     (re.compile(r"SessionOptions::(\w+)"), lambda m: _snake(m.group(1)) + "="),
+    (re.compile(r"SessionPoolOptions::(\w+)"), lambda m: _snake(m.group(1)) + "="),
     (re.compile(r"\ba batch of (\d+) was asked for"), r"batch=\1 was asked for"),
 ]
 
@@ -188,61 +189,19 @@ class NodeArg:
     __hash__ = None
 
 
-class Session:
-    """A model loaded, compiled and ready to run on a Vulkan device (onnxruntime's
-    InferenceSession).
-
-    Parameters:
-      model: the ONNX file's path (str or any os.PathLike, e.g. pathlib.Path) or the model's
-          bytes (bytes, bytearray or memoryview), as onnxruntime takes them.
-      precision: 'fp16' (default) or 'fp32': how intermediate and output images are stored;
-          kernels compute in float32 either way.
-      shapes: {input name: [dimensions]}, every dimension listed: sizes for dynamic dimensions.
-      batch: images per run (an integer >= 1), or 0 (default) for the model's batch (1 where it
-          is dynamic).
-      device: which Vulkan device: an index into vkcnn.devices() (int), a substring of its name
-          (str) or a vkcnn.Device; None: VKCNN_DEVICE, else the first discrete GPU (then
-          integrated GPU, then CPU).
-      validation: True turns on the Vulkan validation layer; None: VKCNN_VALIDATION, else off.
-      optimize: False keeps the graph's fusions and folding off (to debug the optimizer).
-      winograd: False keeps 3x3 convolutions off Winograd (less weight memory); None:
-          VKCNN_NO_WINOGRAD, else on.
-      external_data_dir: where weights stored as ONNX external data are; None: the model
-          file's directory (from bytes, external data then needs this).
-      accumulate: 'fp32' (default) or 'fp16': what the convolutions on the matrix units sum
-          in; 'fp16' is faster and less accurate (ConvolutionDescriptor::accumulatorPrecision).
-          Paths without a float16 accumulator, and precision='fp32', ignore it.
-
-    Every failure is a vkcnn.Error naming the parameter or input that was wrong.
-    """
-
-    def __init__(self, model, precision="fp16", shapes=None, batch=0, device=None,
-                 validation=None, optimize=True, winograd=None, external_data_dir=None,
-                 accumulate="fp32"):
-        if external_data_dir is not None and not isinstance(external_data_dir,
-                                                            (str, os.PathLike)):
-            raise _error("external_data_dir= must be a directory's path (str or os.PathLike), "
-                         f"not {_describe(external_data_dir)}")
-        arguments = (_model(model), _precision(precision), _shapes(shapes), _batch(batch),
-                     _device(device), _flag("validation", validation),
-                     _flag("optimize", optimize, optional=False), _flag("winograd", winograd),
-                     os.fsdecode(os.fspath(external_data_dir)) if external_data_dir else "",
-                     _accumulate(accumulate))
-        try:
-            self._session = _Session(*arguments)
-        except Error as e:
-            raise _renamed(e) from None
-        self._inputs = [NodeArg(name, shape) for name, shape in self._session.inputs]
-        self._outputs = [NodeArg(name, shape) for name, shape in self._session.outputs]
+class _Model:
+    """What a Session and a SessionPool share: their inputs and outputs, and run()."""
 
     @property
     def inputs(self):
-        """{name: shape tuple} of every input, in the model's order (the whole batch)."""
+        """{name: shape tuple} of every input, in the model's order (a Session's whole batch, a
+        SessionPool's piece)."""
         return {a.name: tuple(a.shape) for a in self._inputs}
 
     @property
     def outputs(self):
-        """{name: shape tuple} of every output, in the model's order (the whole batch)."""
+        """{name: shape tuple} of every output, in the model's order (a Session's whole batch, a
+        SessionPool's piece)."""
         return {a.name: tuple(a.shape) for a in self._outputs}
 
     def get_inputs(self):
@@ -255,24 +214,13 @@ class Session:
 
     @property
     def batch(self):
-        """Images per run."""
+        """Images per run (a SessionPool: per piece; its run() takes any multiple)."""
         return self._session.batch
 
     @property
     def precision(self):
         """'fp16' or 'fp32'."""
         return self._session.precision
-
-    @property
-    def device(self):
-        """The name of the Vulkan device the session runs on."""
-        return self._session.device
-
-    @property
-    def load_statistics(self):
-        """Where the load's time went: milliseconds per phase (parse_ms, check_ms, import_ms,
-        optimize_ms, pack_ms, upload_ms, load_ms, ...; first_run_ms once run() was called)."""
-        return self._session.load_statistics
 
     def run(self, output_names_or_inputs, input_feed=None, run_options=None):
         """Runs the model once, in one of two forms.
@@ -334,10 +282,138 @@ class Session:
         except Error as e:
             raise _renamed(e) from None
 
+
+class Session(_Model):
+    """A model loaded, compiled and ready to run on a Vulkan device (onnxruntime's
+    InferenceSession).
+
+    Parameters:
+      model: the ONNX file's path (str or any os.PathLike, e.g. pathlib.Path) or the model's
+          bytes (bytes, bytearray or memoryview), as onnxruntime takes them.
+      precision: 'fp16' (default) or 'fp32': how intermediate and output images are stored;
+          kernels compute in float32 either way.
+      shapes: {input name: [dimensions]}, every dimension listed: sizes for dynamic dimensions.
+      batch: images per run (an integer >= 1), or 0 (default) for the model's batch (1 where it
+          is dynamic).
+      device: which Vulkan device: an index into vkcnn.devices() (int), a substring of its name
+          (str) or a vkcnn.Device; None: VKCNN_DEVICE, else the first discrete GPU (then
+          integrated GPU, then CPU).
+      validation: True turns on the Vulkan validation layer; None: VKCNN_VALIDATION, else off.
+      optimize: False keeps the graph's fusions and folding off (to debug the optimizer).
+      winograd: False keeps 3x3 convolutions off Winograd (less weight memory); None:
+          VKCNN_NO_WINOGRAD, else on.
+      external_data_dir: where weights stored as ONNX external data are; None: the model
+          file's directory (from bytes, external data then needs this).
+      accumulate: 'fp32' (default) or 'fp16': what the convolutions on the matrix units sum
+          in; 'fp16' is faster and less accurate (ConvolutionDescriptor::accumulatorPrecision).
+          Paths without a float16 accumulator, and precision='fp32', ignore it.
+
+    Every failure is a vkcnn.Error naming the parameter or input that was wrong.
+    """
+
+    def __init__(self, model, precision="fp16", shapes=None, batch=0, device=None,
+                 validation=None, optimize=True, winograd=None, external_data_dir=None,
+                 accumulate="fp32"):
+        if external_data_dir is not None and not isinstance(external_data_dir,
+                                                            (str, os.PathLike)):
+            raise _error("external_data_dir= must be a directory's path (str or os.PathLike), "
+                         f"not {_describe(external_data_dir)}")
+        arguments = (_model(model), _precision(precision), _shapes(shapes), _batch(batch),
+                     _device(device), _flag("validation", validation),
+                     _flag("optimize", optimize, optional=False), _flag("winograd", winograd),
+                     os.fsdecode(os.fspath(external_data_dir)) if external_data_dir else "",
+                     _accumulate(accumulate))
+        try:
+            self._session = _Session(*arguments)
+        except Error as e:
+            raise _renamed(e) from None
+        self._inputs = [NodeArg(name, shape) for name, shape in self._session.inputs]
+        self._outputs = [NodeArg(name, shape) for name, shape in self._session.outputs]
+
+    @property
+    def device(self):
+        """The name of the Vulkan device the session runs on."""
+        return self._session.device
+
+    @property
+    def load_statistics(self):
+        """Where the load's time went: milliseconds per phase (parse_ms, check_ms, import_ms,
+        optimize_ms, pack_ms, upload_ms, load_ms, ...; first_run_ms once run() was called)."""
+        return self._session.load_statistics
+
     def __repr__(self):
         ins = ", ".join(f"{a.name}{a.shape}" for a in self._inputs)
         outs = ", ".join(f"{a.name}{a.shape}" for a in self._outputs)
         return f"vkcnn.Session({ins} -> {outs}, {self.precision}, {self.device!r})"
+
+
+class SessionPool(_Model):
+    """One model on several Vulkan devices of this machine, for throughput (vkcnn::SessionPool).
+
+    Every device's session is compiled for the same batch, the piece (piece_batch images). run()
+    takes a batch that is a multiple of the piece, cuts it into pieces and the devices take them
+    as they become free, so a faster device runs more pieces; the outputs come back in order,
+    bit-identical to one Session of the piece's batch. A device that is lost leaves the pool and
+    its piece runs on another; run() fails only when no device is left.
+
+    Parameters:
+      model: the ONNX file's path (str or any os.PathLike).
+      devices: the devices, each an index into vkcnn.devices() (int), a substring of its name
+          (str) or a vkcnn.Device; one may be listed twice. None: every GPU (every device where
+          there is no GPU).
+      piece_batch: images per piece (an integer >= 1), or 0 (default) for the model's batch (1
+          where it is dynamic).
+      queue_depth: pieces queued per device beyond those running (an integer >= 1; default 2).
+      precision, shapes, validation, optimize, winograd, accumulate: as for vkcnn.Session.
+
+    get_inputs() and get_outputs() give one piece's shapes. Every failure is a vkcnn.Error naming
+    the parameter or input that was wrong.
+    """
+
+    def __init__(self, model, devices=None, piece_batch=0, queue_depth=2, precision="fp16",
+                 shapes=None, validation=None, optimize=True, winograd=None, accumulate="fp32"):
+        path = _model(model)
+        if not isinstance(path, str):
+            raise _error("model= must be an ONNX file's path for a SessionPool (each device "
+                         "loads it), not bytes")
+        if devices is None:
+            chosen = []
+        elif isinstance(devices, (str, bytes)) or not isinstance(devices, Sequence):
+            raise _error("devices= must be a list of devices (indices, name substrings or "
+                         f"vkcnn.Device) or None, not {_describe(devices)}")
+        else:
+            chosen = [_device(d) for d in devices]
+            if not chosen:
+                raise _error("devices= is an empty list; give None for every GPU")
+        if not _is_int(piece_batch) or piece_batch < 0 or piece_batch > 0xFFFFFFFF:
+            raise _error("piece_batch= must be an integer >= 1 (images per piece), or 0 for the "
+                         f"model's batch; got {_describe(piece_batch)}")
+        if not _is_int(queue_depth) or queue_depth < 1 or queue_depth > 0xFFFFFFFF:
+            raise _error(f"queue_depth= must be an integer >= 1, not {_describe(queue_depth)}")
+        arguments = (path, _precision(precision), _shapes(shapes), int(piece_batch), chosen,
+                     _flag("validation", validation), _flag("optimize", optimize, optional=False),
+                     _flag("winograd", winograd), _accumulate(accumulate), int(queue_depth))
+        try:
+            self._session = _SessionPool(*arguments)
+        except Error as e:
+            raise _renamed(e) from None
+        self._inputs = [NodeArg(name, shape) for name, shape in self._session.inputs]
+        self._outputs = [NodeArg(name, shape) for name, shape in self._session.outputs]
+
+    @property
+    def devices(self):
+        """Every device of the pool, lost ones included: a list of dicts (name, requested, lost,
+        lost_reason, pieces, busy_ms, images_per_second)."""
+        return self._session.devices
+
+    @property
+    def live_devices(self):
+        """How many devices are not lost."""
+        return self._session.live_devices
+
+    def __repr__(self):
+        names = ", ".join(d["name"] for d in self.devices)
+        return f"vkcnn.SessionPool(piece of {self.batch}, {self.precision}, [{names}])"
 
 
 def _is_name_list(value):

@@ -12,13 +12,19 @@ that worker's GPU: device= as given, else the worker's VKCNN_DEVICE (dask-worker
 one worker per GPU: docs/scale-out.md), else the default device. One input is one task: a task
 whose worker dies is run again on another worker by the scheduler, and one that raises is retried
 `retries` times, so no input is lost. Results come back in input order.
+
+On one machine of several GPUs, gpu_cluster() starts that cluster: one worker process per GPU,
+each pinned to its GPU by VKCNN_DEVICE, one thread each:
+
+    with vkcnn.dask.gpu_cluster() as cluster, Client(cluster) as client:
+        results = vkcnn.dask.map_model(client, "model.onnx", inputs)
 """
 
 import os
 
 import numpy as np
 
-__all__ = ["map_model"]
+__all__ = ["map_model", "gpu_cluster"]
 
 # The attribute on a distributed.Worker holding its Sessions, by (model, options).
 _WORKER_SESSIONS = "_vkcnn_sessions"
@@ -112,3 +118,34 @@ def map_model(client, model, inputs, *, input_name=None, precision="fp16", shape
         from distributed import progress as show
         show(futures, notebook=False)
     return client.gather(futures)
+
+
+def gpu_cluster(devices=None, **scheduler_options):
+    """A distributed cluster on this machine with one worker process per device, each pinned to
+    its device (VKCNN_DEVICE in the worker's environment) and with one thread, so one Session
+    serves one GPU.
+
+    Parameters:
+      devices: device indices (int) or name substrings (str), one worker each (a device may
+          repeat); None: every GPU vkcnn.devices() lists (every device where there is no GPU).
+      scheduler_options: passed to the scheduler (e.g. dashboard_address=None).
+
+    Returns a distributed.SpecCluster; use it as a context manager or close() it.
+    """
+    from distributed import Nanny, Scheduler, SpecCluster
+    import vkcnn
+
+    if devices is None:
+        listed = vkcnn.devices()
+        gpus = [d.index for d in listed if d.type != "CPU"]
+        devices = gpus or [d.index for d in listed]
+    if isinstance(devices, (str, bytes)) or not hasattr(devices, "__iter__"):
+        raise TypeError(f"devices= must be a list of indices or names, not {type(devices).__name__}")
+    devices = [str(d) for d in devices]
+    if not devices:
+        raise ValueError("devices= is empty; give None for every GPU")
+    workers = {f"vkcnn-device-{k}-{d}": {"cls": Nanny,
+                                          "options": {"nthreads": 1, "env": {"VKCNN_DEVICE": d}}}
+               for k, d in enumerate(devices)}
+    scheduler = {"cls": Scheduler, "options": {"dashboard_address": None, **scheduler_options}}
+    return SpecCluster(workers=workers, scheduler=scheduler)

@@ -226,6 +226,46 @@ class Dtypes(Checks):
             self.s.run(np.ones((2, 4, 3, 3), np.int64).tolist())  # lists of ints too
 
 
+class Pool(Checks):
+    """vkcnn.SessionPool over the first device listed twice: the same outputs as one Session of
+    the piece's batch, the onnxruntime form, per-device statistics and its parameters' errors."""
+
+    def test_run_matches_one_session(self):
+        first = vkcnn.devices()[0]
+        pool = vkcnn.SessionPool(MODEL, devices=[0, first.name], piece_batch=2, precision="fp32")
+        self.assertEqual(pool.batch, 2)
+        self.assertEqual(pool.live_devices, 2)
+        self.assertEqual(pool.get_inputs()[0].shape, [2, 4, 3, 3])
+        x = sample(8)
+        y = pool.run(x)["y"]
+        self.assertEqual(y.shape, (8, 5))
+        one = vkcnn.Session(MODEL, precision="fp32", batch=2, device=0)
+        expected = np.concatenate([one.run(x[p:p + 2])["y"] for p in range(0, 8, 2)])
+        np.testing.assert_array_equal(y, expected)  # bit for bit
+        [y2] = pool.run(None, {"x": x})
+        np.testing.assert_array_equal(y2, expected)
+        self.assertEqual(sum(d["pieces"] for d in pool.devices), 8)
+        self.assertEqual([d["name"] for d in pool.devices], [first.name] * 2)
+        self.assertIn("SessionPool", repr(pool))
+
+    def test_errors(self):
+        with self.raises("piece_batch=", "-1"):
+            vkcnn.SessionPool(MODEL, piece_batch=-1)
+        with self.raises("queue_depth=", "0"):
+            vkcnn.SessionPool(MODEL, queue_depth=0)
+        with self.raises("devices=", "str"):
+            vkcnn.SessionPool(MODEL, devices="0")
+        with self.raises("devices=", "empty"):
+            vkcnn.SessionPool(MODEL, devices=[])
+        with self.raises("device=", "float"):
+            vkcnn.SessionPool(MODEL, devices=[1.5])
+        with self.raises("model=", "path"):
+            vkcnn.SessionPool(b"bytes")
+        pool = vkcnn.SessionPool(MODEL, devices=[0, 0], piece_batch=2)
+        with self.raises("piece_batch=", "multiple"):
+            pool.run(sample(3))
+
+
 class Documentation(unittest.TestCase):
     PARAMETERS = ["model", "precision", "shapes", "batch", "device", "validation", "optimize",
                   "winograd", "external_data_dir", "accumulate"]

@@ -79,7 +79,17 @@ def main():
         check(results[10:20], "killed worker, second pass")
         check(results[20:], "killed worker, third pass")
         print(f"killed worker {victim} with {pending} of {len(futures)} tasks unfinished")
-    print("vkcnn.dask: 2 workers, a dask array and a killed worker: all results in order")
+
+    # gpu_cluster: one worker per device, each pinned by VKCNN_DEVICE (here the first device
+    # twice, as a machine of 2 GPUs would have 0 and 1).
+    with vkcnn.dask.gpu_cluster(devices=[0, 0]) as cluster, Client(cluster) as client:
+        pinned = client.run(lambda: os.environ.get("VKCNN_DEVICE"))
+        assert sorted(pinned.values()) == ["0", "0"], pinned
+        threads = client.nthreads()
+        assert sorted(threads.values()) == [1, 1], threads
+        check(vkcnn.dask.map_model(client, model, arrays, progress=False), "gpu_cluster")
+    print("vkcnn.dask: 2 workers, a dask array, a killed worker and gpu_cluster: all results in "
+          "order")
 
 
 if __name__ == "__main__":

@@ -38,8 +38,9 @@ class OnnxModelBuilder {
                   params);
     return *this;
   }
-  OnnxModelBuilder& output(const std::string& name, const std::vector<int64_t>& dims) {
-    fillValueInfo(model.mutable_graph()->add_output(), name, dims, onnx::TensorProto::FLOAT, {});
+  OnnxModelBuilder& output(const std::string& name, const std::vector<int64_t>& dims,
+                           int32_t type = onnx::TensorProto::FLOAT) {
+    fillValueInfo(model.mutable_graph()->add_output(), name, dims, type, {});
     return *this;
   }
   onnx::TensorProto& initializer(const std::string& name, const std::vector<int64_t>& dims,

@@ -48,11 +48,15 @@ void onLog(LogSeverity severity, std::string_view message) {
 }
 }  // namespace
 
-Context makeContext(const ContextOptions& options) {
+ContextOptions testContextOptions(const ContextOptions& options) {
   ContextOptions o = options;
   o.validation = kValidation;
   o.log = onLog;
-  return Context(o);
+  return o;
+}
+
+Context makeContext(const ContextOptions& options) {
+  return Context(testContextOptions(options));
 }
 
 namespace {

@@ -81,6 +81,9 @@ std::vector<float> runOnnxImport(OnnxImport imported, const std::vector<float>& 
 void releaseContext();
 // A new Context with the same checks (for tests that need their own).
 Context makeContext(const ContextOptions& options = {});
+// `options` with the suite's validation setting and log (every message a failure), for Contexts
+// that something else creates (a SessionPool's).
+ContextOptions testContextOptions(const ContextOptions& options = {});
 // Validation messages seen by every checked Context of this process.
 uint64_t validationMessages();
 

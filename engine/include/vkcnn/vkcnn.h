@@ -30,6 +30,7 @@
 #include "vkcnn/rearrange.h"
 #include "vkcnn/resize.h"
 #include "vkcnn/session.h"
+#include "vkcnn/session_pool.h"
 #include "vkcnn/softmax.h"
 #include "vkcnn/squeeze_excitation.h"
 #include "vkcnn/tensor.h"

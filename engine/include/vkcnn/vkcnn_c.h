@@ -391,6 +391,45 @@ VKCNN_API vkcnn_status vkcnn_session_encode_buffers(
     vkcnn_session session, vkcnn_command_buffer command_buffer, const vkcnn_buffer* inputs,
     uint32_t input_count, const vkcnn_buffer* outputs, uint32_t output_count);
 
+/* ---- several devices: vkcnn_session_pool (SessionPool in session_pool.h) ---- */
+
+/* One model on several devices: every device's session is compiled for piece_batch images; a
+ * run's batch is cut into pieces that the devices take as they become free; a lost device leaves
+ * the pool and its piece runs on another. */
+typedef struct vkcnn_session_pool_s* vkcnn_session_pool;
+
+typedef struct vkcnn_session_pool_options {
+  /* Every device's session (its batch is ignored; its context_options are each device's base). */
+  vkcnn_session_options session;
+  /* Device indices or name substrings, device_count of them (one may repeat); NULL: every GPU. */
+  const char* const* devices;
+  uint32_t device_count;
+  uint32_t piece_batch; /* images per piece; 0: the model's batch, or 1 where dynamic */
+  uint32_t queue_depth; /* queued pieces per device beyond those running; 2 by default */
+} vkcnn_session_pool_options;
+
+/* Every field to its default (vkcnn_session_options_init for session). */
+VKCNN_API void vkcnn_session_pool_options_init(vkcnn_session_pool_options* options);
+VKCNN_API vkcnn_status vkcnn_session_pool_create(const char* path,
+                                                 const vkcnn_session_pool_options* options,
+                                                 vkcnn_session_pool* pool);
+VKCNN_API void vkcnn_session_pool_destroy(vkcnn_session_pool pool);
+/* Images per piece, devices not lost (0 for a NULL pool). */
+VKCNN_API uint32_t vkcnn_session_pool_piece_batch(vkcnn_session_pool pool);
+VKCNN_API uint32_t vkcnn_session_pool_live_devices(vkcnn_session_pool pool);
+VKCNN_API uint32_t vkcnn_session_pool_input_count(vkcnn_session_pool pool);
+VKCNN_API uint32_t vkcnn_session_pool_output_count(vkcnn_session_pool pool);
+/* Of one piece, as vkcnn_session_input_info (pointers valid for the pool's life). */
+VKCNN_API vkcnn_status vkcnn_session_pool_input_info(vkcnn_session_pool pool, uint32_t index,
+                                                     vkcnn_tensor_info* info);
+VKCNN_API vkcnn_status vkcnn_session_pool_output_info(vkcnn_session_pool pool, uint32_t index,
+                                                      vkcnn_tensor_info* info);
+/* `pieces` pieces at once, on every live device: inputs[i] holds pieces times input i's
+ * element_count floats, outputs[o] receives pieces times output o's, pieces in order. */
+VKCNN_API vkcnn_status vkcnn_session_pool_run(vkcnn_session_pool pool, const float* const* inputs,
+                                              uint32_t input_count, uint32_t pieces,
+                                              float* const* outputs, uint32_t output_count);
+
 #ifdef __cplusplus
 }
 #endif

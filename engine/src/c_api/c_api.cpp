@@ -73,7 +73,8 @@ std::string inCTerms(std::string message) {
   // The rest by rule: ContextOptions::fenceTimeoutMs -> vkcnn_context_options.fence_timeout_ms.
   for (const auto& [cpp, c] :
        {std::pair<std::string_view, std::string_view>{"ContextOptions::", "vkcnn_context_options."},
-        {"SessionOptions::", "vkcnn_session_options."}})
+        {"SessionOptions::", "vkcnn_session_options."},
+        {"SessionPoolOptions::", "vkcnn_session_pool_options."}})
     for (size_t at; (at = message.find(cpp)) != std::string::npos;) {
       size_t end = at + cpp.size();
       std::string field;

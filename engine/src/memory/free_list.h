@@ -13,8 +13,9 @@ namespace vkcnn::detail {
 
 class FreeList {
  public:
+  FreeList() = default;  // no hole (a Block{} starts empty)
   // One hole of `size` bytes at offset 0.
-  explicit FreeList(uint64_t size = 0) {
+  explicit FreeList(uint64_t size) {
     if (size > 0) holes_[0] = size;
   }
 

@@ -17,7 +17,10 @@ static_assert(std::endian::native == std::endian::little,
               "raw ONNX tensor data is little-endian and read in place");
 
 void unsupported(const std::string& message) {
-  throw Error(ErrorCode::unsupported, message);
+  // Every message about a feature vkcnn lacks says so in the same words, whatever it describes.
+  if (message.find("not supported") != std::string::npos)
+    throw Error(ErrorCode::unsupported, message);
+  throw Error(ErrorCode::unsupported, message + ": not supported");
 }
 void invalidModel(const std::string& message) {
   throw Error(ErrorCode::invalidModel, message);

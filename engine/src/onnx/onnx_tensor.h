@@ -79,6 +79,7 @@ HostTensor decodeTensorProto(const onnx::TensorProto& tensor, const std::string&
                              const std::span<const uint8_t>* stripped = nullptr);
 
 // Errors raised by the evaluator carry no node context; the importer adds it.
+// Error(unsupported) with `message`, which ends in ": not supported" unless it says so already.
 [[noreturn]] void unsupported(const std::string& message);
 [[noreturn]] void invalidModel(const std::string& message);
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <numeric>
+#include <set>
 
 #include "cli.h"
 #include "npy.h"
@@ -38,16 +39,43 @@ std::vector<double> probabilities(const float* scores, size_t n) {
   return p;
 }
 
-std::string outputFile(const std::string& path, const std::string& outputName, bool several) {
-  if (!several) return path;
+// The file of each output: `path` itself for one output, else `path` with the output's name
+// (made a file name: ONNX names hold '/' and ':') before the extension. Names that become the
+// same file ('a/b' and 'a_b') get _2, _3, ... so that no output overwrites another.
+std::vector<std::string> outputFiles(const std::string& path,
+                                     const std::vector<SessionTensorInfo>& outputs) {
+  if (outputs.size() == 1) return {path};
   const auto slash = path.rfind('/');
   auto dot = path.rfind('.');
   if (dot != std::string::npos && slash != std::string::npos && dot < slash)
     dot = std::string::npos;
-  std::string name = outputName;  // a file name: ONNX names hold '/' and ':'
-  for (char& ch : name)
-    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '.') ch = '_';
-  return path.substr(0, dot) + "_" + name + (dot == std::string::npos ? "" : path.substr(dot));
+  const std::string stem = path.substr(0, dot);
+  const std::string extension = dot == std::string::npos ? "" : path.substr(dot);
+  std::vector<std::string> files;
+  std::set<std::string> taken;
+  for (const SessionTensorInfo& info : outputs) {
+    std::string name = info.name;
+    for (char& ch : name)
+      if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '.') ch = '_';
+    std::string file = stem + "_" + name + extension;
+    for (int n = 2; taken.count(file); ++n)
+      file = stem + "_" + name + "_" + std::to_string(n) + extension;
+    taken.insert(file);
+    files.push_back(file);
+  }
+  return files;
+}
+
+// float16 holds nothing below about 6e-8: a model whose outputs are that small (logits of 1e-9)
+// comes back as zeros. An output that is all zero in float16 is worth a second look in float32.
+void warnIfUnderflowed(const Session& session, const SessionTensorInfo& info,
+                       const std::vector<float>& values) {
+  if (session.precision() != ChannelFormat::float16 || values.empty()) return;
+  if (std::any_of(values.begin(), values.end(), [](float v) { return v != 0; })) return;
+  std::fprintf(stderr,
+               "vkcnn run: warning: output '%s' is all zero in float16; values below 6e-8 "
+               "underflow to zero there: run with --fp32 to check\n",
+               info.name.c_str());
 }
 
 }  // namespace
@@ -106,8 +134,12 @@ int run(const std::vector<std::string>& rest) {
 
   const bool quiet = json == "-";  // standard output is the JSON's
   std::string outputsJson = "[";
-  for (const auto& info : session.outputs()) {
+  const std::vector<std::string> files =
+      outputPath.empty() ? std::vector<std::string>{} : outputFiles(outputPath, session.outputs());
+  for (size_t index = 0; index < session.outputs().size(); ++index) {
+    const SessionTensorInfo& info = session.outputs()[index];
     const std::vector<float>& values = outputs[info.name].data;
+    if (!quiet) warnIfUnderflowed(session, info, values);
     if (!quiet) std::printf("output '%s' %s\n", info.name.c_str(), shapeText(info.shape).c_str());
     const size_t images = info.shape.empty() ? 1 : size_t(std::max<int64_t>(info.shape[0], 1));
     const size_t perImage = values.size() / images;
@@ -147,7 +179,7 @@ int run(const std::vector<std::string>& rest) {
     for (int64_t d : info.shape) dims += (dims.size() > 1 ? ", " : "") + std::to_string(d);
     o.add("name", info.name).raw("shape", dims + "]").raw("top", topJson);
     if (!outputPath.empty()) {
-      const std::string file = outputFile(outputPath, info.name, session.outputs().size() > 1);
+      const std::string& file = files[index];
       if (endsWith(lower(file), ".bin"))
         writeRawFloats(file, values);
       else

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "c_api/c_api.h"
+#include "c_api/onnx/session_c.h"
 #include "vkcnn/session.h"
 
 struct vkcnn_session_s {
@@ -11,27 +12,30 @@ struct vkcnn_session_s {
   std::vector<vkcnn_tensor_info> inputs, outputs;
 
   explicit vkcnn_session_s(vkcnn::Session s) : session(std::move(s)) {
-    auto describe = [](const vkcnn::SessionTensorInfo& t) {
-      vkcnn_tensor_info info{};
-      info.name = t.name.c_str();
-      info.shape = t.shape.data();
-      info.rank = uint32_t(t.shape.size());
-      info.element_count = t.elementCount;
-      info.width = t.width;
-      info.height = t.height;
-      info.feature_channels = t.featureChannels;
-      info.number_of_images = t.numberOfImages;
-      return info;
-    };
-    for (const vkcnn::SessionTensorInfo& t : session.inputs()) inputs.push_back(describe(t));
-    for (const vkcnn::SessionTensorInfo& t : session.outputs()) outputs.push_back(describe(t));
+    for (const vkcnn::SessionTensorInfo& t : session.inputs())
+      inputs.push_back(vkcnn::capi::tensorInfoOf(t));
+    for (const vkcnn::SessionTensorInfo& t : session.outputs())
+      outputs.push_back(vkcnn::capi::tensorInfoOf(t));
   }
 };
 
 using namespace vkcnn;
 using namespace vkcnn::capi;
 
-namespace {
+namespace vkcnn::capi {
+
+vkcnn_tensor_info tensorInfoOf(const SessionTensorInfo& t) {
+  vkcnn_tensor_info info{};
+  info.name = t.name.c_str();
+  info.shape = t.shape.data();
+  info.rank = uint32_t(t.shape.size());
+  info.element_count = t.elementCount;
+  info.width = t.width;
+  info.height = t.height;
+  info.feature_channels = t.featureChannels;
+  info.number_of_images = t.numberOfImages;
+  return info;
+}
 
 SessionOptions sessionOptions(const vkcnn_session_options* options, const char* f) {
   SessionOptions o;
@@ -65,6 +69,17 @@ SessionOptions sessionOptions(const vkcnn_session_options* options, const char* 
   return o;
 }
 
+void checkCount(uint32_t given, size_t expected, const char* f, const char* what,
+                const char* owner) {
+  if (given != expected)
+    badArgument(f, std::string(what) + " " + std::to_string(given) + " is not the " + owner +
+                       "'s " + std::to_string(expected));
+}
+
+}  // namespace vkcnn::capi
+
+namespace {
+
 template <typename Handle, typename Value>
 std::vector<Value> unwrap(const Handle* handles, uint32_t count, const char* f, const char* what) {
   if (count && !handles) badArgument(f, std::string(what) + " is NULL");
@@ -77,12 +92,6 @@ std::vector<Value> unwrap(const Handle* handles, uint32_t count, const char* f, 
       values.push_back(handles[i]->buffer);
   }
   return values;
-}
-
-void checkCount(uint32_t given, size_t expected, const char* f, const char* what) {
-  if (given != expected)
-    badArgument(f, std::string(what) + " " + std::to_string(given) + " is not the session's " +
-                       std::to_string(expected));
 }
 
 // vkcnn_session_encode_images and _buffers: the same checks, on Images' or Buffers' handles.
