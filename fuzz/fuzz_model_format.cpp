@@ -1,15 +1,20 @@
 // libFuzzer target: the .vkcnn reader (engine/src/archive) on any bytes, the checksum checked and
 // not (the fuzzer rarely makes a matching checksum, so the unchecked read is where it reaches the
 // section table, the records and the weights). A file that reads is walked whole: every weight's
-// bytes, and every record field of the graph section read as every type, as a decoder would. No
-// device is needed. Only vkcnn::Error may come out.
+// bytes, and every record field of the graph section read as every type, as a decoder would; then
+// the graph section is decoded as the model loader does (graph/serialize.h: readGraph's checks)
+// and the Graph planned (storage, schedule). No device is needed: the Graph's Context is one whose
+// device never starts (anything reaching for it would hang the target, which the fuzzer reports).
+// Only vkcnn::Error may come out.
 #include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <span>
 
 #include "archive/archive.h"
+#include "graph/serialize.h"
 #include "vkcnn/error.h"
+#include "vulkan/context_start.h"
 
 namespace {
 
@@ -57,6 +62,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         for (uint8_t b : w.data) sum = sum + b;
       if (const auto graph = a.section(SectionKind::graph))
         sum = sum + walk(RecordReader(*graph, a.name() + ": graph"), 0);
+      // The loader's decoding, and the planning of what it accepted.
+      static const vkcnn::Context pending = vkcnn::detail::startContext({});
+      vkcnn::Graph g = vkcnn::detail::readGraph(pending, a);
+      g.plan();
+      sum = sum + g.statistics().kernels;
     } catch (const vkcnn::Error&) {
     }
   }

@@ -57,7 +57,8 @@ namespace vkcnn {
 
 namespace detail {
 struct GraphState;
-}
+struct GraphAccess;  // the .vkcnn format's writer and reader (engine/src/graph/serialize.cpp)
+}  // namespace detail
 
 // Tensor kernel operations (vkcnn/tensor_ops.h, which this header leaves out: the name Tensor
 // would clash with applications' own).
@@ -303,6 +304,7 @@ class VKCNN_API Graph {
   std::vector<std::string> describe() const;
 
  private:
+  friend struct detail::GraphAccess;
   std::unique_ptr<detail::GraphState> state_;
 };
 

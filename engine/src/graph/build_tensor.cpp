@@ -1,13 +1,14 @@
 // Building a Graph with Tensor values: reshape (a view), transpose, element-wise, slice and
 // concatenation nodes, and the Tensor kernels (softmax, reductions, matrix products, resize,
-// gather, pad) that are made with their node, since they need no lowering. Each builder checks its
-// inputs' shapes in the caller's terms and computes its output's.
+// gather, pad) as plain parameters (lower() makes their kernels). Each builder checks its inputs'
+// shapes and its parameters in the caller's terms and computes its output's shape, making no
+// kernel.
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <string>
 
 #include "graph/state.h"
+#include "kernels/tensor_checks.h"
 #include "vkcnn/error.h"
 #include "vkcnn/tensor_ops.h"
 
@@ -197,22 +198,11 @@ uint32_t graphAxis(const GraphState& s, const std::string& node, int64_t axis, s
   return uint32_t(axis < 0 ? axis + r : axis);
 }
 
-template <class K>
-using Run = std::function<void(CommandBuffer&, K&, const std::vector<Tensor>&, const Tensor&)>;
-
-// A TensorKernelNode of kernel `k` on `inputs` (Images are converted), its output `shape`.
-template <class K>
-GraphTensor addKernel(GraphState& s, GraphNode& n, const char* kind, std::shared_ptr<K> k,
-                      const std::vector<GraphTensor>& inputs, std::vector<uint32_t> shape,
-                      Run<K> run) {
+// A TensorKernelNode of `parameters` on `inputs` (Images are converted), its output `shape`.
+GraphTensor addKernel(GraphState& s, GraphNode& n, TensorKernelParameters parameters,
+                      const std::vector<GraphTensor>& inputs, std::vector<uint32_t> shape) {
   for (GraphTensor t : inputs) n.inputs.push_back(t.id);
-  TensorKernelNode p;
-  p.kind = kind;
-  p.kernel = std::move(k);
-  p.run = [run = std::move(run)](CommandBuffer& cb, TensorKernel& kernel,
-                                 const std::vector<Tensor>& in,
-                                 const Tensor& out) { run(cb, static_cast<K&>(kernel), in, out); };
-  n.parameters = std::move(p);
+  n.parameters = TensorKernelNode{std::move(parameters)};
   return s.addTensorNode(std::move(n), std::move(shape));
 }
 
@@ -225,12 +215,8 @@ GraphTensor Graph::softmax(GraphTensor x, int32_t axis, bool logarithm, const st
   x = s.asTensor(x, n.name);
   std::vector<uint32_t> shape = s.tensors[x.id].tensorShape;
   detail::graphAxis(s, n.name, axis, shape.size());
-  return detail::addKernel<TensorSoftmax>(
-      s, n, logarithm ? "log-softmax" : "softmax",
-      std::make_shared<TensorSoftmax>(s.context, axis, logarithm), {x}, std::move(shape),
-      [](CommandBuffer& cb, TensorSoftmax& k, const std::vector<Tensor>& in, const Tensor& out) {
-        k.encode(cb, in[0], out);
-      });
+  return detail::addKernel(s, n, detail::TensorSoftmaxParameters{axis, logarithm}, {x},
+                           std::move(shape));
 }
 
 GraphTensor Graph::reduction(GraphTensor x, TensorReductionOperation operation,
@@ -255,13 +241,10 @@ GraphTensor Graph::reduction(GraphTensor x, TensorReductionOperation operation,
     else if (keepDimensions)
       out.push_back(1);
   if (out.empty()) out = {1};
-  return detail::addKernel<TensorReduction>(
-      s, n, "reduction",
-      std::make_shared<TensorReduction>(s.context, operation, std::move(axes), keepDimensions), {x},
-      std::move(out),
-      [](CommandBuffer& cb, TensorReduction& k, const std::vector<Tensor>& in, const Tensor& out) {
-        k.encode(cb, in[0], out);
-      });
+  detail::checkTensorReduction(operation, s.what(n.name));
+  return detail::addKernel(
+      s, n, detail::TensorReductionParameters{operation, std::move(axes), keepDimensions}, {x},
+      std::move(out));
 }
 
 GraphTensor Graph::argReduction(GraphTensor x, bool maximum, int32_t axis, bool keepDimensions,
@@ -276,13 +259,9 @@ GraphTensor Graph::argReduction(GraphTensor x, bool maximum, int32_t axis, bool 
   else
     out.erase(out.begin() + a);
   if (out.empty()) out = {1};
-  return detail::addKernel<TensorArgReduction>(
-      s, n, maximum ? "argmax" : "argmin",
-      std::make_shared<TensorArgReduction>(s.context, maximum, axis, keepDimensions,
-                                           selectLastIndex),
-      {x}, std::move(out),
-      [](CommandBuffer& cb, TensorArgReduction& k, const std::vector<Tensor>& in,
-         const Tensor& out) { k.encode(cb, in[0], out); });
+  return detail::addKernel(
+      s, n, detail::TensorArgReductionParameters{maximum, axis, keepDimensions, selectLastIndex},
+      {x}, std::move(out));
 }
 
 GraphTensor Graph::matMul(GraphTensor a, GraphTensor b, const std::string& name) {
@@ -307,11 +286,7 @@ GraphTensor Graph::matMul(GraphTensor a, GraphTensor b, const std::string& name)
   if (!rowA) out.push_back(m);
   if (!columnB) out.push_back(cols);
   if (out.empty()) out = {1};
-  return detail::addKernel<TensorMatMul>(
-      s, n, "matmul", std::make_shared<TensorMatMul>(s.context), {a, b}, std::move(out),
-      [](CommandBuffer& cb, TensorMatMul& k, const std::vector<Tensor>& in, const Tensor& out) {
-        k.encode(cb, in[0], in[1], out);
-      });
+  return detail::addKernel(s, n, detail::TensorMatMulParameters{}, {a, b}, std::move(out));
 }
 
 GraphTensor Graph::gemm(GraphTensor a, GraphTensor b, GraphTensor c, const GemmDescriptor& d,
@@ -333,11 +308,7 @@ GraphTensor Graph::gemm(GraphTensor a, GraphTensor b, GraphTensor c, const GemmD
                     detail::GraphState::shapeText(sb) + " do not multiply");
   std::vector<GraphTensor> inputs = {a, b};
   if (c.valid()) inputs.push_back(s.asTensor(c, n.name));
-  return detail::addKernel<TensorGemm>(
-      s, n, "gemm", std::make_shared<TensorGemm>(s.context, d), inputs, {m, cols},
-      [](CommandBuffer& cb, TensorGemm& k, const std::vector<Tensor>& in, const Tensor& out) {
-        k.encode(cb, in[0], in[1], in.size() > 2 ? in[2] : Tensor(), out);
-      });
+  return detail::addKernel(s, n, d, inputs, {m, cols});
 }
 
 GraphTensor Graph::layerNormalization(GraphTensor x, GraphTensor scale, GraphTensor bias,
@@ -349,12 +320,9 @@ GraphTensor Graph::layerNormalization(GraphTensor x, GraphTensor scale, GraphTen
   detail::graphAxis(s, n.name, axis, shape.size());
   std::vector<GraphTensor> inputs = {x, s.asTensor(scale, n.name)};
   if (bias.valid()) inputs.push_back(s.asTensor(bias, n.name));
-  return detail::addKernel<TensorLayerNormalization>(
-      s, n, "layer normalization",
-      std::make_shared<TensorLayerNormalization>(s.context, axis, epsilon), inputs,
-      std::move(shape),
-      [](CommandBuffer& cb, TensorLayerNormalization& k, const std::vector<Tensor>& in,
-         const Tensor& out) { k.encode(cb, in[0], in[1], in.size() > 2 ? in[2] : Tensor(), out); });
+  detail::checkTensorLayerNormalization(epsilon, s.what(n.name));
+  return detail::addKernel(s, n, detail::TensorLayerNormalizationParameters{axis, epsilon}, inputs,
+                           std::move(shape));
 }
 
 GraphTensor Graph::resize(GraphTensor x, const TensorResizeDescriptor& d, const std::string& name) {
@@ -385,11 +353,8 @@ GraphTensor Graph::resize(GraphTensor x, const TensorResizeDescriptor& d, const 
                                                   " elements");
     out[k] = uint32_t(std::floor(extent));
   }
-  return detail::addKernel<TensorResize>(
-      s, n, "tensor resize", std::make_shared<TensorResize>(s.context, d), {x}, std::move(out),
-      [](CommandBuffer& cb, TensorResize& k, const std::vector<Tensor>& in, const Tensor& out) {
-        k.encode(cb, in[0], out);
-      });
+  detail::checkTensorResize(d, s.what(n.name));
+  return detail::addKernel(s, n, d, {x}, std::move(out));
 }
 
 GraphTensor Graph::gather(GraphTensor data, GraphTensor indices, int32_t axis,
@@ -404,12 +369,8 @@ GraphTensor Graph::gather(GraphTensor data, GraphTensor indices, int32_t axis,
   std::vector<uint32_t> out(sd.begin(), sd.begin() + a);
   out.insert(out.end(), si.begin(), si.end());
   out.insert(out.end(), sd.begin() + a + 1, sd.end());
-  return detail::addKernel<TensorGather>(
-      s, n, "gather", std::make_shared<TensorGather>(s.context, axis), {data, indices},
-      std::move(out),
-      [](CommandBuffer& cb, TensorGather& k, const std::vector<Tensor>& in, const Tensor& out) {
-        k.encode(cb, in[0], in[1], out);
-      });
+  return detail::addKernel(s, n, detail::TensorGatherParameters{axis}, {data, indices},
+                           std::move(out));
 }
 
 GraphTensor Graph::pad(GraphTensor x, TensorPaddingMode mode, std::vector<int64_t> pads,
@@ -430,12 +391,9 @@ GraphTensor Graph::pad(GraphTensor x, TensorPaddingMode mode, std::vector<int64_
                                                   " would have " + std::to_string(e) + " elements");
     out[k] = uint32_t(e);
   }
-  return detail::addKernel<TensorPad>(
-      s, n, "tensor pad", std::make_shared<TensorPad>(s.context, mode, std::move(pads), value), {x},
-      std::move(out),
-      [](CommandBuffer& cb, TensorPad& k, const std::vector<Tensor>& in, const Tensor& out) {
-        k.encode(cb, in[0], out);
-      });
+  detail::checkTensorPad(mode, pads.size(), 0, s.what(n.name));
+  return detail::addKernel(s, n, detail::TensorPadParameters{mode, std::move(pads), value}, {x},
+                           std::move(out));
 }
 
 }  // namespace vkcnn

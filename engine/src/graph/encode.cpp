@@ -4,6 +4,8 @@
 // checked here, in the caller's terms (chunk, input or output name).
 #include <algorithm>
 #include <string>
+#include <type_traits>
+#include <variant>
 
 #include "graph/plan.h"
 #include "graph/state.h"
@@ -50,9 +52,33 @@ void encodeTensorNode(CommandBuffer& cb, const GraphNode& n, std::vector<Image>&
       offset += extent;
     }
   } else if (const auto* k = n.as<TensorKernelNode>()) {
-    std::vector<Tensor> sources;
-    for (size_t i = 0; i < n.inputs.size(); ++i) sources.push_back(in(i));
-    k->run(cb, *n.tensorKernel, sources, out);
+    TensorKernel& kernel = *n.tensorKernel;
+    const size_t count = n.inputs.size();
+    auto optional = [&](size_t i) { return i < count ? in(i) : Tensor(); };
+    std::visit(
+        [&](const auto& p) {
+          using P = std::decay_t<decltype(p)>;
+          if constexpr (std::is_same_v<P, TensorSoftmaxParameters>)
+            static_cast<TensorSoftmax&>(kernel).encode(cb, in(0), out);
+          else if constexpr (std::is_same_v<P, TensorReductionParameters>)
+            static_cast<TensorReduction&>(kernel).encode(cb, in(0), out);
+          else if constexpr (std::is_same_v<P, TensorArgReductionParameters>)
+            static_cast<TensorArgReduction&>(kernel).encode(cb, in(0), out);
+          else if constexpr (std::is_same_v<P, TensorMatMulParameters>)
+            static_cast<TensorMatMul&>(kernel).encode(cb, in(0), in(1), out);
+          else if constexpr (std::is_same_v<P, GemmDescriptor>)
+            static_cast<TensorGemm&>(kernel).encode(cb, in(0), in(1), optional(2), out);
+          else if constexpr (std::is_same_v<P, TensorLayerNormalizationParameters>)
+            static_cast<TensorLayerNormalization&>(kernel).encode(cb, in(0), in(1), optional(2),
+                                                                  out);
+          else if constexpr (std::is_same_v<P, TensorResizeDescriptor>)
+            static_cast<TensorResize&>(kernel).encode(cb, in(0), out);
+          else if constexpr (std::is_same_v<P, TensorGatherParameters>)
+            static_cast<TensorGather&>(kernel).encode(cb, in(0), in(1), out);
+          else
+            static_cast<TensorPad&>(kernel).encode(cb, in(0), out);
+        },
+        k->parameters);
   }
 }
 

@@ -32,7 +32,8 @@ void Graph::plan() {
     throw Error(ErrorCode::invalidArgument, "graph '" + s.options.label + "' has no outputs");
   {
     PhaseTimer timer(s.context.impl()->loadClock(), LoadPhase::optimize);
-    if (s.options.optimize) s.optimize();
+    if (s.options.optimize && !s.optimized) s.optimize();
+    s.optimized = true;
     s.planConcatenations(s.options.optimize);
   }
   s.schedule();

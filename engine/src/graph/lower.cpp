@@ -1,7 +1,7 @@
 // lower(): the one place a Graph's nodes become kernels. Convolutions and fully-connected layers
 // are built first on several threads (their weight packing and uploads are most of a load), then
-// every other node in build order; Tensor kernels made with their node (TensorKernelNode) and
-// user kernels (KernelNode) are taken as they are. Runs inside compile()'s UploadBatch.
+// every other node in build order, each from its plain parameters; user kernels (KernelNode) are
+// taken as they are. Runs inside compile()'s UploadBatch.
 #include <algorithm>
 #include <atomic>
 #include <exception>
@@ -120,6 +120,40 @@ struct MakeImageKernel {
   }
 };
 
+// The kernel of a Tensor kernel node: the one place the Graph's own Tensor kernels are made.
+struct MakeTensorKernel {
+  const Context& context;
+  using Made = std::shared_ptr<TensorKernel>;
+  Made operator()(const TensorSoftmaxParameters& p) const {
+    return std::make_shared<TensorSoftmax>(context, p.axis, p.logarithm);
+  }
+  Made operator()(const TensorReductionParameters& p) const {
+    return std::make_shared<TensorReduction>(context, p.operation, p.axes, p.keepDimensions);
+  }
+  Made operator()(const TensorArgReductionParameters& p) const {
+    return std::make_shared<TensorArgReduction>(context, p.maximum, p.axis, p.keepDimensions,
+                                                p.selectLastIndex);
+  }
+  Made operator()(const TensorMatMulParameters&) const {
+    return std::make_shared<TensorMatMul>(context);
+  }
+  Made operator()(const GemmDescriptor& d) const {
+    return std::make_shared<TensorGemm>(context, d);
+  }
+  Made operator()(const TensorLayerNormalizationParameters& p) const {
+    return std::make_shared<TensorLayerNormalization>(context, p.axis, p.epsilon);
+  }
+  Made operator()(const TensorResizeDescriptor& d) const {
+    return std::make_shared<TensorResize>(context, d);
+  }
+  Made operator()(const TensorGatherParameters& p) const {
+    return std::make_shared<TensorGather>(context, p.axis);
+  }
+  Made operator()(const TensorPadParameters& p) const {
+    return std::make_shared<TensorPad>(context, p.mode, p.pads, p.value);
+  }
+};
+
 }  // namespace
 
 // The kernels' own rules, so a shape is never computed twice: a convolution transpose's from its
@@ -163,10 +197,12 @@ void GraphState::lowerConvolutions() {
     ConvolutionDescriptor descriptor = c->descriptor;
     descriptor.destinationFormat = options.channelFormat;  // no float16 copies in float32
     descriptor.accumulatorPrecision = options.accumulatorPrecision;
+    const std::span<const float> weights =
+        c->mappedWeights.empty() ? std::span<const float>(c->weights) : c->mappedWeights;
     if (c->fullyConnected) {
-      n.unary = std::make_shared<FullyConnected>(context, descriptor, c->weights, c->bias);
+      n.unary = std::make_shared<FullyConnected>(context, descriptor, weights, c->bias);
     } else {
-      auto k = std::make_shared<Convolution>(context, descriptor, c->weights, c->bias);
+      auto k = std::make_shared<Convolution>(context, descriptor, weights, c->bias);
       k->padding = c->padding;
       n.unary = k;
     }
@@ -239,7 +275,7 @@ void GraphState::lowerNode(GraphNode& n, TensorDataType dataType) {
   } else if (n.as<WhereNode>()) {
     n.tensorKernel = std::make_shared<TensorWhere>(context);
   } else if (const auto* k = n.as<TensorKernelNode>()) {
-    n.tensorKernel = k->kernel;
+    n.tensorKernel = std::visit(MakeTensorKernel{context}, k->parameters);
   } else {  // slice, tensor concat: copies
     n.tensorKernel = std::make_shared<TensorCopy>(context);
   }

@@ -27,7 +27,9 @@ const char* kindName(const NodeParameters& p) {
     const char* operator()(const WhereNode&) const { return "where"; }
     const char* operator()(const SliceNode&) const { return "slice"; }
     const char* operator()(const TensorConcatNode&) const { return "tensor concat"; }
-    const char* operator()(const TensorKernelNode& k) const { return k.kind; }
+    const char* operator()(const TensorKernelNode& k) const {
+      return tensorKernelName(k.parameters);
+    }
     const char* operator()(const SqueezeExcitationNode&) const { return "squeeze excitation"; }
     const char* operator()(const ImageKernelNode& k) const { return imageKernelName(k.parameters); }
   };
@@ -58,6 +60,27 @@ const char* imageKernelName(const ImageKernelParameters& p) {
     const char* operator()(const ConvolutionTransposeParameters&) const {
       return "convolution transpose";
     }
+  };
+  return std::visit(Names{}, p);
+}
+
+const char* tensorKernelName(const TensorKernelParameters& p) {
+  struct Names {
+    const char* operator()(const TensorSoftmaxParameters& s) const {
+      return s.logarithm ? "log-softmax" : "softmax";
+    }
+    const char* operator()(const TensorReductionParameters&) const { return "reduction"; }
+    const char* operator()(const TensorArgReductionParameters& a) const {
+      return a.maximum ? "argmax" : "argmin";
+    }
+    const char* operator()(const TensorMatMulParameters&) const { return "matmul"; }
+    const char* operator()(const GemmDescriptor&) const { return "gemm"; }
+    const char* operator()(const TensorLayerNormalizationParameters&) const {
+      return "layer normalization";
+    }
+    const char* operator()(const TensorResizeDescriptor&) const { return "tensor resize"; }
+    const char* operator()(const TensorGatherParameters&) const { return "gather"; }
+    const char* operator()(const TensorPadParameters&) const { return "tensor pad"; }
   };
   return std::visit(Names{}, p);
 }

@@ -5,8 +5,8 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <variant>
 #include <vector>
@@ -35,6 +35,12 @@ struct ConvolutionNode {
   Padding padding;
   bool fullyConnected = false;
   uint32_t foldedBatchNormalizations = 0, foldedAffines = 0;
+  // Read from a .vkcnn file with its weights mapped (graph/serialize.h's readGraph): the weights
+  // where the file's bytes are, which lower() reads in place of `weights` (then empty), so that
+  // loading copies nothing it can map. Valid until the Graph compiles: the reader's caller keeps
+  // the bytes until then (a Session does). The rewrites never see such a node (a file's graph is
+  // rewritten already).
+  std::span<const float> mappedWeights;
 };
 // Nodes that may take a neuron after them (optimize()).
 struct BatchNormalizationNode {
@@ -131,12 +137,42 @@ struct SliceNode {
 struct TensorConcatNode {
   uint32_t axis = 0;
 };
-// Every other Tensor kernel (softmax, reductions, matrix products, ...): made with the node, as it
-// needs no lowering; `run` records it from the inputs into the output.
+// Every other Tensor kernel (softmax, reductions, matrix products, ...): plain parameters, the
+// kernel made in lower() (MakeTensorKernel) like an Image kernel's, so that a built graph holds
+// only data (and can be written to a .vkcnn file).
+struct TensorSoftmaxParameters {
+  int32_t axis = -1;
+  bool logarithm = false;
+};
+struct TensorReductionParameters {
+  TensorReductionOperation operation = TensorReductionOperation::sum;
+  std::vector<int32_t> axes;
+  bool keepDimensions = true;
+};
+struct TensorArgReductionParameters {
+  bool maximum = true;
+  int32_t axis = 0;
+  bool keepDimensions = true, selectLastIndex = false;
+};
+struct TensorMatMulParameters {};
+struct TensorLayerNormalizationParameters {
+  int32_t axis = -1;
+  float epsilon = 1e-5f;
+};
+struct TensorGatherParameters {
+  int32_t axis = 0;
+};
+struct TensorPadParameters {
+  TensorPaddingMode mode = TensorPaddingMode::constant;
+  std::vector<int64_t> pads;
+  float value = 0;
+};
+using TensorKernelParameters =
+    std::variant<TensorSoftmaxParameters, TensorReductionParameters, TensorArgReductionParameters,
+                 TensorMatMulParameters, GemmDescriptor, TensorLayerNormalizationParameters,
+                 TensorResizeDescriptor, TensorGatherParameters, TensorPadParameters>;
 struct TensorKernelNode {
-  const char* kind = "tensor kernel";
-  std::shared_ptr<TensorKernel> kernel;
-  std::function<void(CommandBuffer&, TensorKernel&, const std::vector<Tensor>&, const Tensor&)> run;
+  TensorKernelParameters parameters;
 };
 
 using NodeParameters =
@@ -171,6 +207,7 @@ struct GraphNode {
 // The node's kind, for describe() and errors.
 const char* kindName(const NodeParameters& p);
 const char* imageKernelName(const ImageKernelParameters& p);
+const char* tensorKernelName(const TensorKernelParameters& p);
 
 // y = scale[c] * x + shift[c] of a batch normalisation, in double as the convolution folds it.
 void affineOf(const BatchNormalizationParameters& p, std::vector<double>& scale,

@@ -23,6 +23,9 @@ struct GraphState {
   std::vector<GraphTensorInfo> tensors;
   std::vector<uint32_t> inputs, outputs;
   std::vector<std::string> inputNames, outputNames;
+  // optimize() has run (plan(), or writeGraph; a graph read from a .vkcnn file was rewritten when
+  // it was written): plan() does not run it again.
+  bool optimized = false;
   bool planned = false;   // plan(): rewritten, stored and scheduled; no node can be added
   bool compiled = false;  // compile(): planned, and its kernels made
   GraphStatistics statistics;

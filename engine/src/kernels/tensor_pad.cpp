@@ -2,6 +2,7 @@
 // element.
 #include <algorithm>
 
+#include "kernels/tensor_checks.h"
 #include "kernels/tensor_encoding.h"
 #include "vkcnn/tensor_ops.h"
 
@@ -14,11 +15,7 @@ TensorPad::TensorPad(const Context& context, TensorPaddingMode mode, std::vector
       pads_(std::move(pads)),
       value_(value),
       axes_(std::move(axes)) {
-  detail::requireEnumerator(mode, TensorPaddingMode::wrap, "TensorPad", "padding mode");
-  if (pads_.size() % 2 || (!axes_.empty() && pads_.size() != 2 * axes_.size()))
-    throw Error(ErrorCode::invalidArgument, "TensorPad: " + std::to_string(pads_.size()) +
-                                                " pads; there must be two per padded axis (" +
-                                                std::to_string(axes_.size()) + " axes listed)");
+  detail::checkTensorPad(mode, pads_.size(), axes_.size(), "TensorPad");
 }
 
 std::vector<int64_t> TensorPad::before(const Tensor& source, std::vector<uint32_t>& shape) const {

@@ -1,5 +1,6 @@
 // TensorReduction, TensorSoftmax and TensorLayerNormalization: one workgroup per output position,
 // reducing over an inner index space.
+#include "kernels/tensor_checks.h"
 #include "kernels/tensor_encoding.h"
 #include "vkcnn/tensor_ops.h"
 
@@ -95,8 +96,7 @@ TensorReduction::TensorReduction(const Context& context, TensorReductionOperatio
       operation_(operation),
       axes_(std::move(axes)),
       keepDimensions_(keepDimensions) {
-  detail::requireEnumerator(operation, TensorReductionOperation::logSum, "TensorReduction",
-                            "operation");
+  detail::checkTensorReduction(operation, "TensorReduction");
 }
 
 std::vector<bool> TensorReduction::reduced(uint32_t rank, const std::string& what) const {
@@ -216,9 +216,7 @@ TemporaryTensor TensorSoftmax::encode(CommandBuffer& commandBuffer, const Tensor
 TensorLayerNormalization::TensorLayerNormalization(const Context& context, int32_t axis,
                                                    float epsilon)
     : TensorKernel(context, "tensor layer normalization"), axis_(axis), epsilon_(epsilon) {
-  if (!(epsilon >= 0))
-    throw Error(ErrorCode::invalidArgument, "TensorLayerNormalization: epsilon " +
-                                                std::to_string(epsilon) + " is negative or NaN");
+  detail::checkTensorLayerNormalization(epsilon, "TensorLayerNormalization");
 }
 
 void TensorLayerNormalization::encode(CommandBuffer& commandBuffer, const Tensor& source,

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/tensor_checks.h"
 #include "kernels/tensor_encoding.h"
 #include "vkcnn/tensor_ops.h"
 
@@ -11,24 +12,7 @@ namespace vkcnn {
 
 TensorResize::TensorResize(const Context& context, const TensorResizeDescriptor& descriptor)
     : TensorKernel(context, "tensor resize"), descriptor_(descriptor) {
-  const std::string what = "TensorResize";
-  detail::requireEnumerator(descriptor.interpolation, TensorInterpolation::cubic, what,
-                            "interpolation");
-  detail::requireEnumerator(descriptor.coordinateTransformation,
-                            TensorCoordinateTransformation::tfHalfPixelForNN, what,
-                            "coordinate transformation");
-  if (descriptor.nearestMode > 3)
-    throw Error(
-        ErrorCode::invalidArgument,
-        what + ": nearest mode " + std::to_string(descriptor.nearestMode) + " does not exist");
-  if (descriptor.sizes.empty() == descriptor.scales.empty() && descriptor.sizes.empty())
-    throw Error(ErrorCode::invalidArgument, what + ": give sizes or scales");
-  for (float s : descriptor.scales)
-    if (!(s > 0) || !std::isfinite(s))
-      throw Error(ErrorCode::invalidArgument,
-                  what + ": scale " + std::to_string(s) + " is not a positive finite number");
-  for (uint32_t s : descriptor.sizes)
-    if (!s) throw Error(ErrorCode::invalidArgument, what + ": an output size is 0");
+  detail::checkTensorResize(descriptor, "TensorResize");
 }
 
 namespace {

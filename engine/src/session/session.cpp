@@ -6,6 +6,10 @@
 // comes from the Images it is encoded on), so a batch too large for one Image is encoded chunk by
 // chunk from the same Graph: the model is imported at the whole batch (so every shape check and
 // tensor info is the batch's) and never again.
+//
+// Session is in libvkcnn: a .vkcnn model (told by its magic) is read with the core library alone
+// (graph/serialize.h); an ONNX model is imported by libvkcnn_onnx, opened here when one is given
+// (session/onnx_entry.h), so that an application that ships compiled models ships no import code.
 #include "vkcnn/session.h"
 
 #include <algorithm>
@@ -20,8 +24,10 @@
 #include <sstream>
 #include <thread>
 
-#include "onnx/importer.h"
+#include "archive/archive.h"
+#include "graph/serialize.h"
 #include "platform/platform.h"
+#include "session/onnx_entry.h"
 #include "vkcnn/error.h"
 #include "vulkan/context_start.h"
 #include "load_clock.h"
@@ -29,7 +35,42 @@
 namespace vkcnn {
 namespace detail {
 
+// libvkcnn_onnx, opened for an ONNX model (session/onnx_entry.h) and kept open while a Session
+// made from it lives: the library's code built its Graph.
+class OnnxLibrary {
+ public:
+  OnnxLibrary() {
+    const std::string name = VKCNN_ONNX_LIBRARY;
+    if (name.empty())
+      throw Error(ErrorCode::unsupported,
+                  "ONNX import is not in this build of vkcnn (configured with "
+                  "VKCNN_WITH_ONNX=OFF): compile the model with `vkcnn compile MODEL.onnx -o "
+                  "MODEL.vkcnn` where vkcnn has ONNX, and load the .vkcnn");
+    handle_ = platform::openLibrary(name.c_str());
+    const auto entry = reinterpret_cast<OnnxEntryFunction>(
+        handle_ ? platform::findFunction(handle_, kOnnxEntryName) : nullptr);
+    entry_ = entry ? entry() : nullptr;
+    if (!entry_ || entry_->version != kOnnxEntryVersion) {
+      platform::closeLibrary(handle_);
+      throw Error(ErrorCode::unsupported,
+                  "ONNX import needs " + name + " beside libvkcnn" +
+                      (entry ? " of the same version" : "") +
+                      ": install it, or compile the model with `vkcnn compile MODEL.onnx -o "
+                      "MODEL.vkcnn` and load the .vkcnn, which needs libvkcnn alone");
+    }
+  }
+  ~OnnxLibrary() { platform::closeLibrary(handle_); }
+  OnnxLibrary(const OnnxLibrary&) = delete;
+  OnnxLibrary& operator=(const OnnxLibrary&) = delete;
+  const OnnxEntry& entry() const { return *entry_; }
+
+ private:
+  void* handle_ = nullptr;
+  const OnnxEntry* entry_ = nullptr;
+};
+
 struct SessionState {
+  std::shared_ptr<OnnxLibrary> onnx;  // first: released after the Graph it made
   Context context;
   ChannelFormat precision = ChannelFormat::float16;
   OnnxImport import;
@@ -145,35 +186,60 @@ auto importing(F&& f) -> decltype(f()) {
 
 // What a load did before it had its Context (a Session making its own: see loadOwnContext).
 struct EarlyLoad {
-  detail::onnx_import::PreparedModelPtr prepared;  // released once imported
+  std::shared_ptr<detail::OnnxLibrary> onnx;
+  // Released once imported (by the library that made it).
+  struct Release {
+    const detail::OnnxEntry* entry;
+    void operator()(detail::onnx_import::PreparedModel* p) const { entry->release(p); }
+  };
+  std::unique_ptr<detail::onnx_import::PreparedModel, Release> prepared{nullptr, {nullptr}};
   double readMs = 0;
   double preparedMs = 0;  // the parse and the initializers' decoding (importer's work) before it
 };
 
-// `started`: when the load began (before the file was read).
+// A .vkcnn file (told by its magic, whatever its name): its Graph and inputs and outputs, as
+// compiled. Options it was compiled with cannot change; a batch that differs is refused below.
+OnnxImport loadCompiled(const Context& context, std::span<const uint8_t> bytes,
+                        const std::string& name) {
+  const archive::Archive file = archive::Archive::fromBytes(bytes, name);
+  // The convolutions' weights are read where `bytes` are: load() compiles the Graph while they
+  // are there.
+  return detail::readModel(context, file, true);
+}
+
+// `started`: when the load began (before the file was read). `name`: the file's, for messages.
 std::unique_ptr<detail::SessionState> load(const Context& context, std::span<const uint8_t> bytes,
                                            const SessionOptions& options, Clock::time_point started,
-                                           EarlyLoad* early = nullptr) {
+                                           EarlyLoad* early = nullptr,
+                                           const std::string& name = "model in memory") {
   const double readMs = early ? early->readMs : millisecondsSince(started);
   detail::LoadClock& clock = detail::loadClock(context);
   const detail::LoadClockSnapshot before = clock.snapshot();
   const auto importStart = Clock::now();
   const OnnxImportOptions o = importOptions(options);
   std::optional<OnnxImport> import;
+  const bool compiled = detail::isCompiledModel(bytes);
+  std::shared_ptr<detail::OnnxLibrary> onnx = compiled ? nullptr
+                                              : early && early->onnx
+                                                  ? early->onnx
+                                                  : std::make_shared<detail::OnnxLibrary>();
   importing([&] {
-    if (early && early->prepared)
-      import.emplace(detail::onnx_import::importPrepared(context, *early->prepared, bytes, o));
+    if (compiled)
+      import.emplace(loadCompiled(context, bytes, name));
+    else if (early && early->prepared)
+      import.emplace(onnx->entry().importPrepared(context, *early->prepared, bytes, o));
     else
-      import.emplace(importOnnxModelFromMemory(context, bytes, o));
+      import.emplace(onnx->entry().import(context, bytes, o));
   });
   if (early && early->prepared) {
-    early->preparedMs = detail::onnx_import::preparedMs(*early->prepared);
+    early->preparedMs = onnx->entry().preparedMs(*early->prepared);
     early->prepared.reset();  // the parsed model is not needed while kernels are built
   }
   const double importTotalMs = millisecondsSince(importStart);
   const detail::LoadClockSnapshot imported = clock.snapshot().since(before);
   auto s = std::make_unique<detail::SessionState>(context, std::move(*import));
-  s->precision = options.precision;
+  s->onnx = std::move(onnx);
+  s->precision = compiled ? detail::graphOptions(s->import.graph).channelFormat : options.precision;
   s->label = options.label.empty() ? s->import.info.graphName : options.label;
   const auto& info = s->import.info;
   s->batch = info.inputs.empty() ? 1 : info.inputs[0].numberOfImages;
@@ -323,10 +389,14 @@ std::unique_ptr<detail::SessionState> loadOwnContext(const std::string& path,
   try {
     file.emplace(path);
     early.readMs = millisecondsSince(started);
-    importing([&] {
-      early.prepared = detail::onnx_import::prepareOnnxModel(file->bytes(), importOptions(options));
-    });
-    return load(context, file->bytes(), options, started, &early);
+    if (!detail::isCompiledModel(file->bytes())) {
+      early.onnx = std::make_shared<detail::OnnxLibrary>();
+      const detail::OnnxEntry& entry = early.onnx->entry();
+      importing([&] {
+        early.prepared = {entry.prepare(file->bytes(), importOptions(options)), {&entry}};
+      });
+    }
+    return load(context, file->bytes(), options, started, &early, "model '" + path + "'");
   } catch (...) {
     contextErrorFirst();
     throw;
@@ -343,7 +413,8 @@ Session::Session(const Context& context, const std::string& path, const SessionO
     : Session(guarded(path, [&] {
         const auto started = Clock::now();
         const ModelFile file(path);
-        return load(context, file.bytes(), withModelDirectory(path, options), started);
+        return load(context, file.bytes(), withModelDirectory(path, options), started, nullptr,
+                    "model '" + path + "'");
       })) {}
 
 Session Session::fromMemory(std::span<const uint8_t> bytes, const SessionOptions& options) {

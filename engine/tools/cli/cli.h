@@ -77,6 +77,10 @@ struct ModelSetup {
   std::map<std::string, std::string> inputFiles;  // input name -> file
 };
 ModelSetup prepareModel(const Arguments& args, bool takesInputFiles);
+// Whether the file is a compiled model (.vkcnn, told by its magic, whatever its name).
+bool isCompiledFile(const std::string& path);
+// inspect of a compiled model (inspect_compiled.cpp).
+int inspectCompiled(const std::string& path, const Arguments& args);
 Session loadSession(const Context& context, const ModelSetup& setup);
 // The tensor of `info` from a picture (resized and centre-cropped as torchvision does), a .npy or
 // a raw float32 file.
@@ -159,5 +163,6 @@ int profile(const std::vector<std::string>& args);
 int tune(const std::vector<std::string>& args);
 int inspect(const std::vector<std::string>& args);
 int ops(const std::vector<std::string>& args);
+int compile(const std::vector<std::string>& args);
 
 }  // namespace vkcnn::cli

@@ -12,7 +12,9 @@
 #include <numeric>
 #include <sstream>
 
+#include "archive/archive.h"
 #include "cli.h"
+#include "graph/serialize.h"
 #include "npy.h"
 #include "picture.h"
 #include "platform/platform.h"
@@ -206,9 +208,8 @@ std::string shapeText(const std::vector<int64_t>& dims) {
   return s + "]";
 }
 
-// Loading a model needs ONNX import (VKCNN_WITH_ONNX); without it no_onnx.cpp answers the model
-// commands and these are not built.
-#if VKCNN_WITH_ONNX
+// Loading a model: a compiled one (.vkcnn) with the core library alone; an ONNX one needs ONNX
+// import (VKCNN_WITH_ONNX), and a build without it says so, naming the model.
 namespace {
 
 std::string declaredText(const OnnxTensorInfo& info) {
@@ -280,6 +281,26 @@ AccumulatorPrecision accumulatorPrecisionOf(const Arguments& args) {
 
 }  // namespace
 
+bool isCompiledFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::array<char, sizeof(archive::kMagic)> magic{};
+  in.read(magic.data(), magic.size());
+  return in &&
+         detail::isCompiledModel({reinterpret_cast<const uint8_t*>(magic.data()), magic.size()});
+}
+
+// A .vkcnn file's inputs and outputs, its shapes all known; --fp16 or --fp32 must be what it was
+// compiled for (the precision is part of the compiled model).
+OnnxModelInfo compiledInfo(const std::string& path, const Arguments& args) {
+  const archive::Archive file = archive::Archive::open(path);
+  const std::string precision = file.provenance().precision;
+  for (const char* option : {"--fp16", "--fp32"})
+    if (args.has(option) && precision != std::string(option).substr(2))
+      throw UsageError(std::string(option) + ": " + path + " was compiled for " + precision +
+                       " (compile it again with " + option + ")");
+  return detail::readModelInfo(file);
+}
+
 ModelSetup prepareModel(const Arguments& args, bool takesInputFiles) {
   ModelSetup s;
   s.path = args.model();
@@ -287,7 +308,17 @@ ModelSetup prepareModel(const Arguments& args, bool takesInputFiles) {
     throw UsageError("--fp16 and --fp32 exclude each other");
   s.options.precision = args.has("--fp32") ? ChannelFormat::float32 : ChannelFormat::float16;
   s.options.accumulatorPrecision = accumulatorPrecisionOf(args);
-  s.declared = inspectOnnx(s.path);
+#if VKCNN_WITH_ONNX
+  s.declared = isCompiledFile(s.path) ? compiledInfo(s.path, args) : inspectOnnx(s.path);
+#else
+  if (!isCompiledFile(s.path))
+    throw Error(ErrorCode::unsupported,
+                s.path +
+                    ": ONNX import is not in this build of vkcnn (it was configured with "
+                    "VKCNN_WITH_ONNX=OFF): compile the model where vkcnn has it (vkcnn "
+                    "compile MODEL.onnx -o MODEL.vkcnn) and give the .vkcnn");
+  s.declared = compiledInfo(s.path, args);
+#endif
   const OnnxModelInfo& m = s.declared;
 
   for (const std::string& spec : args.all("--shape")) {
@@ -390,7 +421,6 @@ Session loadSession(const Context& context, const ModelSetup& setup) {
   progress.finish();
   return session;
 }
-#endif  // VKCNN_WITH_ONNX
 
 std::vector<Option> pictureOptions() {
   return {{"--mean", OptionKind::value},

@@ -425,6 +425,7 @@ int inspect(const std::vector<std::string>& rest) {
   if (json == "-" && dotPath == "-")
     throw UsageError("--json - and --dot - would both write to standard output; give one a file");
   const std::string path = args.model();
+  if (isCompiledFile(path)) return inspectCompiled(path, args);
   const OnnxModelInfo info = inspectOnnx(path);
   // The input shapes for FLOPs, if every dynamic dimension gets a size.
   std::map<std::string, std::vector<int64_t>> shapes;

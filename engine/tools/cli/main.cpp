@@ -41,6 +41,8 @@ const char* kUsage =
     "  tune MODEL.onnx            time each convolution shape's configurations, keep the best\n"
     "  inspect MODEL.onnx         inputs, outputs, operators (supported?), parameters, FLOPs\n"
     "  ops                        the ONNX operators vkcnn supports\n"
+    "  compile MODEL.onnx -o M.vkcnn  the optimised model as a .vkcnn file, which the commands\n"
+    "                             above take without ONNX (no device needed)\n"
     "\n"
     "'vkcnn COMMAND --help' describes each command's options; 'vkcnn --version' the version.\n"
     "VKCNN_VALIDATION=1 runs under the Vulkan validation layer: anything it reports makes the\n"
@@ -66,7 +68,7 @@ int main(int argc, char** argv) {
     using Command = int (*)(const std::vector<std::string>&);
     static const std::pair<const char*, Command> commands[] = {
         {"info", info}, {"run", run},         {"bench", bench}, {"profile", profile},
-        {"tune", tune}, {"inspect", inspect}, {"ops", ops}};
+        {"tune", tune}, {"inspect", inspect}, {"ops", ops},     {"compile", compile}};
     const auto* found = std::find_if(std::begin(commands), std::end(commands),
                                      [&](const auto& c) { return command == c.first; });
     if (found == std::end(commands)) {
