@@ -76,6 +76,16 @@ void checkCount(uint32_t given, size_t expected, const char* f, const char* what
                        "'s " + std::to_string(expected));
 }
 
+void checkHostArrays(const float* const* inputs, uint32_t inputCount, float* const* outputs,
+                     uint32_t outputCount, const char* f) {
+  if (inputCount && !inputs) badArgument(f, "inputs is NULL");
+  if (outputCount && !outputs) badArgument(f, "outputs is NULL");
+  for (uint32_t i = 0; i < inputCount; ++i)
+    if (!inputs[i]) badArgument(f, "inputs[" + std::to_string(i) + "] is NULL");
+  for (uint32_t o = 0; o < outputCount; ++o)
+    if (!outputs[o]) badArgument(f, "outputs[" + std::to_string(o) + "] is NULL");
+}
+
 }  // namespace vkcnn::capi
 
 namespace {
@@ -225,18 +235,12 @@ vkcnn_status vkcnn_session_run(vkcnn_session session, const float* const* inputs
     vkcnn_session_s& s = need(session, f, "session");
     checkCount(inputCount, s.inputs.size(), f, "input_count");
     checkCount(outputCount, s.outputs.size(), f, "output_count");
-    if (inputCount && !inputs) badArgument(f, "inputs is NULL");
-    if (outputCount && !outputs) badArgument(f, "outputs is NULL");
+    checkHostArrays(inputs, inputCount, outputs, outputCount, f);
     std::vector<std::span<const float>> in;
     std::vector<std::span<float>> out;
-    for (uint32_t i = 0; i < inputCount; ++i) {
-      if (!inputs[i]) badArgument(f, "inputs[" + std::to_string(i) + "] is NULL");
-      in.emplace_back(inputs[i], s.inputs[i].element_count);
-    }
-    for (uint32_t o = 0; o < outputCount; ++o) {
-      if (!outputs[o]) badArgument(f, "outputs[" + std::to_string(o) + "] is NULL");
+    for (uint32_t i = 0; i < inputCount; ++i) in.emplace_back(inputs[i], s.inputs[i].element_count);
+    for (uint32_t o = 0; o < outputCount; ++o)
       out.emplace_back(outputs[o], s.outputs[o].element_count);
-    }
     s.session.run(in, out);
   });
 }

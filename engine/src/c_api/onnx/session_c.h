@@ -13,5 +13,8 @@ vkcnn_tensor_info tensorInfoOf(const SessionTensorInfo& t);
 // An input_count or output_count `what` that must equal the `owner`'s (session, pool) count.
 void checkCount(uint32_t given, size_t expected, const char* function, const char* what,
                 const char* owner = "session");
+// The host arrays of a run: neither list NULL where it has entries, no entry NULL.
+void checkHostArrays(const float* const* inputs, uint32_t inputCount, float* const* outputs,
+                     uint32_t outputCount, const char* function);
 
 }  // namespace vkcnn::capi

@@ -116,12 +116,7 @@ vkcnn_status vkcnn_session_pool_run(vkcnn_session_pool pool, const float* const*
     vkcnn_session_pool_s& p = need(pool, f, "pool");
     checkCount(inputCount, p.inputs.size(), f, "input_count", "pool");
     checkCount(outputCount, p.outputs.size(), f, "output_count", "pool");
-    if (inputCount && !inputs) badArgument(f, "inputs is NULL");
-    if (outputCount && !outputs) badArgument(f, "outputs is NULL");
-    for (uint32_t i = 0; i < inputCount; ++i)
-      if (!inputs[i]) badArgument(f, "inputs[" + std::to_string(i) + "] is NULL");
-    for (uint32_t o = 0; o < outputCount; ++o)
-      if (!outputs[o]) badArgument(f, "outputs[" + std::to_string(o) + "] is NULL");
+    checkHostArrays(inputs, inputCount, outputs, outputCount, f);
     // Piece by piece through the queue, so the devices share the work as for SessionPool::run.
     std::vector<std::future<std::map<std::string, HostTensor>>> futures;
     for (uint32_t piece = 0; piece < pieces; ++piece) {
