@@ -26,18 +26,19 @@ wineserver=/usr/lib/wine/wineserver
 # vkcnn.exe runs the same file under Wine (no ONNX in it) and must give the same outputs.
 compiled_model_check() {
   local linux=${VKCNN_BUILD_DIR:-$root/build}/engine/vkcnn work=$build/compiled-model
+  local python=/usr/bin/python3  # Debian's, with python3-numpy (another python3 may come first)
   if [ ! -x "$linux" ]; then
     echo "test-windows.sh: no Linux build at $linux to compile a model with: build it first" >&2
     return 1
   fi
   mkdir -p "$work"
-  python3 -c "import numpy; numpy.save('$work/input.npy', numpy.random.default_rng(1).random((1, 1, 28, 28), dtype=numpy.float32))"
+  "$python" -c "import numpy; numpy.save('$work/input.npy', numpy.random.default_rng(1).random((1, 1, 28, 28), dtype=numpy.float32))"
   "$linux" compile "$root/samples/fashion_mnist/weights/fashion_mnist.onnx" --fp32 \
     -o "$work/fashion_mnist.vkcnn"
   "$linux" run "$work/fashion_mnist.vkcnn" --input "$work/input.npy" --output "$work/linux.npy"
   "$wine" "$build/bin/vkcnn.exe" run "$work/fashion_mnist.vkcnn" --input "$work/input.npy" \
     --output "$work/windows.npy"
-  python3 - "$work" <<'PY'
+  "$python" - "$work" <<'PY'
 import glob, os, sys
 import numpy as np
 work = sys.argv[1]
