@@ -115,7 +115,8 @@ TEST_CASE("device profile: mobile clamps every limit the Context reports, native
   CHECK(f.matrixShapes.empty());
 
   // lavapipe offers more than a phone: the native view is the device's (the clamp above is real).
-  const DeviceCapabilities& n = nativeContext().capabilities();
+  const Context native = nativeContext();  // alive while `n` is read
+  const DeviceCapabilities& n = native.capabilities();
   CHECK(profileName(n.profile) == "native");
   CHECK(n.maxImageArrayLayers > m.maxImageArrayLayers);
   CHECK(n.maxComputeSharedMemorySize > m.maxComputeSharedMemorySize);
