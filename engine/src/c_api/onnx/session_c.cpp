@@ -117,20 +117,6 @@ vkcnn_status encode(const char* f, vkcnn_session session, vkcnn_command_buffer c
   });
 }
 
-// vkcnn_session_{input,output}_info: the info of `role` `index` of the session's `values`.
-vkcnn_status valueInfo(vkcnn_session session, uint32_t index, vkcnn_tensor_info* info,
-                       const char* f, const char* role,
-                       std::vector<vkcnn_tensor_info> vkcnn_session_s::*values) {
-  return guarded([&] {
-    const vkcnn_session_s& s = need(session, f, "session");
-    const std::vector<vkcnn_tensor_info>& v = s.*values;
-    if (index >= v.size())
-      badArgument(
-          f, std::string(role) + " " + std::to_string(index) + " of " + std::to_string(v.size()));
-    need(info, f, "info") = v[index];
-  });
-}
-
 }  // namespace
 
 extern "C" {
@@ -190,14 +176,14 @@ uint32_t vkcnn_session_output_count(vkcnn_session session) {
 
 vkcnn_status vkcnn_session_input_info(vkcnn_session session, uint32_t index,
                                       vkcnn_tensor_info* info) {
-  return valueInfo(session, index, info, "vkcnn_session_input_info", "input",
-                   &vkcnn_session_s::inputs);
+  return tensorInfoAt(session, index, info, "vkcnn_session_input_info", "session", "input",
+                      &vkcnn_session_s::inputs);
 }
 
 vkcnn_status vkcnn_session_output_info(vkcnn_session session, uint32_t index,
                                        vkcnn_tensor_info* info) {
-  return valueInfo(session, index, info, "vkcnn_session_output_info", "output",
-                   &vkcnn_session_s::outputs);
+  return tensorInfoAt(session, index, info, "vkcnn_session_output_info", "session", "output",
+                      &vkcnn_session_s::outputs);
 }
 
 vkcnn_status vkcnn_session_load_statistics(vkcnn_session session,

@@ -38,18 +38,6 @@ SessionPoolOptions poolOptions(const vkcnn_session_pool_options* options, const 
   return o;
 }
 
-vkcnn_status poolInfo(vkcnn_session_pool pool, uint32_t index, vkcnn_tensor_info* info,
-                      const char* f, bool input) {
-  return guarded([&] {
-    const vkcnn_session_pool_s& p = need(pool, f, "pool");
-    const std::vector<vkcnn_tensor_info>& v = input ? p.inputs : p.outputs;
-    if (index >= v.size())
-      badArgument(f, std::string(input ? "input " : "output ") + std::to_string(index) + " of " +
-                         std::to_string(v.size()));
-    need(info, f, "info") = v[index];
-  });
-}
-
 // Piece p of a C caller's array of `pieces` pieces of `info`.
 HostTensor pieceOf(const float* data, const vkcnn_tensor_info& info, uint32_t p) {
   const float* first = data + size_t(p) * info.element_count;
@@ -100,12 +88,14 @@ uint32_t vkcnn_session_pool_output_count(vkcnn_session_pool pool) {
 
 vkcnn_status vkcnn_session_pool_input_info(vkcnn_session_pool pool, uint32_t index,
                                            vkcnn_tensor_info* info) {
-  return poolInfo(pool, index, info, "vkcnn_session_pool_input_info", true);
+  return tensorInfoAt(pool, index, info, "vkcnn_session_pool_input_info", "pool", "input",
+                      &vkcnn_session_pool_s::inputs);
 }
 
 vkcnn_status vkcnn_session_pool_output_info(vkcnn_session_pool pool, uint32_t index,
                                             vkcnn_tensor_info* info) {
-  return poolInfo(pool, index, info, "vkcnn_session_pool_output_info", false);
+  return tensorInfoAt(pool, index, info, "vkcnn_session_pool_output_info", "pool", "output",
+                      &vkcnn_session_pool_s::outputs);
 }
 
 vkcnn_status vkcnn_session_pool_run(vkcnn_session_pool pool, const float* const* inputs,
